@@ -1,0 +1,73 @@
+// The subcommands of kbench, one options struct each (declared with defaults and help in main.cc).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbench::cli {
+
+struct ListOptions {
+  bool json = false;
+};
+
+struct ProbeOptions {
+  int threads = 1;
+  bool json = false;
+  bool force = false;  // measure again even when this machine's peaks are cached
+  std::string db;
+};
+
+struct ScaffoldOptions {
+  std::string workload;
+};
+
+struct EvalCommandOptions {
+  std::string workload;
+  std::string candidate;
+  bool aa = false;  // A/A: the baseline evaluated as a candidate against itself
+  std::string size = "cpu";
+  int threads = 1;
+  int warmup = 5;
+  int iters = 50;
+  int trials = 3;
+  double timeout_s = 10;
+  long long mem_limit_mb = 4096;
+  std::optional<std::uint64_t> seed;
+  bool json = false;
+  bool no_record = false;
+  std::string db;
+};
+
+struct RunCommandOptions {
+  std::vector<std::string> workloads;
+  std::string suite = "all";
+  std::string size = "cpu";
+  int threads = 1;
+  int warmup = 5;
+  int iters = 50;
+  std::optional<std::uint64_t> seed;
+  bool json = false;
+  bool no_record = false;
+  std::string db;
+};
+
+struct ResultsOptions {
+  int limit = 20;
+  std::string workload;
+  std::string kind;
+  std::string format = "table";
+  bool json = false;
+  std::string db;
+};
+
+// Each returns the process exit code. Usage problems throw UsageError (exit 2).
+int list_command(const ListOptions& options);
+int probe_command(const ProbeOptions& options);
+int scaffold_command(const ScaffoldOptions& options);
+int eval_command(const EvalCommandOptions& options);
+int run_command(const RunCommandOptions& options);
+int results_command(const ResultsOptions& options);
+
+}  // namespace kbench::cli

@@ -1,0 +1,66 @@
+// Shared CLI plumbing.
+#include "cli/context.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/environment.h"
+#include "workloads/registry.h"
+
+namespace kbench::cli {
+
+const Workload& workload_or_usage_error(const std::string& id_or_name) {
+  const Workload* w = find_workload(id_or_name);
+  if (!w) throw UsageError("unknown workload '" + id_or_name + "' (see `kbench list`)");
+  return *w;
+}
+
+Size size_or_usage_error(const std::string& text) {
+  const auto size = parse_size(text);
+  if (!size) throw UsageError("unknown size '" + text + "' (smoke, cpu or full)");
+  return *size;
+}
+
+std::string worker_executable() {
+  if (const char* path = std::getenv("KBENCH_WORKER"); path && *path) return path;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (self.parent_path() / "kbench-worker").string();
+}
+
+ResultStore open_store(const std::string& db_option) {
+  return ResultStore::open(db_option.empty() ? default_db_path() : db_option);
+}
+
+PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure) {
+  const std::string key = "probe/" + current_environment().machine_id() + "/threads=" + std::to_string(threads);
+  if (!force_measure) {
+    if (const auto cached = store.cache_get(key)) {
+      try {
+        return PeakReport::from_json(nlohmann::json::parse(*cached));
+      } catch (const std::exception&) {
+        // A damaged cache entry is measured again below and overwritten.
+      }
+    }
+  }
+  ProgressLine progress("probe");
+  progress.update("measuring this machine's peaks with " + std::to_string(threads) + " thread(s)");
+  const PeakReport peaks = measure_peaks(threads);
+  store.cache_put(key, peaks.to_json().dump());
+  return peaks;
+}
+
+ProgressLine::ProgressLine(std::string prefix) : prefix_(std::move(prefix)), enabled_(isatty(STDERR_FILENO)) {}
+
+ProgressLine::~ProgressLine() {
+  if (enabled_) std::fprintf(stderr, "\r\033[K");
+}
+
+void ProgressLine::update(const std::string& text) {
+  if (enabled_) std::fprintf(stderr, "\r\033[K[%s] %s", prefix_.c_str(), text.c_str());
+}
+
+}  // namespace kbench::cli

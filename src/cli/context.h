@@ -1,0 +1,45 @@
+// What the subcommands share: usage errors, the worker's path, the store, cached machine peaks and the
+// progress line.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "probe/probe.h"
+#include "store/store.h"
+#include "workloads/workload.h"
+
+namespace kbench::cli {
+
+// A problem with what the user typed (unknown workload, missing file, bad value): one line, exit 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+const Workload& workload_or_usage_error(const std::string& id_or_name);
+Size size_or_usage_error(const std::string& text);
+
+// kbench-worker beside this executable ($KBENCH_WORKER overrides).
+std::string worker_executable();
+
+ResultStore open_store(const std::string& db_option);
+
+// This machine's peaks for `threads` threads from the store's cache, measured (and cached) when
+// missing. Progress goes to stderr.
+PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure = false);
+
+// A single self-rewriting status line on stderr when it is a terminal; silent otherwise.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::string prefix);
+  ~ProgressLine();
+  void update(const std::string& text);
+
+ private:
+  std::string prefix_;
+  bool enabled_;
+};
+
+}  // namespace kbench::cli

@@ -1,0 +1,59 @@
+// `kbench eval`: one candidate through the three gates, recorded in the store.
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "core/environment.h"
+#include "harness/compiler.h"
+#include "harness/evaluator.h"
+#include "store/result_json.h"
+#include "store/sinks.h"
+
+namespace kbench::cli {
+
+int eval_command(const EvalCommandOptions& options) {
+  EvalOptions eval;
+  eval.workload = &workload_or_usage_error(options.workload);
+  eval.size = size_or_usage_error(options.size);
+  if (options.aa == !options.candidate.empty())
+    throw UsageError("give exactly one of --candidate FILE or --aa");
+  if (!options.aa) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(options.candidate, ec))
+      throw UsageError("cannot read candidate file '" + options.candidate + "'");
+  }
+  if (options.threads < 1) throw UsageError("--threads must be at least 1");
+  if (options.iters < 1 || options.warmup < 0 || options.trials < 1)
+    throw UsageError("--iters and --trials must be at least 1, --warmup at least 0");
+  if (options.timeout_s <= 0) throw UsageError("--timeout-s must be positive");
+  eval.candidate_path = options.candidate;
+  eval.baseline_as_candidate = options.aa;
+  eval.threads = options.threads;
+  eval.warmup = options.warmup;
+  eval.iters = options.iters;
+  eval.trials = options.trials;
+  eval.call_timeout_s = options.timeout_s;
+  eval.mem_limit_mb = options.mem_limit_mb;
+  eval.seed = options.seed;
+  eval.worker_exe = worker_executable();
+  eval.cache_dir = default_cache_dir();
+
+  // Open the store first: a bad --db must fail before minutes of evaluation, not after.
+  ResultStore store = open_store(options.db);
+  const PeakReport peaks = machine_peaks(store, options.threads);
+  ProgressLine progress(std::string(eval.workload->name));
+  eval.progress = [&](const std::string& line) { progress.update(line); };
+  const EvalResult result = evaluate(eval, peaks);
+  progress.update("");
+  if (!options.no_record) store.record(result, current_environment());
+
+  if (options.json) {
+    std::cout << dump_json(to_json(result, {.include_samples = true, .include_source = false}), 2) << "\n";
+  } else {
+    write_verdict(std::cout, result);
+  }
+  return 0;
+}
+
+}  // namespace kbench::cli

@@ -1,0 +1,42 @@
+// `kbench list`: the workloads kbench implements.
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "workloads/registry.h"
+
+namespace kbench::cli {
+
+int list_command(const ListOptions& options) {
+  if (options.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const Workload* w : all_workloads()) {
+      const Problem cpu = w->problem(Size::kCpu);
+      nlohmann::json inputs = nlohmann::json::array();
+      for (const InputSpec& in : cpu.inputs)
+        inputs.push_back({{"name", in.tensor.name}, {"dtype", dtype_name(in.tensor.dtype)},
+                          {"shape_cpu", in.tensor.shape}});
+      all.push_back({{"id", w->id},
+                     {"name", w->name},
+                     {"group", group_name(w->group)},
+                     {"source_model", w->source_model},
+                     {"summary", w->summary},
+                     {"inputs", inputs},
+                     {"flops_cpu", cpu.flops},
+                     {"min_bytes_cpu", cpu.min_bytes}});
+    }
+    std::cout << all.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%-5s %-24s %-15s %12s  %s\n", "id", "name", "group", "GFLOP(cpu)", "summary");
+  for (const Workload* w : all_workloads()) {
+    const Problem cpu = w->problem(Size::kCpu);
+    std::printf("%-5s %-24s %-15s %12.3f  %s\n", std::string(w->id).c_str(), std::string(w->name).c_str(),
+                group_name(w->group), cpu.flops * 1e-9, std::string(w->summary).c_str());
+  }
+  return 0;
+}
+
+}  // namespace kbench::cli

@@ -1,0 +1,124 @@
+// kbench: the command line. Parses arguments into one options struct per subcommand and maps failures
+// to exit codes: 0 the command completed (whatever a verdict says), 2 usage error, 1 anything else.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "core/environment.h"
+#include "harness/build_info.h"
+#include "harness/evaluator.h"
+
+namespace {
+
+// OpenBLAS picks its kernels when it loads, before main(), and mis-detects some CPUs it is older than.
+// When the user has not chosen, name the kernel family matching the ISA and restart once so the
+// choice applies to kbench (the in-process oracle) and, through the environment, to every worker.
+void ensure_openblas_coretype(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE")) return;
+  const char* coretype = kbench::cpu_has("avx512f") ? "SkylakeX" : kbench::cpu_has("avx2") ? "Haswell" : nullptr;
+  if (!coretype) return;
+  setenv("OPENBLAS_CORETYPE", coretype, 1);
+  execv("/proc/self/exe", argv);  // returns only on failure; then carry on with OpenBLAS's own choice
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace kbench::cli;
+  ensure_openblas_coretype(argv);
+  signal(SIGPIPE, SIG_IGN);  // a dead worker's socket must give an error, not kill kbench
+  kbench::register_build_info();
+
+  CLI::App app{"kbench: benchmark and evaluation harness for AI-written kernels"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help for every subcommand");
+
+  ListOptions list;
+  auto* list_cmd = app.add_subcommand("list", "List the workloads");
+  list_cmd->add_flag("--json", list.json, "Print a JSON array");
+
+  ProbeOptions probe;
+  auto* probe_cmd = app.add_subcommand("probe", "Measure this machine's compute and memory peaks (cached)");
+  probe_cmd->add_option("--threads", probe.threads, "Threads to measure with")->capture_default_str();
+  probe_cmd->add_flag("--force", probe.force, "Measure again even when cached");
+  probe_cmd->add_flag("--json", probe.json, "Print JSON");
+  probe_cmd->add_option("--db", probe.db, "Results database (default: $KBENCH_DB or ~/.local/share/kbench/results.db)");
+
+  ScaffoldOptions scaffold;
+  auto* scaffold_cmd = app.add_subcommand("scaffold", "Print a naive, correct candidate to start from");
+  scaffold_cmd->add_option("workload", scaffold.workload, "Workload id or name (8p or 8p_GEMM)")->required();
+
+  EvalCommandOptions eval;
+  auto* eval_cmd = app.add_subcommand("eval", "Evaluate a candidate: compiles? correct? faster than the baseline?");
+  eval_cmd->add_option("--workload,-w", eval.workload, "Workload id or name")->required();
+  eval_cmd->add_option("--candidate,-c", eval.candidate, "Candidate C++ source file");
+  eval_cmd->add_flag("--aa", eval.aa, "A/A check: evaluate the baseline as a candidate against itself");
+  eval_cmd->add_option("--size", eval.size, "smoke, cpu or full")->capture_default_str();
+  eval_cmd->add_option("--threads", eval.threads, "Threads (cores the kernels are pinned to)")->capture_default_str();
+  eval_cmd->add_option("--warmup", eval.warmup, "Untimed calls per side before timing")->capture_default_str();
+  eval_cmd->add_option("--iters", eval.iters, "Timed calls per side")->capture_default_str();
+  eval_cmd->add_option("--trials", eval.trials, "Correctness input sets (fresh seeds)")->capture_default_str();
+  eval_cmd->add_option("--timeout-s", eval.timeout_s, "Wall-time limit per kb_run call")->capture_default_str();
+  eval_cmd->add_option("--mem-limit-mb", eval.mem_limit_mb, "Address-space limit of the candidate's process")
+      ->capture_default_str();
+  eval_cmd->add_option("--seed", eval.seed, "Base seed (default: drawn fresh), to reproduce a verdict");
+  eval_cmd->add_flag("--json", eval.json, "Print the result as one JSON object");
+  eval_cmd->add_flag("--no-record", eval.no_record, "Do not write the result to the database");
+  eval_cmd->add_option("--db", eval.db, "Results database");
+
+  RunCommandOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Time the baselines (each checked against its reference first)");
+  run_cmd->add_option("--workload,-w", run.workloads, "Workload ids or names (default: the suite)");
+  run_cmd->add_option("--suite", run.suite, "all, production or kernelbench")->capture_default_str();
+  run_cmd->add_option("--size", run.size, "smoke, cpu or full")->capture_default_str();
+  run_cmd->add_option("--threads", run.threads, "Threads")->capture_default_str();
+  run_cmd->add_option("--warmup", run.warmup, "Untimed calls before timing")->capture_default_str();
+  run_cmd->add_option("--iters", run.iters, "Timed calls")->capture_default_str();
+  run_cmd->add_option("--seed", run.seed, "Base seed (default: drawn fresh)");
+  run_cmd->add_flag("--json", run.json, "Print JSON");
+  run_cmd->add_flag("--no-record", run.no_record, "Do not write results to the database");
+  run_cmd->add_option("--db", run.db, "Results database");
+
+  ResultsOptions results;
+  auto* results_cmd = app.add_subcommand("results", "Show recent records from the database");
+  results_cmd->add_option("--limit,-n", results.limit, "How many (newest first)")->capture_default_str();
+  results_cmd->add_option("--workload,-w", results.workload, "Only this workload");
+  results_cmd->add_option("--kind", results.kind, "Only 'eval' or 'run' records");
+  results_cmd->add_option("--format", results.format, "table, json or csv")->capture_default_str();
+  results_cmd->add_flag("--json", results.json, "Same as --format json");
+  results_cmd->add_option("--db", results.db, "Results database");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "kbench: %s (see kbench --help)\n", e.what());
+    return 2;
+  }
+
+  try {
+    if (*list_cmd) return list_command(list);
+    if (*probe_cmd) return probe_command(probe);
+    if (*scaffold_cmd) return scaffold_command(scaffold);
+    if (*eval_cmd) return eval_command(eval);
+    if (*run_cmd) return run_command(run);
+    if (*results_cmd) return results_command(results);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kbench: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbench: %s\n", e.what());
+    return 1;
+  }
+  return 2;
+}

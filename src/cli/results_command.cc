@@ -1,0 +1,24 @@
+// `kbench results`: recent records from the store as a table, JSON or CSV.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "store/result_json.h"
+#include "store/sinks.h"
+
+namespace kbench::cli {
+
+int results_command(const ResultsOptions& options) {
+  const auto format = options.json ? std::optional<Format>(Format::kJson) : parse_format(options.format);
+  if (!format) throw UsageError("unknown format '" + options.format + "' (table, json or csv)");
+  if (!options.workload.empty()) workload_or_usage_error(options.workload);
+  ResultStore store = open_store(options.db);
+  std::optional<std::string> workload, kind;
+  if (!options.workload.empty()) workload = std::string(workload_or_usage_error(options.workload).name);
+  if (!options.kind.empty()) kind = options.kind;
+  const std::vector<EvalResult> results = store.recent(options.limit, workload, kind);
+  write_results(std::cout, results, *format, {.include_samples = false, .include_source = false});
+  return 0;
+}
+
+}  // namespace kbench::cli

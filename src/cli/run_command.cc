@@ -1,0 +1,65 @@
+// `kbench run`: the baseline pass over a suite, each baseline first checked against its reference.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "core/environment.h"
+#include "harness/evaluator.h"
+#include "store/result_json.h"
+#include "store/sinks.h"
+#include "workloads/registry.h"
+
+namespace kbench::cli {
+namespace {
+
+std::vector<const Workload*> selected_workloads(const RunCommandOptions& options) {
+  std::vector<const Workload*> chosen;
+  if (!options.workloads.empty()) {
+    for (const std::string& id : options.workloads) chosen.push_back(&workload_or_usage_error(id));
+    return chosen;
+  }
+  if (options.suite != "all" && options.suite != "production" && options.suite != "kernelbench")
+    throw UsageError("unknown suite '" + options.suite + "' (all, production or kernelbench)");
+  for (const Workload* w : all_workloads()) {
+    const bool in_suite = options.suite == "all" ||
+                          (options.suite == "production") == (w->group == Group::kProduction);
+    if (in_suite) chosen.push_back(w);
+  }
+  return chosen;
+}
+
+}  // namespace
+
+int run_command(const RunCommandOptions& options) {
+  const std::vector<const Workload*> workloads = selected_workloads(options);
+  const Size size = size_or_usage_error(options.size);
+  if (options.threads < 1) throw UsageError("--threads must be at least 1");
+  if (options.iters < 1 || options.warmup < 0) throw UsageError("--iters must be at least 1, --warmup at least 0");
+  ResultStore store = open_store(options.db);
+  const PeakReport peaks = machine_peaks(store, options.threads);
+
+  std::vector<EvalResult> results;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    EvalOptions run;
+    run.workload = workloads[i];
+    run.size = size;
+    run.threads = options.threads;
+    run.warmup = options.warmup;
+    run.iters = options.iters;
+    run.seed = options.seed;
+    run.worker_exe = worker_executable();
+    ProgressLine progress(std::to_string(i + 1) + "/" + std::to_string(workloads.size()) + " " +
+                          std::string(workloads[i]->name));
+    run.progress = [&](const std::string& line) { progress.update(line); };
+    results.push_back(run_baseline(run, peaks));
+    if (!options.no_record) store.record(results.back(), current_environment());
+  }
+  if (options.json) {
+    write_results(std::cout, results, Format::kJson, {.include_samples = false, .include_source = false});
+  } else {
+    write_results(std::cout, results, Format::kTable);
+  }
+  return 0;
+}
+
+}  // namespace kbench::cli

@@ -1,0 +1,39 @@
+// `kbench scaffold ID`: a naive, correct candidate to start from, with the workload's tensors and the
+// exact build command in its header.
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "harness/compiler.h"
+
+namespace kbench::cli {
+
+int scaffold_command(const ScaffoldOptions& options) {
+  const Workload& w = workload_or_usage_error(options.workload);
+  std::cout << "// kbench candidate for " << w.name << ": " << w.summary << "\n"
+            << "// Evaluate: kbench eval --workload " << w.name << " --candidate THIS_FILE.cpp\n"
+            << "// Built by kbench as: " << candidate_command_line() << "\n"
+            << "// Tensors (call order; read shapes from the tensors, they differ per size):\n";
+  for (Size size : {Size::kSmoke, Size::kCpu, Size::kFull}) {
+    const Problem p = w.problem(size);
+    std::cout << "//   " << size_name(size) << ":";
+    for (const InputSpec& in : p.inputs)
+      std::cout << " in " << in.tensor.name << " " << dtype_name(in.tensor.dtype) << in.tensor.shape_string();
+    for (const TensorSpec& out : p.outputs)
+      std::cout << "; out " << out.name << " " << dtype_name(out.dtype) << out.shape_string();
+    std::cout << "\n";
+  }
+  const Problem cpu = w.problem(Size::kCpu);
+  if (!cpu.params.empty()) {
+    std::cout << "// Parameters (kb_param_or(cfg, name, default)):";
+    for (const NamedParam& p : cpu.params) std::cout << " " << p.name << "=" << p.value;
+    std::cout << "\n";
+  }
+  std::cout << "// Correct = allclose(atol=" << w.tolerance.atol << ", rtol=" << w.tolerance.rtol
+            << ") and relative L2 error <= " << w.tolerance.max_rel_l2 << " against an fp32 oracle.\n\n"
+            << w.scaffold;
+  return 0;
+}
+
+}  // namespace kbench::cli

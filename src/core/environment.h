@@ -1,0 +1,31 @@
+// The facts about the machine and build that every recorded result carries, read once per process.
+#pragma once
+
+#include <string>
+
+namespace kbench {
+
+struct Environment {
+  std::string cpu_model;      // /proc/cpuinfo "model name"
+  std::string cpu_flags;      // the ISA flags kbench cares about (avx2, fma, avx512*, amx*), space-separated
+  int logical_cpus = 0;
+  std::string hostname;
+  std::string compiler;       // `c++ --version` first line of the candidate compiler
+  std::string libraries;      // OpenBLAS config string, Highway version, SQLite version
+  std::string kbench_commit;  // git describe at configure time
+  std::string build_type;     // "Release", sanitizers, -march=native
+  std::string machine_id() const;  // stable key for per-machine caches: hash of model, flags, cpus
+};
+
+// Reads the environment of this process (cached after the first call). kbench_commit and build_type
+// are whatever set_kbench_build_info() last recorded ("unknown" before that).
+const Environment& current_environment();
+
+// Records the build facts only the executable's own target knows (its CMake passes the git commit to
+// the harness, not to kbench_core). Call once at startup, before other threads read the environment.
+void set_kbench_build_info(std::string commit, std::string build_type);
+
+// True when /proc/cpuinfo lists `flag` (e.g. "avx512f").
+bool cpu_has(const std::string& flag);
+
+}  // namespace kbench

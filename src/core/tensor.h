@@ -1,0 +1,60 @@
+// Tensor descriptions (name, dtype, shape) and a 64-byte-aligned owning buffer, the host-side
+// counterpart of the ABI's kb_tensor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kbench/kernel.h"
+
+namespace kbench {
+
+std::size_t dtype_size(kb_dtype dtype);
+const char* dtype_name(kb_dtype dtype);
+
+struct TensorSpec {
+  std::string name;
+  kb_dtype dtype = KB_BF16;
+  std::vector<std::int64_t> shape;  // empty: a scalar
+
+  std::int64_t numel() const;
+  std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+  std::string shape_string() const;  // "(8,4096)" or "()"
+};
+
+// The ABI view of `spec` over `data`.
+kb_tensor make_view(const TensorSpec& spec, void* data);
+
+// Rounds up to the ABI's 64-byte alignment.
+constexpr std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
+
+// An owning, 64-byte-aligned tensor in ordinary memory (references, oracles, tests).
+class HostTensor {
+ public:
+  HostTensor() = default;
+  explicit HostTensor(TensorSpec spec);
+
+  const TensorSpec& spec() const { return spec_; }
+  void* data() { return data_.get(); }
+  const void* data() const { return data_.get(); }
+  template <typename T>
+  T* as() { return static_cast<T*>(data()); }
+  template <typename T>
+  const T* as() const { return static_cast<const T*>(data()); }
+  kb_tensor view() { return make_view(spec_, data()); }
+
+ private:
+  struct FreeDeleter {
+    void operator()(void* p) const;
+  };
+  TensorSpec spec_;
+  std::unique_ptr<void, FreeDeleter> data_;
+};
+
+// Values of a tensor as f32 (bf16 widened exactly, i32 converted), for comparisons and exports.
+std::vector<float> to_f32(const kb_tensor& t);
+
+}  // namespace kbench

@@ -1,0 +1,117 @@
+// The fixed candidate build: read once, hash, compile to a temporary name, rename into the cache.
+#include "harness/compiler.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "core/sha256.h"
+#include "harness/subprocess.h"
+
+namespace kbench {
+namespace fs = std::filesystem;
+
+std::string candidate_compiler() {
+  if (const char* cxx = std::getenv("KBENCH_CXX"); cxx && *cxx) return cxx;
+  return KBENCH_CXX_COMPILER;
+}
+
+std::vector<std::string> candidate_flags() {
+  // -Wl,-z,defs turns an unresolved symbol into a build error here instead of a load failure later.
+  return {"-std=c++20", "-O3", "-march=native", "-fPIC", "-shared", "-fopenmp", "-Wall",
+          "-I" KBENCH_INCLUDE_DIR, "-I" KBENCH_OPENBLAS_INCLUDE_DIR, "-Wl,-z,defs"};
+}
+
+namespace {
+const std::vector<std::string> kLinkLibraries = {"-lopenblas", "-lm"};
+
+// The compiler's identity for the cache key: its first --version line (a compiler upgrade must not
+// reuse objects built by the old one).
+std::string compiler_identity() {
+  static const std::string identity = [] {
+    const CommandResult r = run_command({candidate_compiler(), "--version"}, 30);
+    return candidate_compiler() + "\n" + r.output.substr(0, r.output.find('\n'));
+  }();
+  return identity;
+}
+}  // namespace
+
+std::string candidate_command_line() {
+  std::string line = candidate_compiler();
+  for (const std::string& f : candidate_flags()) line += " " + f;
+  line += " -o candidate.so candidate.cpp";
+  for (const std::string& l : kLinkLibraries) line += " " + l;
+  return line;
+}
+
+std::string default_cache_dir() {
+  if (const char* dir = std::getenv("KBENCH_CACHE"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kbench";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/kbench";
+}
+
+CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options) {
+  CompileOutcome out;
+  std::ifstream in(source_path, std::ios::binary);
+  if (!in || fs::is_directory(source_path)) {
+    out.diagnostics = "cannot read candidate source " + source_path;
+    return out;
+  }
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  out.source = bytes.str();
+
+  std::string key = out.source + '\0' + compiler_identity();
+  for (const std::string& f : candidate_flags()) key += '\0' + f;
+  for (const std::string& l : kLinkLibraries) key += '\0' + l;
+  out.hash = sha256_hex(key);
+
+  const fs::path dir = fs::path(options.cache_dir) / "so";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    out.diagnostics = "cannot create cache directory " + dir.string() + ": " + ec.message();
+    return out;
+  }
+  const fs::path so = dir / (out.hash + ".so");
+  out.so_path = so.string();
+  if (fs::exists(so)) {
+    out.ok = out.cached = true;
+    return out;
+  }
+  // Compile the copy we hashed, not the user's path, which may change between read and compile.
+  const std::string stem = (dir / (out.hash + "." + std::to_string(getpid()))).string();
+  const std::string src_copy = stem + ".cpp", so_tmp = stem + ".so.tmp";
+  {
+    std::ofstream copy(src_copy, std::ios::binary);
+    copy << out.source;
+    if (!copy) {
+      out.diagnostics = "cannot write " + src_copy;
+      return out;
+    }
+  }
+  std::vector<std::string> argv = {candidate_compiler()};
+  for (const std::string& f : candidate_flags()) argv.push_back(f);
+  argv.insert(argv.end(), {"-o", so_tmp, src_copy});
+  for (const std::string& l : kLinkLibraries) argv.push_back(l);
+  const CommandResult r = run_command(argv, options.timeout_s);
+  fs::remove(src_copy, ec);
+  out.diagnostics = r.error.empty() ? r.output : r.error;
+  if (r.timed_out) {
+    out.diagnostics = "compiler did not finish within " + std::to_string(static_cast<int>(options.timeout_s)) +
+                      " s\n" + out.diagnostics;
+  } else if (r.exit_code == 0) {
+    fs::rename(so_tmp, so, ec);  // atomic: a concurrent kbench sees the whole object or none
+    out.ok = !ec;
+    if (ec) out.diagnostics += "cannot move the object into the cache: " + ec.message();
+  }
+  if (!out.ok) fs::remove(so_tmp, ec);
+  return out;
+}
+
+}  // namespace kbench

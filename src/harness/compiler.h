@@ -1,0 +1,37 @@
+// Compiles a candidate with kbench's one fixed command and caches the shared object by the content
+// hash of (source, compiler identity, flags).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kbench {
+
+struct CompileOptions {
+  std::string cache_dir;     // where <hash>.so files live; created if missing
+  double timeout_s = 120;    // a source that makes the compiler hang (#include "/dev/zero") ends here
+};
+
+struct CompileOutcome {
+  bool ok = false;
+  bool cached = false;
+  std::string so_path;
+  std::string source;       // exactly the bytes compiled and hashed
+  std::string hash;         // sha256 hex
+  std::string diagnostics;  // compiler output (warnings or errors), or why it could not run
+};
+
+// The compiler executable: $KBENCH_CXX, else the C++ compiler kbench was built with.
+std::string candidate_compiler();
+// The fixed flags, documented in docs/candidate-abi.md; the source and output paths come after them.
+std::vector<std::string> candidate_flags();
+// One line for docs and `kbench scaffold`: the full command with placeholders.
+std::string candidate_command_line();
+// `$KBENCH_CACHE`, else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench.
+std::string default_cache_dir();
+
+// Reads `source_path` once and compiles those bytes. Never throws for a bad source; an unreadable
+// path gives ok=false with the reason in diagnostics.
+CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options);
+
+}  // namespace kbench

@@ -1,0 +1,65 @@
+// Input generation, publication and integrity checks for one problem instance.
+#include "harness/problem_instance.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "core/input_gen.h"
+
+namespace kbench {
+namespace {
+
+std::vector<TensorSpec> input_specs(const Problem& p) {
+  std::vector<TensorSpec> specs;
+  for (const InputSpec& in : p.inputs) specs.push_back(in.tensor);
+  return specs;
+}
+
+}  // namespace
+
+ProblemInstance::ProblemInstance(const Workload& workload, Size size)
+    : workload_(workload),
+      size_(size),
+      problem_(workload.problem(size)),
+      shared_inputs_(SharedTensors::create(input_specs(problem_), "kbench-inputs")) {
+  for (const InputSpec& in : problem_.inputs) inputs_.emplace_back(in.tensor);
+}
+
+void ProblemInstance::generate(std::uint64_t seed) {
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    kb_tensor view = inputs_[i].view();
+    fill_input(problem_.inputs[i].init, seed, static_cast<std::uint32_t>(i), view);
+    std::memcpy(shared_inputs_.views()[i].data, inputs_[i].data(), inputs_[i].spec().bytes());
+  }
+}
+
+bool ProblemInstance::inputs_intact() const {
+  for (std::size_t i = 0; i < inputs_.size(); ++i)
+    if (std::memcmp(shared_inputs_.views()[i].data, inputs_[i].data(), inputs_[i].spec().bytes()) != 0)
+      return false;
+  return true;
+}
+
+std::vector<TensorSpec> ProblemInstance::output_specs(kb_dtype dtype) const {
+  std::vector<TensorSpec> specs = problem_.outputs;
+  for (TensorSpec& s : specs)
+    if (s.dtype == KB_BF16) s.dtype = dtype;
+  return specs;
+}
+
+std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int threads, kb_dtype output_dtype) {
+  std::vector<HostTensor> outputs;
+  for (const TensorSpec& s : output_specs(output_dtype)) outputs.emplace_back(s);
+  std::vector<kb_tensor> in, out;
+  for (HostTensor& t : inputs_) in.push_back(t.view());
+  for (HostTensor& t : outputs) out.push_back(t.view());
+  const std::vector<kb_param> params = abi_params(problem_);
+  const kb_config config{threads, static_cast<int32_t>(params.size()), params.data()};
+  const int rc = kernel(&config, in.data(), static_cast<int32_t>(in.size()), out.data(),
+                        static_cast<int32_t>(out.size()));
+  if (rc != 0)
+    throw std::runtime_error(std::string(workload_.name) + ": built-in kernel returned " + std::to_string(rc));
+  return outputs;
+}
+
+}  // namespace kbench

@@ -1,0 +1,42 @@
+// One workload at one size, materialized: kbench's private copy of the inputs (the truth the oracle
+// sees) and the shared copy the workers read, refilled from a fresh seed before every call.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+#include "harness/shared_tensors.h"
+#include "workloads/workload.h"
+
+namespace kbench {
+
+class ProblemInstance {
+ public:
+  ProblemInstance(const Workload& workload, Size size);
+
+  const Workload& workload() const { return workload_; }
+  const Problem& problem() const { return problem_; }
+  Size size() const { return size_; }
+  int shared_inputs_fd() const { return shared_inputs_.fd(); }
+
+  // Draws every input from `seed` (input i uses Philox stream i) and publishes it to the workers.
+  void generate(std::uint64_t seed);
+  // False when the shared inputs no longer equal what kbench wrote (a kernel wrote to its inputs).
+  bool inputs_intact() const;
+
+  // Runs `kernel` in this process on the private inputs with f32 outputs: the oracle (baseline) or the
+  // truth (reference). Only ever called with kbench's own trusted code.
+  std::vector<HostTensor> run_trusted(KernelFn kernel, int threads, kb_dtype output_dtype = KB_F32);
+
+  std::vector<TensorSpec> output_specs(kb_dtype dtype) const;
+
+ private:
+  const Workload& workload_;
+  Size size_;
+  Problem problem_;
+  std::vector<HostTensor> inputs_;
+  SharedTensors shared_inputs_;
+};
+
+}  // namespace kbench

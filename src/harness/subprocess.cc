@@ -1,0 +1,78 @@
+// posix_spawn + a polled wait; the child gets its own process group so a timeout kills all of it.
+#include "harness/subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/timer.h"
+
+extern char** environ;
+
+namespace kbench {
+
+CommandResult run_command(const std::vector<std::string>& argv, double timeout_s, std::size_t max_output) {
+  CommandResult result;
+  const int out_fd = memfd_create("kbench-command-output", MFD_CLOEXEC);
+  if (out_fd < 0) {
+    result.error = std::string("memfd_create: ") + std::strerror(errno);
+    return result;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigfillset(&defaults);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (std::string& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    result.error = "cannot run " + argv[0] + ": " + std::strerror(rc);
+    close(out_fd);
+    return result;
+  }
+  const double deadline = now_seconds() + timeout_s;
+  int status = 0;
+  for (;;) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    if (now_seconds() > deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      result.timed_out = true;
+      break;
+    }
+    usleep(2000);
+  }
+  kill(-pid, SIGKILL);  // anything the tool left running in its group
+  if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  struct stat st{};
+  fstat(out_fd, &st);
+  const auto size = static_cast<std::size_t>(st.st_size);
+  const std::size_t n = std::min(size, max_output);
+  result.output.resize(n);
+  const ssize_t got = pread(out_fd, result.output.data(), n, static_cast<off_t>(size - n));
+  result.output.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  close(out_fd);
+  return result;
+}
+
+}  // namespace kbench

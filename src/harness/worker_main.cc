@@ -1,0 +1,164 @@
+// kbench-worker: runs one kernel (a candidate's shared object or a built-in baseline) for kbench, in a
+// process of its own, confined to its CPU set and memory limit, answering one request at a time.
+#include <dlfcn.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "harness/shared_tensors.h"
+#include "harness/worker_protocol.h"
+#include "workloads/registry.h"
+
+namespace kbench::worker {
+namespace {
+
+struct Args {
+  std::string workload, size, so_path, cpus;
+  int threads = 1;
+  long long mem_limit_mb = 0;  // 0: no limit (baselines)
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--workload") a.workload = value;
+    else if (key == "--size") a.size = value;
+    else if (key == "--so") a.so_path = value;
+    else if (key == "--threads") a.threads = std::atoi(value.c_str());
+    else if (key == "--cpus") a.cpus = value;
+    else if (key == "--mem-limit-mb") a.mem_limit_mb = std::atoll(value.c_str());
+    else throw std::runtime_error("unknown worker argument " + key);
+  }
+  return a;
+}
+
+void send_all(const void* data, size_t n) {
+  // A failed send means kbench is gone; nothing is left to do.
+  if (send(kControlFd, data, n, MSG_NOSIGNAL) != static_cast<ssize_t>(n)) _exit(3);
+}
+
+bool recv_all(void* data, size_t n) {
+  auto* p = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t got = recv(kControlFd, p, n, 0);
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+void say_hello(HelloCode code) {
+  const Hello hello{kHelloMagic, static_cast<std::int32_t>(code)};
+  send_all(&hello, sizeof hello);
+}
+
+void pin_to_cpus(const std::string& cpus) {
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  size_t start = 0;
+  while (start < cpus.size()) {
+    const size_t comma = cpus.find(',', start);
+    CPU_SET(std::atoi(cpus.substr(start, comma - start).c_str()), &set);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (sched_setaffinity(0, sizeof set, &set) != 0) std::perror("kbench-worker: sched_setaffinity");
+}
+
+void limit_resources(long long mem_limit_mb) {
+  const rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  // Bounds the log a chatty candidate can write (SIGXFSZ ends it beyond that).
+  const rlimit log_limit{64ull << 20, 64ull << 20};
+  setrlimit(RLIMIT_FSIZE, &log_limit);
+  if (mem_limit_mb > 0) {
+    const rlim_t bytes = static_cast<rlim_t>(mem_limit_mb) << 20;
+    const rlimit as_limit{bytes, bytes};
+    setrlimit(RLIMIT_AS, &as_limit);
+  }
+}
+
+int serve(const Args& args) {
+  const Workload* workload = find_workload(args.workload);
+  const auto size = parse_size(args.size);
+  if (!workload || !size) {
+    std::fprintf(stderr, "kbench-worker: unknown workload or size\n");
+    say_hello(HelloCode::kSetupFailed);
+    return 2;
+  }
+  const Problem problem = workload->problem(*size);
+  std::vector<TensorSpec> input_specs;
+  for (const InputSpec& in : problem.inputs) input_specs.push_back(in.tensor);
+  SharedTensors inputs = SharedTensors::attach(kInputsFd, input_specs, /*writable=*/false);
+  SharedTensors outputs = SharedTensors::attach(kOutputsFd, problem.outputs, /*writable=*/true);
+  const std::vector<kb_param> params = abi_params(problem);
+  const kb_config config{args.threads, static_cast<int32_t>(params.size()), params.data()};
+
+  pin_to_cpus(args.cpus);
+  openblas_set_num_threads(args.threads);
+  limit_resources(args.mem_limit_mb);
+
+  KernelFn kernel = workload->baseline;
+  if (!args.so_path.empty()) {
+    // Loading runs the candidate's static constructors: from here on this process is untrusted.
+    void* handle = dlopen(args.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      std::fprintf(stderr, "kbench-worker: %s\n", dlerror());
+      say_hello(HelloCode::kLoadFailed);
+      return 2;
+    }
+    kernel = reinterpret_cast<KernelFn>(dlsym(handle, "kb_run"));
+    if (!kernel) {
+      std::fprintf(stderr, "kbench-worker: the candidate defines no kb_run with C linkage\n");
+      say_hello(HelloCode::kNoEntryPoint);
+      return 2;
+    }
+  }
+  say_hello(HelloCode::kReady);
+
+  std::vector<kb_tensor> input_views(inputs.views().begin(), inputs.views().end());
+  std::vector<kb_tensor> output_views(outputs.views().begin(), outputs.views().end());
+  Request request{};
+  while (recv_all(&request, sizeof request)) {
+    if (request.op != static_cast<std::uint32_t>(Op::kRun)) break;
+    // Fresh copies of the descriptors each call: a candidate that rewrites them cannot steer the next.
+    std::vector<kb_tensor> in = input_views, out = output_views;
+    const int rc = kernel(&config, in.data(), static_cast<int32_t>(in.size()), out.data(),
+                          static_cast<int32_t>(out.size()));
+    const Reply reply{kReplyMagic ^ request.sequence, rc};
+    send_all(&reply, sizeof reply);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace kbench::worker
+
+int main(int argc, char** argv) {
+  // Die with kbench: a worker must never outlive the evaluation that started it.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Only the descriptors of the protocol reach the kernel under test (no database, no other arenas).
+  close_range(kbench::worker::kControlFd + 1, ~0u, 0);
+  try {
+    return kbench::worker::serve(kbench::worker::parse_args(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbench-worker: %s\n", e.what());
+    kbench::worker::say_hello(kbench::worker::HelloCode::kSetupFailed);
+    return 2;
+  }
+}

@@ -1,0 +1,75 @@
+// kbench's side of a worker process: start it, call the kernel with a deadline, time the call from
+// outside, freeze the worker between calls, and kill its whole process group when done.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "workloads/workload.h"
+
+namespace kbench {
+
+struct WorkerSpec {
+  std::string worker_exe;  // path of kbench-worker
+  const Workload* workload = nullptr;
+  Size size = Size::kSmoke;
+  int threads = 1;
+  std::vector<int> cpus;  // CPUs the worker is pinned to (threads of them)
+  std::string so_path;    // candidate shared object; empty runs the built-in baseline
+  long long mem_limit_mb = 0;
+  int inputs_fd = -1;   // memfd with the inputs (the worker maps it read-only)
+  int outputs_fd = -1;  // memfd with this worker's outputs
+  double startup_timeout_s = 10;
+};
+
+// How a call ended. Only kOk says the kernel returned 0; whether its outputs are right is the
+// checker's business.
+enum class CallStatus { kOk, kKernelError, kCrashed, kTimeout, kProtocolError };
+
+struct CallOutcome {
+  CallStatus status = CallStatus::kCrashed;
+  double seconds = 0;  // wall time from sending the request to receiving the reply
+  int kernel_return = 0;
+  std::string message;  // one line for anything but kOk
+};
+
+class WorkerProcess {
+ public:
+  // Starts the worker and waits for its hello. On failure returns nullptr and sets `failure` (status
+  // kCrashed / kTimeout / kProtocolError with `message`; a load failure says "load:" or "entry:").
+  static std::unique_ptr<WorkerProcess> start(const WorkerSpec& spec, CallOutcome& failure);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Resumes the worker, runs the kernel once, and freezes the worker again (SIGSTOP to its process
+  // group) so nothing of the candidate runs between calls. On anything but kOk the worker is dead.
+  CallOutcome call(double timeout_s);
+
+  // CPU time (user + system, all threads, live and exited) the worker has used so far.
+  double cpu_seconds() const;
+  // The last `max_bytes` of what the worker wrote to stdout/stderr.
+  std::string log_tail(std::size_t max_bytes = 4096) const;
+  bool alive() const { return alive_; }
+  pid_t pid() const { return pid_; }
+
+ private:
+  WorkerProcess() = default;
+  bool wait_readable(double deadline_s, CallOutcome& outcome);
+  void freeze();
+  void thaw();
+  void kill_all();
+  std::string death_message();
+
+  pid_t pid_ = -1;
+  int control_fd_ = -1;
+  int log_fd_ = -1;
+  bool alive_ = false;
+  std::uint32_t sequence_ = 0;
+  std::string exit_description_;  // how the worker ended, once reaped
+};
+
+}  // namespace kbench

@@ -1,0 +1,43 @@
+// The wire protocol between kbench and a worker process: fixed file descriptors and 8-byte messages on
+// a Unix socket. The worker is untrusted once a candidate is loaded, so kbench validates every message
+// and judges results only by the outputs it reads back.
+#pragma once
+
+#include <cstdint>
+
+namespace kbench::worker {
+
+// Descriptors the worker inherits at fixed numbers.
+constexpr int kInputsFd = 3;   // memfd with the inputs (mapped read-only by the worker)
+constexpr int kOutputsFd = 4;  // memfd with the outputs (read-write)
+constexpr int kControlFd = 5;  // socket: requests in, replies out
+// stdout and stderr go to a log file kbench reads for diagnostics.
+
+constexpr std::uint32_t kHelloMagic = 0x4b42484c;  // "KBHL"
+constexpr std::uint32_t kReplyMagic = 0x4b425250;  // "KBRP"
+
+enum class HelloCode : std::int32_t {
+  kReady = 0,
+  kLoadFailed = 1,   // dlopen failed (unresolved symbol, bad ELF): a build problem of the candidate
+  kNoEntryPoint = 2, // no kb_run with C linkage
+  kSetupFailed = 3,  // the worker itself could not start (bad arguments, mapping failed)
+};
+
+struct Hello {
+  std::uint32_t magic;
+  std::int32_t code;
+};
+
+enum class Op : std::uint32_t { kRun = 1, kQuit = 2 };
+
+struct Request {
+  std::uint32_t op;
+  std::uint32_t sequence;  // echoed in the reply, so a reply written ahead of time is detected
+};
+
+struct Reply {
+  std::uint32_t magic_xor_sequence;  // kReplyMagic ^ sequence
+  std::int32_t kernel_return;        // kb_run's return value
+};
+
+}  // namespace kbench::worker

@@ -1,0 +1,43 @@
+// Size and group names, and helpers every workload shares.
+#include "workloads/workload.h"
+
+namespace kbench {
+
+const char* size_name(Size size) {
+  switch (size) {
+    case Size::kSmoke:
+      return "smoke";
+    case Size::kCpu:
+      return "cpu";
+    case Size::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+std::optional<Size> parse_size(std::string_view text) {
+  if (text == "smoke") return Size::kSmoke;
+  if (text == "cpu") return Size::kCpu;
+  if (text == "full") return Size::kFull;
+  return std::nullopt;
+}
+
+const char* group_name(Group group) {
+  return group == Group::kProduction ? "production" : "kernelbench_l2";
+}
+
+std::vector<kb_param> abi_params(const Problem& problem) {
+  std::vector<kb_param> params;
+  params.reserve(problem.params.size());
+  for (const NamedParam& p : problem.params) params.push_back({p.name.c_str(), p.value});
+  return params;
+}
+
+double tensor_bytes(const Problem& problem) {
+  double bytes = 0;
+  for (const InputSpec& in : problem.inputs) bytes += static_cast<double>(in.tensor.bytes());
+  for (const TensorSpec& out : problem.outputs) bytes += static_cast<double>(out.bytes());
+  return bytes;
+}
+
+}  // namespace kbench

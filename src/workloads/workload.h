@@ -1,0 +1,78 @@
+// What a workload is: its identity, size presets, and the three implementations kbench compares a
+// candidate against (reference = truth, baseline = the bar to beat, which doubles as the fp32 oracle).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/input_gen.h"
+#include "core/tensor.h"
+#include "kbench/kernel.h"
+
+namespace kbench {
+
+enum class Size { kSmoke, kCpu, kFull };
+const char* size_name(Size size);
+std::optional<Size> parse_size(std::string_view text);
+
+enum class Group { kProduction, kKernelBenchL2 };
+const char* group_name(Group group);  // "production" / "kernelbench_l2", as in the spec
+
+// Signature shared by candidates, baselines and references: the ABI's kb_run.
+using KernelFn = int (*)(const kb_config*, const kb_tensor*, int32_t, kb_tensor*, int32_t);
+
+struct InputSpec {
+  TensorSpec tensor;
+  InitRule init;
+};
+
+struct NamedParam {
+  std::string name;
+  double value;
+};
+
+// A workload instantiated at one size: everything needed to allocate, fill and call it.
+struct Problem {
+  std::vector<NamedParam> params;  // scalar parameters passed through kb_config, in spec order
+  std::vector<InputSpec> inputs;   // in the spec's call order
+  std::vector<TensorSpec> outputs;
+  double flops = 0;      // the spec's FLOP formula at this size
+  double min_bytes = 0;  // every input read once + every output written once, in their dtypes
+};
+
+// The correctness rule. Pass = every element within atol + rtol*|oracle| (JAXBench's allclose), and
+// ||out - oracle|| / ||oracle|| <= max_rel_l2, and no NaN/Inf where the oracle has none.
+struct Tolerance {
+  double atol = 1e-2;
+  double rtol = 1e-2;
+  double max_rel_l2 = 1e-2;
+};
+
+struct Workload {
+  std::string_view id;    // "8p"
+  std::string_view name;  // "8p_GEMM"
+  Group group;
+  std::string_view source_model;
+  std::string_view summary;  // one line: what it computes
+  Problem (*problem)(Size size);
+  // Straightforward, independent code accumulating in double; writes f32 outputs. The truth.
+  KernelFn reference;
+  // The bar to beat: library calls + vectorized loops, composed op by op like an eager framework.
+  // Writes outputs in whatever dtype the output tensors declare: bf16 (as timed, rounding between
+  // ops like a bf16 framework) or f32 (the oracle: same code, no intermediate rounding).
+  KernelFn baseline;
+  Tolerance tolerance;
+  // A naive but correct candidate, printed by `kbench scaffold`.
+  std::string_view scaffold;
+};
+
+// Tensors of a size preset that `problem` describes, plus kb_config params helpers.
+std::vector<kb_param> abi_params(const Problem& problem);
+
+// Bytes of all inputs and outputs in their dtypes.
+double tensor_bytes(const Problem& problem);
+
+}  // namespace kbench
