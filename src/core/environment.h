@@ -21,8 +21,8 @@ struct Environment {
 // are whatever set_kbench_build_info() last recorded ("unknown" before that).
 const Environment& current_environment();
 
-// Records the build facts only the executable's own target knows (its CMake passes the git commit to
-// the harness, not to kbench_core). Call once at startup, before other threads read the environment.
+// Records the build facts only the executable knows (CMake passes the git commit to the harness
+// target, not to kbench_core). Call once at startup, before other threads read the environment.
 void set_kbench_build_info(std::string commit, std::string build_type);
 
 // True when /proc/cpuinfo lists `flag` (e.g. "avx512f").

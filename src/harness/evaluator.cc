@@ -24,7 +24,7 @@ constexpr std::uint64_t kTimingSeedOffset = 1'000'000;
 // Bootstrap resamples for the speedup CI: enough that the 2.5/97.5 percentiles move < 0.1%.
 constexpr int kBootstrapResamples = 2000;
 // CPU-time slack: scheduler accounting is tick-based (10 ms), so small totals need headroom.
-constexpr double kCpuBudgetFactor = 1.5;
+constexpr double kCpuBudgetFactor = 1.2;
 constexpr double kCpuBudgetSlackS = 0.05;
 
 std::string now_iso8601() {

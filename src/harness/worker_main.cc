@@ -10,6 +10,8 @@
 
 #include <cblas.h>
 
+#include <grp.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,7 +27,8 @@ namespace kbench::worker {
 namespace {
 
 struct Args {
-  std::string workload, size, so_path, cpus;
+  std::string workload, size, cpus;
+  bool candidate = false;  // load the shared object on kSharedObjectFd instead of the baseline
   int threads = 1;
   long long mem_limit_mb = 0;  // 0: no limit (baselines)
 };
@@ -36,7 +39,7 @@ Args parse_args(int argc, char** argv) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--workload") a.workload = value;
     else if (key == "--size") a.size = value;
-    else if (key == "--so") a.so_path = value;
+    else if (key == "--candidate") a.candidate = value == "1";
     else if (key == "--threads") a.threads = std::atoi(value.c_str());
     else if (key == "--cpus") a.cpus = value;
     else if (key == "--mem-limit-mb") a.mem_limit_mb = std::atoll(value.c_str());
@@ -93,6 +96,21 @@ void limit_resources(long long mem_limit_mb) {
   }
 }
 
+// Gives up root before any candidate code runs. Failing to drop is fatal: running a candidate with
+// root's reach is exactly what this prevents.
+void drop_privileges(const Args& args) {
+  if (geteuid() != 0) return;  // already unprivileged: it shares kbench's user (see docs/security.md)
+  if (setgroups(0, nullptr) != 0 || setgid(kUnprivilegedId) != 0 || setuid(kUnprivilegedId) != 0)
+    throw std::runtime_error(std::string("cannot drop privileges: ") + std::strerror(errno));
+  // Changing credentials marks the process non-dumpable, which makes /proc/self/fd unreadable to it;
+  // the loader needs /proc/self/fd/N to open the shared object.
+  prctl(PR_SET_DUMPABLE, 1);
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  // Now counted against the unprivileged user, so a fork bomb stops here.
+  const rlimit processes{static_cast<rlim_t>(256 + 64 * args.threads), static_cast<rlim_t>(256 + 64 * args.threads)};
+  setrlimit(RLIMIT_NPROC, &processes);
+}
+
 int serve(const Args& args) {
   const Workload* workload = find_workload(args.workload);
   const auto size = parse_size(args.size);
@@ -114,9 +132,11 @@ int serve(const Args& args) {
   limit_resources(args.mem_limit_mb);
 
   KernelFn kernel = workload->baseline;
-  if (!args.so_path.empty()) {
+  if (args.candidate) {
+    drop_privileges(args);
     // Loading runs the candidate's static constructors: from here on this process is untrusted.
-    void* handle = dlopen(args.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const std::string so_path = "/proc/self/fd/" + std::to_string(kSharedObjectFd);
+    void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       std::fprintf(stderr, "kbench-worker: %s\n", dlerror());
       say_hello(HelloCode::kLoadFailed);
@@ -138,8 +158,15 @@ int serve(const Args& args) {
     if (request.op != static_cast<std::uint32_t>(Op::kRun)) break;
     // Fresh copies of the descriptors each call: a candidate that rewrites them cannot steer the next.
     std::vector<kb_tensor> in = input_views, out = output_views;
-    const int rc = kernel(&config, in.data(), static_cast<int32_t>(in.size()), out.data(),
-                          static_cast<int32_t>(out.size()));
+    int rc = 0;
+    try {
+      rc = kernel(&config, in.data(), static_cast<int32_t>(in.size()), out.data(),
+                  static_cast<int32_t>(out.size()));
+    } catch (...) {
+      std::fprintf(stderr, "kbench-worker: kb_run threw a C++ exception\n");
+      std::fflush(stderr);
+      _exit(kExitKernelThrew);
+    }
     const Reply reply{kReplyMagic ^ request.sequence, rc};
     send_all(&reply, sizeof reply);
   }
@@ -153,7 +180,7 @@ int main(int argc, char** argv) {
   // Die with kbench: a worker must never outlive the evaluation that started it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Only the descriptors of the protocol reach the kernel under test (no database, no other arenas).
-  close_range(kbench::worker::kControlFd + 1, ~0u, 0);
+  close_range(kbench::worker::kSharedObjectFd + 1, ~0u, 0);
   try {
     return kbench::worker::serve(kbench::worker::parse_args(argc, argv));
   } catch (const std::exception& e) {

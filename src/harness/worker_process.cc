@@ -57,6 +57,7 @@ int lift_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 100); }
 std::string describe_exit(int status) {
   if (WIFSIGNALED(status))
     return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  if (WEXITSTATUS(status) == worker::kExitKernelThrew) return "ended: kb_run threw a C++ exception";
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
@@ -70,6 +71,19 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     return nullptr;
   }
   w->control_fd_ = sockets[0];
+  int shared_object = -1;
+  if (!spec.so_path.empty()) {
+    // Opened here, as kbench's user, and handed over: the worker drops privileges before loading it
+    // and could not reach the cache directory by path.
+    const int opened = open(spec.so_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (opened < 0) {
+      failure = {CallStatus::kProtocolError, 0, 0, "load: cannot open " + spec.so_path + ": " + std::strerror(errno)};
+      close(sockets[1]);
+      return nullptr;
+    }
+    shared_object = lift_fd(opened);
+    close(opened);
+  }
   w->log_fd_ = memfd_create("kbench-worker-log", MFD_CLOEXEC);
   const int inputs = lift_fd(spec.inputs_fd), outputs = lift_fd(spec.outputs_fd),
             control = lift_fd(sockets[1]), log = lift_fd(w->log_fd_);
@@ -97,9 +111,10 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
                                    "--size", size_name(spec.size), "--threads", std::to_string(spec.threads),
                                    "--cpus", join_cpus(spec.cpus), "--mem-limit-mb",
                                    std::to_string(spec.mem_limit_mb)};
-  if (!spec.so_path.empty()) {
-    args.push_back("--so");
-    args.push_back(spec.so_path);
+  if (shared_object >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, shared_object, worker::kSharedObjectFd);
+    args.push_back("--candidate");
+    args.push_back("1");
   }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -112,7 +127,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   const int rc = posix_spawn(&w->pid_, spec.worker_exe.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  for (int fd : {inputs, outputs, control, log}) close(fd);
+  for (int fd : {inputs, outputs, control, log, shared_object})
+    if (fd >= 0) close(fd);
   if (rc != 0) {
     failure = {CallStatus::kProtocolError, 0, 0,
                "cannot start " + spec.worker_exe + ": " + std::strerror(rc)};
@@ -206,7 +222,12 @@ CallOutcome WorkerProcess::call(double timeout_s) {
     }
     const ssize_t got = recv(control_fd_, reinterpret_cast<char*>(&reply) + received, sizeof reply - received,
                              MSG_DONTWAIT);
-    if (got > 0) received += static_cast<std::size_t>(got);
+    if (got > 0) {
+      received += static_cast<std::size_t>(got);
+    } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+      // End of file: the worker died or closed its end mid-call.
+      return {CallStatus::kCrashed, now_seconds() - start, 0, "worker " + death_message() + " during kb_run"};
+    }
   }
   outcome.seconds = now_seconds() - start;
   char extra;

@@ -11,7 +11,12 @@ namespace kbench::worker {
 constexpr int kInputsFd = 3;   // memfd with the inputs (mapped read-only by the worker)
 constexpr int kOutputsFd = 4;  // memfd with the outputs (read-write)
 constexpr int kControlFd = 5;  // socket: requests in, replies out
+constexpr int kSharedObjectFd = 6;  // the candidate's shared object, opened by kbench (absent: baseline)
 // stdout and stderr go to a log file kbench reads for diagnostics.
+
+// Started as root, a candidate's worker drops to this user/group (nobody) before loading the candidate,
+// so it cannot read kbench's or the baseline worker's memory, descriptors or files under /root.
+constexpr unsigned kUnprivilegedId = 65534;
 
 constexpr std::uint32_t kHelloMagic = 0x4b42484c;  // "KBHL"
 constexpr std::uint32_t kReplyMagic = 0x4b425250;  // "KBRP"
@@ -27,6 +32,9 @@ struct Hello {
   std::uint32_t magic;
   std::int32_t code;
 };
+
+// Exit status of a worker whose kb_run let a C++ exception escape (the C ABI has no exceptions).
+constexpr int kExitKernelThrew = 70;
 
 enum class Op : std::uint32_t { kRun = 1, kQuit = 2 };
 

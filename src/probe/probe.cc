@@ -1,0 +1,346 @@
+// Peak measurements: register-resident FMA / dot-product loops per ISA and a STREAM-style triad.
+//
+// Compute loops keep kChains independent accumulator chains in registers, so that the only limit is
+// the FMA units' throughput: a chain can issue once per FMA latency (4-5 cycles on current x86) and
+// a core has up to 2 FMA pipes, so at least latency x pipes = 8-10 chains are needed; 12 leaves
+// slack and still fits the 16 ymm registers of AVX2 beside the two constant operands. Each ISA
+// variant is compiled with a target attribute and chosen at run time from /proc/cpuinfo, so one
+// binary measures AVX-512 machines with their AVX-512 units and AVX2 machines without faulting.
+#include "probe/probe.h"
+
+#include <immintrin.h>
+#include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+
+#include "core/environment.h"
+#include "core/timer.h"
+
+#if !defined(__x86_64__)
+#error "kbench probe measures x86-64 vector units only"
+#endif
+
+namespace kbench {
+namespace {
+
+constexpr int kChains = 12;
+// ~50 ms per timed run: long enough that timer overhead and the OpenMP fork are < 0.1%, short
+// enough that best-of-kRepeats over three ISAs stays well under the 5 s probe budget.
+constexpr double kRunSeconds = 0.05;
+constexpr int kRepeats = 7;
+
+// Results of the loops land here so the compiler must compute them.
+volatile float g_float_sink;
+volatile double g_double_sink;
+
+// ---- Compute kernels: `iters` iterations of kChains independent vector operations each ----
+// acc = acc * mul + add with mul slightly below 1 converges to add / (1 - mul): values stay normal
+// (no denormal slow paths, no overflow) however long the loop runs.
+
+__attribute__((target("avx2,fma"))) float fma_f32_12x8_avx2(std::int64_t iters) {
+  const __m256 mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-7f);
+  __m256 acc[kChains];
+#pragma GCC unroll 12
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(0.01f * static_cast<float>(c + 1));
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], mul, add);
+  }
+  __m256 sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm256_add_ps(sum, acc[c]);
+  return _mm256_cvtss_f32(sum);  // every lane holds the same value
+}
+
+__attribute__((target("avx512f"))) float fma_f32_12x16_avx512(std::int64_t iters) {
+  const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-7f);
+  __m512 acc[kChains];
+#pragma GCC unroll 12
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(0.01f * static_cast<float>(c + 1));
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], mul, add);
+  }
+  __m512 sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm512_add_ps(sum, acc[c]);
+  return _mm512_cvtss_f32(sum);  // every lane holds the same value
+}
+
+// vdpbf16ps: each f32 lane accumulates two bf16 products. Operands 1/16 make products of 2^-8, so
+// the accumulators grow by 2^-7 per step and stay far from overflow for any run length.
+__attribute__((target("avx512f,avx512bf16"))) float dot_bf16_12x16_avx512(std::int64_t iters) {
+  const __m512 sixteenth = _mm512_set1_ps(0.0625f);
+  const __m512bh a = _mm512_cvtne2ps_pbh(sixteenth, sixteenth);
+  const __m512bh b = _mm512_cvtne2ps_pbh(sixteenth, sixteenth);
+  __m512 acc[kChains];
+#pragma GCC unroll 12
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(static_cast<float>(c));
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_dpbf16_ps(acc[c], a, b);
+  }
+  __m512 sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm512_add_ps(sum, acc[c]);
+  return _mm512_cvtss_f32(sum);  // every lane holds the same value
+}
+
+// fp16 fixed point of acc * mul + add is add / (1 - mul) = 1/2: normal and well inside fp16 range.
+__attribute__((target("avx512f,avx512bw,avx512fp16"))) float fma_fp16_12x32_avx512(
+    std::int64_t iters) {
+  const __m512h mul = _mm512_set1_ph(static_cast<_Float16>(0.9990234375f));   // 1 - 2^-10, exact
+  const __m512h add = _mm512_set1_ph(static_cast<_Float16>(0.00048828125f));  // 2^-11, exact
+  __m512h acc[kChains];
+#pragma GCC unroll 12
+  for (int c = 0; c < kChains; ++c)
+    acc[c] = _mm512_set1_ph(static_cast<_Float16>(0.125f * static_cast<float>(c)));
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ph(acc[c], mul, add);
+  }
+  __m512h sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm512_add_ph(sum, acc[c]);
+  return static_cast<float>(_mm512_cvtsh_h(sum));
+}
+
+// Fallback for x86-64 without AVX2+FMA: separate multiply and add, 2 flops per lane per pair.
+float mul_add_f32_12x4_sse2(std::int64_t iters) {
+  const __m128 mul = _mm_set1_ps(0.999999f), add = _mm_set1_ps(1e-7f);
+  __m128 acc[kChains];
+#pragma GCC unroll 12
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm_set1_ps(0.01f * static_cast<float>(c + 1));
+  for (std::int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm_add_ps(_mm_mul_ps(acc[c], mul), add);
+  }
+  __m128 sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm_add_ps(sum, acc[c]);
+  return _mm_cvtss_f32(sum);  // every lane holds the same value
+}
+
+struct ComputeKernel {
+  const char* isa;
+  float (*run)(std::int64_t iters);
+  double flops_per_iter;  // per thread
+};
+
+// Wall time of every thread running `iters` iterations at once.
+double time_parallel(const ComputeKernel& kernel, int threads, std::int64_t iters) {
+  float sink = 0;
+  const double start = now_seconds();
+#pragma omp parallel num_threads(threads) reduction(+ : sink)
+  sink += kernel.run(iters);
+  const double seconds = now_seconds() - start;
+  g_float_sink = sink;
+  return seconds;
+}
+
+// Best GFLOP/s over kRepeats runs of about kRunSeconds each.
+double best_gflops(const ComputeKernel& kernel, int threads) {
+  // Size the run on one thread, outside OpenMP: a team member that starts late (another process on
+  // its core) would otherwise inflate a short calibration run and shrink every timed run to noise.
+  // Calibration doubles as warm-up, letting clocks settle at the frequency this vector width
+  // sustains.
+  std::int64_t iters = 1 << 12;
+  double seconds = 0;
+  for (;;) {
+    const double start = now_seconds();
+    g_float_sink = kernel.run(iters);
+    seconds = now_seconds() - start;
+    if (seconds >= kRunSeconds / 4) break;
+    iters *= 2;
+  }
+  iters =
+      std::max<std::int64_t>(1, std::llround(static_cast<double>(iters) * kRunSeconds / seconds));
+  double best = 0;
+  for (int r = 0; r < kRepeats; ++r) {
+    const double t = time_parallel(kernel, threads, iters);
+    best = std::max(best, kernel.flops_per_iter * static_cast<double>(iters) * threads / t / 1e9);
+  }
+  return best;
+}
+
+// ---- Memory bandwidth ----
+
+struct FreeDeleter {
+  void operator()(double* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<double, FreeDeleter>;
+
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+Buffer allocate_doubles(std::size_t n) {
+  const std::size_t bytes = (n * sizeof(double) + kHugePage - 1) / kHugePage * kHugePage;
+  auto* p = static_cast<double*>(std::aligned_alloc(kHugePage, bytes));
+  if (!p) throw std::bad_alloc();
+  // Transparent huge pages take TLB misses out of the measurement; advisory, so failure is
+  // harmless.
+  madvise(p, bytes, MADV_HUGEPAGE);
+  return Buffer(p);
+}
+
+// Out of line, so the compiler cannot see that the buffers are freed unread and drop the stores.
+__attribute__((noinline)) void triad(double* __restrict a, const double* __restrict b,
+                                     const double* __restrict c, double scalar, std::int64_t n,
+                                     int threads) {
+#pragma omp parallel for simd num_threads(threads) schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) a[i] = b[i] + scalar * c[i];
+}
+
+// Number of CPUs in a sysfs cpu list such as "0-7,64-71".
+int count_cpu_list(const std::string& list) {
+  int count = 0;
+  std::istringstream ranges(list);
+  for (std::string range; std::getline(ranges, range, ',');) {
+    int lo = 0, hi = 0;
+    const int fields = std::sscanf(range.c_str(), "%d-%d", &lo, &hi);
+    if (fields == 1) count += 1;
+    if (fields == 2 && hi >= lo) count += hi - lo + 1;
+  }
+  return count;
+}
+
+// Bytes of L3 that `threads` threads can keep data in: one L3 instance's size times the number of
+// instances the threads can spread over. From sysfs, because glibc's sysconf(_SC_LEVEL3_CACHE_SIZE)
+// sums all instances on AMD parts (it reports 256 MiB on this 32 MiB machine). 0 when unknown.
+std::size_t l3_reach_bytes(int threads) {
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    int level = 0;
+    std::ifstream(dir + "level") >> level;
+    if (level != 3) continue;
+    std::string size, shared;
+    std::ifstream(dir + "size") >> size;  // e.g. "32768K"
+    std::ifstream(dir + "shared_cpu_list") >> shared;
+    char unit = 'K';
+    std::size_t amount = 0;
+    if (std::sscanf(size.c_str(), "%zu%c", &amount, &unit) < 1) return 0;
+    const std::size_t bytes = amount << (unit == 'M' ? 20 : unit == 'G' ? 30 : 10);
+    const int per_instance = std::max(1, count_cpu_list(shared));
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const int instances = std::max(1, static_cast<int>((cpus + per_instance - 1) / per_instance));
+    return bytes * static_cast<std::size_t>(std::min(threads, instances));
+  }
+  return 0;
+}
+
+// Elements per array: 288 MiB in all (9x this machine's 32 MiB L3) and at least 8x the L3 the
+// threads can reach, so no part of an array is still cached when a pass comes back to it; capped
+// at an eighth of physical memory per array. Larger only costs first-touch time.
+std::size_t triad_elements(int threads) {
+  std::size_t bytes = std::max(std::size_t{96} << 20, 8 * l3_reach_bytes(threads) / 3);
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page_size > 0)
+    bytes =
+        std::min(bytes, static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size) / 8);
+  return bytes / sizeof(double);
+}
+
+// STREAM triad a = b + s*c, best of several passes. Bytes counted per element: 8 read of b, 8 read
+// of c, 8 written to a = 24, as STREAM counts them. With ordinary stores the CPU also reads a's
+// lines before writing them (write-allocate), so actual DRAM traffic is up to 4/3 of what is
+// counted; kernels writing outputs with ordinary stores see the same, so this is the bandwidth they
+// can reach.
+double best_triad_gbps(int threads) {
+  constexpr int kPasses = 8;
+  const std::size_t n = triad_elements(threads);
+  const auto count = static_cast<std::int64_t>(n);
+  Buffer a = allocate_doubles(n), b = allocate_doubles(n), c = allocate_doubles(n);
+  double* pa = a.get();
+  double* pb = b.get();
+  double* pc = c.get();
+  // First touch with the triad's own static schedule, so page faults stay out of the timed passes
+  // and each page sits on the NUMA node of the thread that will stream it.
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) {
+    pa[i] = 0.0;
+    pb[i] = 1.0;
+    pc[i] = 2.0;
+  }
+  double best = 0;
+  for (int pass = 0; pass < kPasses; ++pass) {
+    const double start = now_seconds();
+    triad(pa, pb, pc, 3.0, count, threads);
+    const double seconds = now_seconds() - start;
+    best = std::max(best, 3.0 * sizeof(double) * static_cast<double>(n) / seconds / 1e9);
+  }
+  g_double_sink = pa[n / 2];
+  return best;
+}
+
+}  // namespace
+
+nlohmann::json PeakReport::to_json() const {
+  nlohmann::json j;
+  j["threads"] = threads;
+  j["fp32_fma_gflops"] = fp32_fma_gflops;
+  j["bf16_dot_gflops"] =
+      bf16_dot_gflops ? nlohmann::json(*bf16_dot_gflops) : nlohmann::json(nullptr);
+  j["fp16_fma_gflops"] =
+      fp16_fma_gflops ? nlohmann::json(*fp16_fma_gflops) : nlohmann::json(nullptr);
+  j["mem_bw_gbps"] = mem_bw_gbps;
+  j["isa_used"] = isa_used;
+  j["seconds_taken"] = seconds_taken;
+  return j;
+}
+
+PeakReport PeakReport::from_json(const nlohmann::json& j) {
+  const auto optional_number = [&j](const char* key) -> std::optional<double> {
+    if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+    return j.at(key).get<double>();
+  };
+  PeakReport r;
+  r.threads = j.at("threads").get<int>();
+  r.fp32_fma_gflops = j.at("fp32_fma_gflops").get<double>();
+  r.bf16_dot_gflops = optional_number("bf16_dot_gflops");
+  r.fp16_fma_gflops = optional_number("fp16_fma_gflops");
+  r.mem_bw_gbps = j.at("mem_bw_gbps").get<double>();
+  r.isa_used = j.value("isa_used", "");
+  r.seconds_taken = j.value("seconds_taken", 0.0);
+  return r;
+}
+
+PeakReport measure_peaks(int threads) {
+  const double start = now_seconds();
+  PeakReport report;
+  report.threads = threads > 0 ? threads : omp_get_max_threads();
+
+  // Flops per iteration = chains x lanes x flops per lane per instruction.
+  ComputeKernel fp32{"sse2", mul_add_f32_12x4_sse2, kChains * 4 * 2.0};
+  if (cpu_has("avx512f"))
+    fp32 = {"avx512f", fma_f32_12x16_avx512, kChains * 16 * 2.0};
+  else if (cpu_has("avx2") && cpu_has("fma"))
+    fp32 = {"avx2+fma", fma_f32_12x8_avx2, kChains * 8 * 2.0};
+  report.fp32_fma_gflops = best_gflops(fp32, report.threads);
+  report.isa_used = std::string("fp32:") + fp32.isa;
+
+  if (cpu_has("avx512f") && cpu_has("avx512_bf16")) {
+    // 32 bf16 products summed pairwise into 16 f32 lanes: 2 multiply-adds = 4 flops per f32 lane.
+    const ComputeKernel bf16{"avx512_bf16", dot_bf16_12x16_avx512, kChains * 16 * 4.0};
+    report.bf16_dot_gflops = best_gflops(bf16, report.threads);
+    report.isa_used += " bf16:avx512_bf16";
+  }
+  if (cpu_has("avx512_fp16") && cpu_has("avx512bw")) {
+    const ComputeKernel fp16{"avx512_fp16", fma_fp16_12x32_avx512, kChains * 32 * 2.0};
+    report.fp16_fma_gflops = best_gflops(fp16, report.threads);
+    report.isa_used += " fp16:avx512_fp16";
+  }
+
+  report.mem_bw_gbps = best_triad_gbps(report.threads);
+  report.isa_used += " mem:triad";
+  report.seconds_taken = now_seconds() - start;
+  return report;
+}
+
+}  // namespace kbench

@@ -1,0 +1,277 @@
+// Converts EvalResult to and from JSON, and implements the status names both directions use.
+#include "store/result_json.h"
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+namespace kbench {
+namespace {
+
+using nlohmann::json;
+
+// The names are part of the JSON, CSV and SQLite formats, so they never change.
+constexpr std::array<std::pair<Status, const char*>, 5> kStatusNames = {{
+    {Status::kCorrect, "correct"},
+    {Status::kIncorrect, "incorrect"},
+    {Status::kCompileError, "compile_error"},
+    {Status::kRuntimeError, "runtime_error"},
+    {Status::kTimeout, "timeout"},
+}};
+
+// JSON has no NaN or infinity; nlohmann would silently print null, which readers would take for
+// "not measured". A string keeps the value and still parses everywhere.
+json number(double value) {
+  if (std::isfinite(value)) return value;
+  if (std::isnan(value)) return "nan";
+  return value > 0 ? "inf" : "-inf";
+}
+
+json optional_number(const std::optional<double>& value) {
+  return value ? number(*value) : json(nullptr);
+}
+
+json timing_to_json(const TimingSummary& timing, bool include_samples) {
+  json out = {
+      {"median_ms", number(timing.median_ms)}, {"p25_ms", number(timing.p25_ms)},
+      {"p75_ms", number(timing.p75_ms)},       {"min_ms", number(timing.min_ms)},
+      {"mean_ms", number(timing.mean_ms)},     {"iters", timing.iters},
+  };
+  if (include_samples) {
+    json samples = json::array();
+    for (double ms : timing.samples_ms) samples.push_back(number(ms));
+    out["samples_ms"] = std::move(samples);
+  }
+  return out;
+}
+
+[[noreturn]] void bad_field(const char* key, const std::string& why) {
+  throw std::invalid_argument(std::string("eval_result_from_json: field '") + key + "': " + why);
+}
+
+// The inverse of number(); null reads as NaN because other writers (nlohmann's own dump) emit null
+// for non-finite values.
+double number_from(const json& value, const char* key) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text == "nan" || text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    if (text == "inf" || text == "+inf" || text == "Infinity") {
+      return std::numeric_limits<double>::infinity();
+    }
+    if (text == "-inf" || text == "-Infinity") return -std::numeric_limits<double>::infinity();
+    bad_field(key, "'" + text + "' is not a number");
+  }
+  bad_field(key, std::string("expected a number, got ") + value.type_name());
+}
+
+// Absent or null keys leave `out` unchanged, so records written by older versions still load.
+const json* find(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+void read(const json& object, const char* key, double& out) {
+  if (auto it = object.find(key); it != object.end()) out = number_from(*it, key);
+}
+
+void read(const json& object, const char* key, int& out) {
+  const json* value = find(object, key);
+  if (!value) return;
+  if (!value->is_number_integer()) bad_field(key, "expected an integer");
+  out = value->get<int>();
+}
+
+void read(const json& object, const char* key, bool& out) {
+  const json* value = find(object, key);
+  if (!value) return;
+  if (!value->is_boolean()) bad_field(key, "expected true or false");
+  out = value->get<bool>();
+}
+
+void read(const json& object, const char* key, std::string& out) {
+  const json* value = find(object, key);
+  if (!value) return;
+  if (!value->is_string()) bad_field(key, "expected a string");
+  out = value->get<std::string>();
+}
+
+std::optional<double> read_optional_number(const json& object, const char* key) {
+  const json* value = find(object, key);
+  if (!value) return std::nullopt;
+  return number_from(*value, key);
+}
+
+const json& require_object(const json& value, const char* key) {
+  if (!value.is_object())
+    bad_field(key, std::string("expected an object, got ") + value.type_name());
+  return value;
+}
+
+std::optional<TimingSummary> timing_from_json(const json& object, const char* key) {
+  const json* value = find(object, key);
+  if (!value) return std::nullopt;
+  const json& timing_json = require_object(*value, key);
+  TimingSummary timing;
+  read(timing_json, "median_ms", timing.median_ms);
+  read(timing_json, "p25_ms", timing.p25_ms);
+  read(timing_json, "p75_ms", timing.p75_ms);
+  read(timing_json, "min_ms", timing.min_ms);
+  read(timing_json, "mean_ms", timing.mean_ms);
+  read(timing_json, "iters", timing.iters);
+  if (const json* samples = find(timing_json, "samples_ms")) {
+    if (!samples->is_array()) bad_field("samples_ms", "expected an array");
+    timing.samples_ms.reserve(samples->size());
+    for (const json& ms : *samples) timing.samples_ms.push_back(number_from(ms, "samples_ms"));
+  }
+  return timing;
+}
+
+}  // namespace
+
+const char* status_name(Status status) {
+  for (const auto& [value, name] : kStatusNames) {
+    if (value == status) return name;
+  }
+  return "unknown";
+}
+
+std::optional<Status> parse_status(std::string_view name) {
+  for (const auto& [value, status_text] : kStatusNames) {
+    if (name == status_text) return value;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
+  const CorrectnessReport& correctness = result.correctness;
+  json out = {
+      {"kind", result.kind},
+      {"workload", result.workload},
+      {"size", result.size},
+      {"threads", result.threads},
+      {"status", status_name(result.status)},
+      {"error", result.error},
+      {"diagnostics", result.diagnostics},
+      {"candidate_path", result.candidate_path},
+      {"candidate_hash", result.candidate_hash},
+      {"correctness",
+       {
+           {"passed", correctness.passed},
+           {"trials", correctness.trials},
+           {"seeds", correctness.seeds},
+           {"max_abs_err", number(correctness.max_abs_err)},
+           {"max_rel_err", number(correctness.max_rel_err)},
+           {"rel_l2_err", number(correctness.rel_l2_err)},
+           {"detail", correctness.detail},
+       }},
+      {"candidate", result.candidate ? timing_to_json(*result.candidate, options.include_samples)
+                                     : json(nullptr)},
+      {"baseline",
+       result.baseline ? timing_to_json(*result.baseline, options.include_samples) : json(nullptr)},
+      {"speedup", optional_number(result.speedup)},
+      {"speedup_ci95", result.speedup_ci95 ? json::array({number(result.speedup_ci95->first),
+                                                          number(result.speedup_ci95->second)})
+                                           : json(nullptr)},
+      {"warmup", result.warmup},
+      {"wall_s", number(result.wall_s)},
+      {"created_at", result.created_at},
+  };
+  if (options.include_source) out["candidate_source"] = result.candidate_source;
+
+  // Utilization is flattened to the top level so scripts read result["gflops"] directly.
+  const std::optional<Utilization>& util = result.utilization;
+  out["gflops"] = util ? number(util->gflops) : json(nullptr);
+  out["pct_peak_flops"] = util ? number(util->pct_peak_flops) : json(nullptr);
+  out["gbps"] = util ? number(util->gbps) : json(nullptr);
+  out["pct_peak_bw"] = util ? number(util->pct_peak_bw) : json(nullptr);
+  out["peak_gflops"] = util ? number(util->peak_gflops) : json(nullptr);
+  out["peak_gbps"] = util ? number(util->peak_gbps) : json(nullptr);
+  out["peak_flops_kind"] = util ? json(util->peak_flops_kind) : json(nullptr);
+  return out;
+}
+
+EvalResult eval_result_from_json(const nlohmann::json& in) {
+  if (!in.is_object()) {
+    throw std::invalid_argument(std::string("eval_result_from_json: expected an object, got ") +
+                                in.type_name());
+  }
+  EvalResult result;
+  read(in, "kind", result.kind);
+  read(in, "workload", result.workload);
+  read(in, "size", result.size);
+  read(in, "threads", result.threads);
+  std::string status = status_name(result.status);
+  read(in, "status", status);
+  if (auto parsed = parse_status(status)) {
+    result.status = *parsed;
+  } else {
+    bad_field("status", "unknown status '" + status + "'");
+  }
+  read(in, "error", result.error);
+  read(in, "diagnostics", result.diagnostics);
+  read(in, "candidate_path", result.candidate_path);
+  read(in, "candidate_source", result.candidate_source);
+  read(in, "candidate_hash", result.candidate_hash);
+
+  if (const json* value = find(in, "correctness")) {
+    const json& correctness_json = require_object(*value, "correctness");
+    CorrectnessReport& correctness = result.correctness;
+    read(correctness_json, "passed", correctness.passed);
+    read(correctness_json, "trials", correctness.trials);
+    if (const json* seeds = find(correctness_json, "seeds")) {
+      if (!seeds->is_array()) bad_field("seeds", "expected an array");
+      for (const json& seed : *seeds) {
+        if (!seed.is_number_unsigned()) bad_field("seeds", "expected non-negative integers");
+        correctness.seeds.push_back(seed.get<std::uint64_t>());
+      }
+    }
+    read(correctness_json, "max_abs_err", correctness.max_abs_err);
+    read(correctness_json, "max_rel_err", correctness.max_rel_err);
+    read(correctness_json, "rel_l2_err", correctness.rel_l2_err);
+    read(correctness_json, "detail", correctness.detail);
+  }
+
+  result.candidate = timing_from_json(in, "candidate");
+  result.baseline = timing_from_json(in, "baseline");
+  result.speedup = read_optional_number(in, "speedup");
+  if (const json* ci = find(in, "speedup_ci95")) {
+    if (!ci->is_array() || ci->size() != 2) bad_field("speedup_ci95", "expected [lo, hi]");
+    result.speedup_ci95.emplace(number_from((*ci)[0], "speedup_ci95"),
+                                number_from((*ci)[1], "speedup_ci95"));
+  }
+
+  // to_json() writes either all utilization keys or none as null; any non-null one means measured.
+  constexpr std::array<const char*, 7> kUtilizationKeys = {
+      "gflops",      "pct_peak_flops", "gbps",           "pct_peak_bw",
+      "peak_gflops", "peak_gbps",      "peak_flops_kind"};
+  for (const char* key : kUtilizationKeys) {
+    if (find(in, key)) {
+      Utilization util;
+      read(in, "gflops", util.gflops);
+      read(in, "pct_peak_flops", util.pct_peak_flops);
+      read(in, "gbps", util.gbps);
+      read(in, "pct_peak_bw", util.pct_peak_bw);
+      read(in, "peak_gflops", util.peak_gflops);
+      read(in, "peak_gbps", util.peak_gbps);
+      read(in, "peak_flops_kind", util.peak_flops_kind);
+      result.utilization = std::move(util);
+      break;
+    }
+  }
+
+  read(in, "warmup", result.warmup);
+  read(in, "wall_s", result.wall_s);
+  read(in, "created_at", result.created_at);
+  return result;
+}
+
+std::string dump_json(const nlohmann::json& json_value, int indent) {
+  return json_value.dump(indent, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+}
+
+}  // namespace kbench

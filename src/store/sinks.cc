@@ -1,0 +1,350 @@
+// Table, JSON and CSV renderings of EvalResult lists, and the `kbench eval` verdict block.
+#include "store/sinks.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kbench {
+namespace {
+
+constexpr const char* kMissing = "-";
+
+// Diagnostics can be a whole compiler log; the verdict shows the end, where the first error usually
+// is not but the summary and the crash are, and the full text stays in the store and the JSON.
+constexpr std::size_t kVerdictDiagnosticLines = 40;
+
+std::string non_finite_name(double value) {
+  if (std::isnan(value)) return "nan";
+  return value > 0 ? "inf" : "-inf";
+}
+
+// `digits` significant digits without an exponent, so columns of times ranging from microseconds to
+// seconds stay comparable at a glance: 0.000123, 1.235, 1235.
+std::string format_sig(double value, int digits = 4) {
+  if (!std::isfinite(value)) return non_finite_name(value);
+  if (value == 0) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::clamp(digits - 1 - magnitude, 0, 6);
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+// Error magnitudes span many decades, so they get an exponent.
+std::string format_err(double value) {
+  if (!std::isfinite(value)) return non_finite_name(value);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3e", value);
+  return text;
+}
+
+std::string format_pct(double value) {
+  if (!std::isfinite(value)) return non_finite_name(value);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  return text;
+}
+
+// Shortest text that reads back as the same double, for CSV consumers that recompute.
+std::string format_exact(double value) {
+  if (!std::isfinite(value)) return non_finite_name(value);
+  char text[64];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return ec == std::errc() ? std::string(text, end) : std::string();
+}
+
+std::string format_speedup(const EvalResult& result) {
+  if (!result.speedup) return kMissing;
+  std::string text = format_sig(*result.speedup, 3) + "x";
+  if (result.speedup_ci95) {
+    text += " [" + format_sig(result.speedup_ci95->first, 3) + ", " +
+            format_sig(result.speedup_ci95->second, 3) + "]";
+  }
+  return text;
+}
+
+// A sha256 digest is shortened the way git shortens commits; other labels ("builtin:baseline") are
+// already short and lose their meaning when cut.
+std::string short_hash(const std::string& hash) {
+  constexpr std::size_t kShown = 12;
+  const bool hex_digest =
+      hash.size() > 2 * kShown && hash.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return hex_digest ? hash.substr(0, kShown) : hash;
+}
+
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+void write_table(std::ostream& out, std::span<const EvalResult> results) {
+  struct Column {
+    const char* header;
+    bool right_aligned;  // numbers line up on their last digit
+    std::function<std::string(const EvalResult&)> cell;
+  };
+  const auto median = [](const std::optional<TimingSummary>& timing) {
+    return timing ? format_sig(timing->median_ms) : std::string(kMissing);
+  };
+  const auto util = [](double Utilization::*field, std::string (*format)(double, int), int digits) {
+    return [=](const EvalResult& r) {
+      return r.utilization ? format(r.utilization.value().*field, digits) : std::string(kMissing);
+    };
+  };
+  const auto pct = [](double Utilization::*field) {
+    return [=](const EvalResult& r) {
+      return r.utilization ? format_pct(r.utilization.value().*field) : std::string(kMissing);
+    };
+  };
+  const std::vector<Column> columns = {
+      {"created_at", false, [](const EvalResult& r) { return r.created_at; }},
+      {"kind", false, [](const EvalResult& r) { return r.kind; }},
+      {"workload", false, [](const EvalResult& r) { return r.workload; }},
+      {"size", false, [](const EvalResult& r) { return r.size; }},
+      {"threads", true, [](const EvalResult& r) { return std::to_string(r.threads); }},
+      {"status", false, [](const EvalResult& r) { return std::string(status_name(r.status)); }},
+      {"speedup [95% CI]", false, format_speedup},
+      {"cand_ms", true, [&](const EvalResult& r) { return median(r.candidate); }},
+      {"base_ms", true, [&](const EvalResult& r) { return median(r.baseline); }},
+      {"GFLOP/s", true, util(&Utilization::gflops, format_sig, 4)},
+      {"%peak", true, pct(&Utilization::pct_peak_flops)},
+      {"GB/s", true, util(&Utilization::gbps, format_sig, 4)},
+      {"%bw", true, pct(&Utilization::pct_peak_bw)},
+  };
+
+  std::vector<std::vector<std::string>> cells;
+  cells.reserve(results.size());
+  std::vector<std::size_t> widths;
+  for (const Column& column : columns) widths.push_back(std::string_view(column.header).size());
+  for (const EvalResult& result : results) {
+    std::vector<std::string>& row = cells.emplace_back();
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      row.push_back(columns[c].cell(result));
+      widths[c] = std::max(widths[c], row.back().size());
+    }
+  }
+
+  const auto write_row = [&](const auto& text_of) {
+    std::string line;
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const std::string text = text_of(c);
+      const std::string pad(widths[c] - text.size(), ' ');
+      if (c > 0) line += "  ";
+      line += columns[c].right_aligned ? pad + text : text + pad;
+    }
+    line.erase(line.find_last_not_of(' ') + 1);  // no trailing blanks after a short last column
+    out << line << '\n';
+  };
+  write_row([&](std::size_t c) { return std::string(columns[c].header); });
+  for (const auto& row : cells) write_row([&](std::size_t c) { return row[c]; });
+}
+
+void write_json(std::ostream& out, std::span<const EvalResult> results,
+                const JsonOptions& options) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const EvalResult& result : results) array.push_back(to_json(result, options));
+  out << dump_json(array, 2) << '\n';
+}
+
+// Header and cells side by side, so a new column cannot shift the others.
+struct CsvColumn {
+  std::string name;
+  std::function<std::string(const EvalResult&)> cell;
+};
+
+std::vector<CsvColumn> csv_columns() {
+  using R = const EvalResult&;
+  std::vector<CsvColumn> columns = {
+      {"created_at", [](R r) { return r.created_at; }},
+      {"kind", [](R r) { return r.kind; }},
+      {"workload", [](R r) { return r.workload; }},
+      {"size", [](R r) { return r.size; }},
+      {"threads", [](R r) { return std::to_string(r.threads); }},
+      {"status", [](R r) { return std::string(status_name(r.status)); }},
+      {"error", [](R r) { return r.error; }},
+      {"candidate_path", [](R r) { return r.candidate_path; }},
+      {"candidate_hash", [](R r) { return r.candidate_hash; }},
+      {"passed", [](R r) { return std::string(r.correctness.passed ? "true" : "false"); }},
+      {"trials", [](R r) { return std::to_string(r.correctness.trials); }},
+      {"max_abs_err", [](R r) { return format_exact(r.correctness.max_abs_err); }},
+      {"max_rel_err", [](R r) { return format_exact(r.correctness.max_rel_err); }},
+      {"rel_l2_err", [](R r) { return format_exact(r.correctness.rel_l2_err); }},
+      {"detail", [](R r) { return r.correctness.detail; }},
+  };
+  using TimingField = double TimingSummary::*;
+  const std::pair<const char*, TimingField> timing_fields[] = {
+      {"median_ms", &TimingSummary::median_ms},
+      {"p25_ms", &TimingSummary::p25_ms},
+      {"p75_ms", &TimingSummary::p75_ms},
+      {"min_ms", &TimingSummary::min_ms},
+      {"mean_ms", &TimingSummary::mean_ms}};
+  for (const auto& [side, timing] : {std::pair("candidate", &EvalResult::candidate),
+                                     std::pair("baseline", &EvalResult::baseline)}) {
+    for (const auto& [suffix, field] : timing_fields) {
+      columns.push_back({std::string(side) + "_" + suffix, [timing, field](R r) {
+                           return (r.*timing) ? format_exact((r.*timing).value().*field) : "";
+                         }});
+    }
+    columns.push_back({std::string(side) + "_iters", [timing](R r) {
+                         return (r.*timing) ? std::to_string((r.*timing)->iters) : "";
+                       }});
+  }
+  columns.push_back({"speedup", [](R r) { return r.speedup ? format_exact(*r.speedup) : ""; }});
+  columns.push_back({"speedup_ci_lo", [](R r) {
+                       return r.speedup_ci95 ? format_exact(r.speedup_ci95->first) : "";
+                     }});
+  columns.push_back({"speedup_ci_hi", [](R r) {
+                       return r.speedup_ci95 ? format_exact(r.speedup_ci95->second) : "";
+                     }});
+  const std::pair<const char*, double Utilization::*> utilization_fields[] = {
+      {"gflops", &Utilization::gflops},
+      {"pct_peak_flops", &Utilization::pct_peak_flops},
+      {"gbps", &Utilization::gbps},
+      {"pct_peak_bw", &Utilization::pct_peak_bw},
+      {"peak_gflops", &Utilization::peak_gflops},
+      {"peak_gbps", &Utilization::peak_gbps}};
+  for (const auto& [name, field] : utilization_fields) {
+    columns.push_back({name, [field](R r) {
+                         return r.utilization ? format_exact(r.utilization.value().*field) : "";
+                       }});
+  }
+  columns.push_back({"warmup", [](R r) { return std::to_string(r.warmup); }});
+  columns.push_back({"wall_s", [](R r) { return format_exact(r.wall_s); }});
+  return columns;
+}
+
+void write_csv(std::ostream& out, std::span<const EvalResult> results) {
+  // RFC 4180 ends records with CRLF; readers accept it everywhere, including inside quoted fields.
+  constexpr const char* kEol = "\r\n";
+  const std::vector<CsvColumn> columns = csv_columns();
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    out << (c ? "," : "") << csv_field(columns[c].name);
+  }
+  out << kEol;
+  for (const EvalResult& result : results) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      out << (c ? "," : "") << csv_field(columns[c].cell(result));
+    }
+    out << kEol;
+  }
+}
+
+void write_timing(std::ostream& out, const char* label, const TimingSummary& t) {
+  out << "  " << label << "median " << format_sig(t.median_ms) << " ms  (p25 "
+      << format_sig(t.p25_ms) << ", p75 " << format_sig(t.p75_ms) << ", min "
+      << format_sig(t.min_ms) << "; " << t.iters << " iters)\n";
+}
+
+}  // namespace
+
+std::optional<Format> parse_format(std::string_view name) {
+  if (name == "table") return Format::kTable;
+  if (name == "json") return Format::kJson;
+  if (name == "csv") return Format::kCsv;
+  return std::nullopt;
+}
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  quoted += '"';
+  return quoted;
+}
+
+void write_results(std::ostream& out, std::span<const EvalResult> results, Format format,
+                   const JsonOptions& json_options) {
+  switch (format) {
+    case Format::kTable:
+      write_table(out, results);
+      return;
+    case Format::kJson:
+      write_json(out, results, json_options);
+      return;
+    case Format::kCsv:
+      write_csv(out, results);
+      return;
+  }
+}
+
+void write_verdict(std::ostream& out, const EvalResult& r) {
+  // Labels padded to one width so the values form a column.
+  const auto label = [](const char* text) {
+    std::string padded(text);
+    padded.resize(std::max<std::size_t>(padded.size() + 1, 13), ' ');
+    return padded;
+  };
+
+  out << r.workload << "  size=" << r.size << "  threads=" << r.threads;
+  if (r.kind != "eval") out << "  kind=" << r.kind;
+  out << "  ->  " << upper(status_name(r.status)) << '\n';
+  if (!r.error.empty()) out << "  " << label("error") << r.error << '\n';
+  if (!r.candidate_path.empty()) {
+    out << "  " << label("candidate") << r.candidate_path;
+    if (!r.candidate_hash.empty()) out << "  (" << short_hash(r.candidate_hash) << ")";
+    out << '\n';
+  }
+
+  const CorrectnessReport& c = r.correctness;
+  if (c.trials > 0) {
+    out << "  " << label("correctness") << (c.passed ? "passed" : "FAILED") << " over " << c.trials
+        << (c.trials == 1 ? " trial" : " trials") << "; max_abs_err " << format_err(c.max_abs_err)
+        << ", max_rel_err " << format_err(c.max_rel_err) << ", rel_l2_err "
+        << format_err(c.rel_l2_err) << '\n';
+  }
+  if (!c.detail.empty()) out << "  " << label("detail") << c.detail << '\n';
+
+  if (r.candidate) write_timing(out, label("candidate").c_str(), *r.candidate);
+  if (r.baseline) write_timing(out, label("baseline").c_str(), *r.baseline);
+  if (r.speedup) {
+    out << "  " << label("speedup") << format_sig(*r.speedup, 3) << "x";
+    if (r.speedup_ci95) {
+      out << "  (95% CI " << format_sig(r.speedup_ci95->first, 3) << "x .. "
+          << format_sig(r.speedup_ci95->second, 3) << "x)";
+    }
+    out << '\n';
+  }
+  if (const auto& u = r.utilization) {
+    out << "  " << label("utilization") << format_sig(u->gflops)
+        << " GFLOP/s = " << format_pct(u->pct_peak_flops) << "% of " << format_sig(u->peak_gflops)
+        << " peak";
+    if (!u->peak_flops_kind.empty()) out << " (" << u->peak_flops_kind << ")";
+    out << "; " << format_sig(u->gbps) << " GB/s = " << format_pct(u->pct_peak_bw) << "% of "
+        << format_sig(u->peak_gbps) << " peak\n";
+  }
+  out << "  " << label("run") << "warmup " << r.warmup << ", wall " << format_sig(r.wall_s, 3)
+      << " s";
+  if (!r.created_at.empty()) out << ", " << r.created_at;
+  out << '\n';
+
+  if (r.status != Status::kCorrect && !r.diagnostics.empty()) {
+    std::vector<std::string_view> lines;
+    std::string_view rest = r.diagnostics;
+    while (!rest.empty()) {
+      const std::size_t eol = rest.find('\n');
+      lines.push_back(rest.substr(0, eol));
+      rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
+    }
+    const std::size_t first =
+        lines.size() > kVerdictDiagnosticLines ? lines.size() - kVerdictDiagnosticLines : 0;
+    out << "  " << label("diagnostics");
+    if (first > 0)
+      out << "(last " << kVerdictDiagnosticLines << " of " << lines.size() << " lines)";
+    out << '\n';
+    for (std::size_t i = first; i < lines.size(); ++i) out << "    | " << lines[i] << '\n';
+  }
+}
+
+}  // namespace kbench

@@ -1,0 +1,548 @@
+// ResultStore over the SQLite C API: RAII statements and transactions, versioned migrations, and
+// the one-transaction record() that keeps a killed process from leaving half a result behind.
+#include "store/store.h"
+
+#include <pwd.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "store/result_json.h"
+
+namespace kbench {
+namespace {
+
+using nlohmann::json;
+
+// Long enough to queue behind another process's record() (milliseconds of inserts) or a WAL
+// checkpoint, short enough that a wedged writer surfaces as an error instead of a hang.
+constexpr int kBusyTimeoutMs = 5000;
+
+// Migration i takes a database from user_version i to i + 1; append, never edit, so that existing
+// files upgrade in place.
+constexpr std::array<const char*, ResultStore::kSchemaVersion> kMigrations = {
+    R"sql(
+CREATE TABLE environments (
+  id            INTEGER PRIMARY KEY,
+  cpu_model     TEXT NOT NULL,
+  cpu_flags     TEXT NOT NULL,
+  logical_cpus  INTEGER NOT NULL,
+  hostname      TEXT NOT NULL,
+  compiler      TEXT NOT NULL,
+  libraries     TEXT NOT NULL,
+  kbench_commit TEXT NOT NULL,
+  build_type    TEXT NOT NULL,
+  first_seen    TEXT NOT NULL,
+  last_seen     TEXT NOT NULL,
+  UNIQUE (cpu_model, cpu_flags, logical_cpus, hostname, compiler, libraries, kbench_commit,
+          build_type)
+);
+
+-- AUTOINCREMENT: ids are never reused, so an id printed in a report keeps naming the same result.
+CREATE TABLE results (
+  id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+  created_at          TEXT NOT NULL,
+  kind                TEXT NOT NULL,
+  workload            TEXT NOT NULL,
+  size                TEXT NOT NULL,
+  threads             INTEGER NOT NULL,
+  status              TEXT NOT NULL,
+  error               TEXT NOT NULL,
+  diagnostics         TEXT NOT NULL,
+  candidate_path      TEXT NOT NULL,
+  candidate_hash      TEXT NOT NULL,
+  candidate_source    TEXT NOT NULL,
+  passed              INTEGER NOT NULL,
+  trials              INTEGER NOT NULL,
+  seeds               TEXT NOT NULL,
+  max_abs_err         REAL,
+  max_rel_err         REAL,
+  rel_l2_err          REAL,
+  correctness_detail  TEXT NOT NULL,
+  candidate_median_ms REAL,
+  candidate_p25_ms    REAL,
+  candidate_p75_ms    REAL,
+  candidate_iters     INTEGER,
+  baseline_median_ms  REAL,
+  baseline_p25_ms     REAL,
+  baseline_p75_ms     REAL,
+  baseline_iters      INTEGER,
+  speedup             REAL,
+  speedup_ci_lo       REAL,
+  speedup_ci_hi       REAL,
+  gflops              REAL,
+  pct_peak_flops      REAL,
+  gbps                REAL,
+  pct_peak_bw         REAL,
+  warmup              INTEGER NOT NULL,
+  wall_s              REAL,
+  env_id              INTEGER NOT NULL REFERENCES environments (id),
+  full_json           TEXT NOT NULL
+);
+CREATE INDEX results_by_workload ON results (workload, id);
+CREATE INDEX results_by_kind ON results (kind, id);
+CREATE INDEX results_by_candidate_hash ON results (candidate_hash);
+
+CREATE TABLE samples (
+  result_id INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+  side      TEXT NOT NULL CHECK (side IN ('candidate', 'baseline')),
+  iter      INTEGER NOT NULL,
+  ms        REAL,
+  PRIMARY KEY (result_id, side, iter)
+) WITHOUT ROWID;
+
+CREATE TABLE cache (
+  key        TEXT PRIMARY KEY,
+  value      TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+)sql",
+};
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// Names the file in every message: with several stores (tests, --db) "database is locked" alone
+// does not say which.
+std::string db_label(sqlite3* db) {
+  const char* file = sqlite3_db_filename(db, "main");
+  return file && *file ? file : ":memory:";
+}
+
+[[noreturn]] void fail(sqlite3* db, std::string_view what) {
+  throw StoreError("kbench store '" + db_label(db) + "': " + std::string(what) + ": " +
+                   sqlite3_errmsg(db));
+}
+
+void exec(sqlite3* db, const std::string& sql) {
+  // Only for fixed SQL (schema, pragmas, BEGIN/COMMIT); anything carrying data goes through
+  // Statement.
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) fail(db, sql);
+}
+
+// One prepared statement with named parameters (":workload"), finalized on scope exit.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+      fail(db, "preparing statement");
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  void bind_text(const char* name, std::string_view text) {
+    // A null data pointer would bind SQL NULL; an empty string_view may carry one.
+    const char* data = text.data() ? text.data() : "";
+    check(sqlite3_bind_text64(stmt_, index(name), data, text.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+          name);
+  }
+  void bind_int(const char* name, std::int64_t value) {
+    check(sqlite3_bind_int64(stmt_, index(name), value), name);
+  }
+  // NaN becomes NULL (SQLite has no NaN); infinities are stored as such.
+  void bind_double(const char* name, double value) {
+    if (std::isnan(value)) return bind_null(name);
+    check(sqlite3_bind_double(stmt_, index(name), value), name);
+  }
+  void bind_double(const char* name, const std::optional<double>& value) {
+    if (value) return bind_double(name, *value);
+    bind_null(name);
+  }
+  void bind_null(const char* name) { check(sqlite3_bind_null(stmt_, index(name)), name); }
+
+  // True while a row is available; false when done.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail(db_, std::string("executing '") + sqlite3_sql(stmt_) + "'");
+  }
+  void run() {
+    while (step()) {
+    }
+  }
+  void reset() { sqlite3_reset(stmt_); }
+
+  std::int64_t column_int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  double column_double(int column) const {
+    if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nan("");
+    return sqlite3_column_double(stmt_, column);
+  }
+  std::string column_text(int column) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    return text ? std::string(text, sqlite3_column_bytes(stmt_, column)) : std::string();
+  }
+
+ private:
+  int index(const char* name) const {
+    const int i = sqlite3_bind_parameter_index(stmt_, name);
+    if (i == 0) {
+      throw StoreError(std::string("kbench store: no parameter ") + name + " in '" +
+                       sqlite3_sql(stmt_) + "'");
+    }
+    return i;
+  }
+  void check(int rc, const char* name) const {
+    if (rc != SQLITE_OK) fail(db_, std::string("binding ") + name);
+  }
+
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// BEGIN on construction; ROLLBACK on scope exit unless commit() succeeded. Exceptions, early
+// returns and a failed COMMIT all leave the database as it was.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const char* begin) : db_(db) { exec(db, begin); }
+  ~Transaction() {
+    // SQLite rolls back by itself after some errors (SQLITE_FULL, IOERR, ...); autocommit then is
+    // on again and a second ROLLBACK would only fail.
+    if (!committed_ && !sqlite3_get_autocommit(db_)) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  void commit() {
+    exec(db_, "COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  sqlite3* db_;
+  bool committed_ = false;
+};
+
+int user_version(sqlite3* db) {
+  Statement query(db, "PRAGMA user_version");
+  return query.step() ? static_cast<int>(query.column_int(0)) : 0;
+}
+
+void migrate(sqlite3* db) {
+  // Most opens find the schema current; checking first avoids taking the write lock for them.
+  if (user_version(db) == ResultStore::kSchemaVersion) return;
+  // Two processes may open a fresh file at once: the write lock serializes them and the second one
+  // re-reads the version inside it and finds nothing to do.
+  Transaction txn(db, "BEGIN IMMEDIATE");
+  const int version = user_version(db);
+  if (version > ResultStore::kSchemaVersion) {
+    throw StoreError("kbench store '" + db_label(db) + "': schema version " +
+                     std::to_string(version) + " is newer than this kbench understands (" +
+                     std::to_string(ResultStore::kSchemaVersion) + "); upgrade kbench");
+  }
+  for (int v = version; v < ResultStore::kSchemaVersion; ++v) exec(db, kMigrations[v]);
+  exec(db, "PRAGMA user_version = " + std::to_string(ResultStore::kSchemaVersion));
+  txn.commit();
+}
+
+std::int64_t upsert_environment(sqlite3* db, const Environment& env, const std::string& now) {
+  Statement upsert(
+      db,
+      "INSERT INTO environments (cpu_model, cpu_flags, logical_cpus, hostname, compiler, "
+      "libraries, kbench_commit, build_type, first_seen, last_seen) "
+      "VALUES (:cpu_model, :cpu_flags, :logical_cpus, :hostname, :compiler, :libraries, "
+      ":kbench_commit, :build_type, :now, :now) "
+      "ON CONFLICT (cpu_model, cpu_flags, logical_cpus, hostname, compiler, libraries, "
+      "kbench_commit, build_type) DO UPDATE SET last_seen = excluded.last_seen "
+      "RETURNING id");
+  upsert.bind_text(":cpu_model", env.cpu_model);
+  upsert.bind_text(":cpu_flags", env.cpu_flags);
+  upsert.bind_int(":logical_cpus", env.logical_cpus);
+  upsert.bind_text(":hostname", env.hostname);
+  upsert.bind_text(":compiler", env.compiler);
+  upsert.bind_text(":libraries", env.libraries);
+  upsert.bind_text(":kbench_commit", env.kbench_commit);
+  upsert.bind_text(":build_type", env.build_type);
+  upsert.bind_text(":now", now);
+  if (!upsert.step())
+    throw StoreError("kbench store '" + db_label(db) + "': environment upsert returned no id");
+  const std::int64_t id = upsert.column_int(0);
+  upsert.run();  // a RETURNING statement stays active until stepped to SQLITE_DONE
+  return id;
+}
+
+void bind_timing(Statement& insert, const std::string& side,
+                 const std::optional<TimingSummary>& timing) {
+  const std::string prefix = ":" + side + "_";
+  const auto name = [&](const char* field) { return prefix + field; };
+  if (timing) {
+    insert.bind_double(name("median_ms").c_str(), timing->median_ms);
+    insert.bind_double(name("p25_ms").c_str(), timing->p25_ms);
+    insert.bind_double(name("p75_ms").c_str(), timing->p75_ms);
+    insert.bind_int(name("iters").c_str(), timing->iters);
+  } else {
+    for (const char* field : {"median_ms", "p25_ms", "p75_ms", "iters"}) {
+      insert.bind_null(name(field).c_str());
+    }
+  }
+}
+
+void insert_samples(Statement& insert, std::int64_t result_id, const char* side,
+                    const std::optional<TimingSummary>& timing) {
+  if (!timing) return;
+  for (std::size_t i = 0; i < timing->samples_ms.size(); ++i) {
+    insert.reset();
+    insert.bind_int(":result_id", result_id);
+    insert.bind_text(":side", side);
+    insert.bind_int(":iter", static_cast<std::int64_t>(i));
+    insert.bind_double(":ms", timing->samples_ms[i]);
+    insert.run();
+  }
+}
+
+std::string home_directory() {
+  if (const char* home = std::getenv("HOME"); home && *home) return home;
+  // Cron jobs and some containers run without $HOME; the passwd entry still knows.
+  std::array<char, 4096> buffer{};
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found &&
+      found->pw_dir && *found->pw_dir) {
+    return found->pw_dir;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string default_db_path() {
+  if (const char* db = std::getenv("KBENCH_DB"); db && *db) return db;
+  // The XDG spec says to ignore relative values.
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/') {
+    return (std::filesystem::path(xdg) / "kbench" / "results.db").string();
+  }
+  const std::string home = home_directory();
+  if (home.empty()) {
+    throw StoreError("kbench store: no database path: set KBENCH_DB, XDG_DATA_HOME or HOME");
+  }
+  return (std::filesystem::path(home) / ".local" / "share" / "kbench" / "results.db").string();
+}
+
+ResultStore ResultStore::open(const std::string& path) {
+  const auto error = [&](const std::string& what) {
+    return StoreError("kbench store '" + path + "': " + what);
+  };
+  if (path.empty()) throw error("empty database path");
+  const bool in_memory = path == ":memory:";
+  if (!in_memory) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) throw error("cannot create directory '" + parent.string() + "': " + ec.message());
+  }
+
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    sqlite3_close(raw);
+    throw error("cannot open: " + message);
+  }
+  ResultStore store(raw, path);  // owns `raw` from here on, closing it if setup throws
+
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  // Garbage files are only detected here, on first access: SQLite opens lazily.
+  if (!in_memory) {
+    // WAL lets `kbench report` read while an eval writes, and commits with one fsync-free append.
+    Statement wal(raw, "PRAGMA journal_mode = WAL");
+    wal.run();
+  }
+  // synchronous=NORMAL under WAL survives process crashes (what the kill test checks) and loses at
+  // most the last commits on power loss, which is acceptable for benchmark results.
+  exec(raw, "PRAGMA synchronous = NORMAL");
+  exec(raw, "PRAGMA foreign_keys = ON");
+  migrate(raw);
+  return store;
+}
+
+ResultStore::ResultStore(ResultStore&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)),
+      path_(std::move(other.path_)),
+      after_insert_hook_(std::move(other.after_insert_hook_)) {}
+
+ResultStore& ResultStore::operator=(ResultStore&& other) noexcept {
+  if (this != &other) {
+    if (db_) sqlite3_close_v2(db_);
+    db_ = std::exchange(other.db_, nullptr);
+    path_ = std::move(other.path_);
+    after_insert_hook_ = std::move(other.after_insert_hook_);
+  }
+  return *this;
+}
+
+ResultStore::~ResultStore() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+sqlite3* ResultStore::handle() const {
+  if (!db_) throw StoreError("kbench store: used after being moved from");
+  return db_;
+}
+
+std::int64_t ResultStore::record(const EvalResult& result, const Environment& env) {
+  sqlite3* db = handle();
+  const std::string now = utc_now();
+  const std::string created_at = result.created_at.empty() ? now : result.created_at;
+
+  // Samples live in their own table and the source in its own column; full_json carries the rest.
+  json full = to_json(result, {.include_samples = false, .include_source = false});
+  full["created_at"] = created_at;
+
+  Transaction txn(db, "BEGIN IMMEDIATE");
+  const std::int64_t env_id = upsert_environment(db, env, now);
+
+  Statement insert(
+      db,
+      "INSERT INTO results (created_at, kind, workload, size, threads, status, error, diagnostics, "
+      "candidate_path, candidate_hash, candidate_source, passed, trials, seeds, max_abs_err, "
+      "max_rel_err, rel_l2_err, correctness_detail, candidate_median_ms, candidate_p25_ms, "
+      "candidate_p75_ms, candidate_iters, baseline_median_ms, baseline_p25_ms, baseline_p75_ms, "
+      "baseline_iters, speedup, speedup_ci_lo, speedup_ci_hi, gflops, pct_peak_flops, gbps, "
+      "pct_peak_bw, warmup, wall_s, env_id, full_json) "
+      "VALUES (:created_at, :kind, :workload, :size, :threads, :status, :error, :diagnostics, "
+      ":candidate_path, :candidate_hash, :candidate_source, :passed, :trials, :seeds, "
+      ":max_abs_err, "
+      ":max_rel_err, :rel_l2_err, :correctness_detail, :candidate_median_ms, :candidate_p25_ms, "
+      ":candidate_p75_ms, :candidate_iters, :baseline_median_ms, :baseline_p25_ms, "
+      ":baseline_p75_ms, :baseline_iters, :speedup, :speedup_ci_lo, :speedup_ci_hi, :gflops, "
+      ":pct_peak_flops, :gbps, :pct_peak_bw, :warmup, :wall_s, :env_id, :full_json)");
+  insert.bind_text(":created_at", created_at);
+  insert.bind_text(":kind", result.kind);
+  insert.bind_text(":workload", result.workload);
+  insert.bind_text(":size", result.size);
+  insert.bind_int(":threads", result.threads);
+  insert.bind_text(":status", status_name(result.status));
+  insert.bind_text(":error", result.error);
+  insert.bind_text(":diagnostics", result.diagnostics);
+  insert.bind_text(":candidate_path", result.candidate_path);
+  insert.bind_text(":candidate_hash", result.candidate_hash);
+  insert.bind_text(":candidate_source", result.candidate_source);
+  const CorrectnessReport& correctness = result.correctness;
+  insert.bind_int(":passed", correctness.passed ? 1 : 0);
+  insert.bind_int(":trials", correctness.trials);
+  insert.bind_text(":seeds", json(correctness.seeds).dump());
+  insert.bind_double(":max_abs_err", correctness.max_abs_err);
+  insert.bind_double(":max_rel_err", correctness.max_rel_err);
+  insert.bind_double(":rel_l2_err", correctness.rel_l2_err);
+  insert.bind_text(":correctness_detail", correctness.detail);
+  bind_timing(insert, "candidate", result.candidate);
+  bind_timing(insert, "baseline", result.baseline);
+  insert.bind_double(":speedup", result.speedup);
+  if (result.speedup_ci95) {
+    insert.bind_double(":speedup_ci_lo", result.speedup_ci95->first);
+    insert.bind_double(":speedup_ci_hi", result.speedup_ci95->second);
+  } else {
+    insert.bind_null(":speedup_ci_lo");
+    insert.bind_null(":speedup_ci_hi");
+  }
+  const std::optional<Utilization>& util = result.utilization;
+  insert.bind_double(":gflops", util ? std::optional(util->gflops) : std::nullopt);
+  insert.bind_double(":pct_peak_flops", util ? std::optional(util->pct_peak_flops) : std::nullopt);
+  insert.bind_double(":gbps", util ? std::optional(util->gbps) : std::nullopt);
+  insert.bind_double(":pct_peak_bw", util ? std::optional(util->pct_peak_bw) : std::nullopt);
+  insert.bind_int(":warmup", result.warmup);
+  insert.bind_double(":wall_s", result.wall_s);
+  insert.bind_int(":env_id", env_id);
+  insert.bind_text(":full_json", dump_json(full));
+  insert.run();
+  const std::int64_t id = sqlite3_last_insert_rowid(db);
+
+  Statement sample(
+      db, "INSERT INTO samples (result_id, side, iter, ms) VALUES (:result_id, :side, :iter, :ms)");
+  insert_samples(sample, id, "candidate", result.candidate);
+  if (after_insert_hook_) after_insert_hook_();
+  insert_samples(sample, id, "baseline", result.baseline);
+  txn.commit();
+  return id;
+}
+
+std::vector<EvalResult> ResultStore::recent(int limit, std::optional<std::string> workload,
+                                            std::optional<std::string> kind) const {
+  sqlite3* db = handle();
+  // One read snapshot for the rows and their samples, so a concurrent writer cannot interleave.
+  Transaction snapshot(db, "BEGIN");
+  Statement rows(
+      db,
+      "SELECT id, full_json, candidate_source FROM results "
+      "WHERE (:workload IS NULL OR workload = :workload) AND (:kind IS NULL OR kind = :kind) "
+      "ORDER BY id DESC LIMIT :limit");
+  if (workload) {
+    rows.bind_text(":workload", *workload);
+  } else {
+    rows.bind_null(":workload");
+  }
+  if (kind) {
+    rows.bind_text(":kind", *kind);
+  } else {
+    rows.bind_null(":kind");
+  }
+  rows.bind_int(":limit", limit < 0 ? -1 : limit);  // SQLite reads LIMIT -1 as "no limit"
+  Statement samples(db, "SELECT side, ms FROM samples WHERE result_id = :id ORDER BY side, iter");
+
+  std::vector<EvalResult> results;
+  while (rows.step()) {
+    const std::int64_t id = rows.column_int(0);
+    EvalResult result;
+    try {
+      result = eval_result_from_json(json::parse(rows.column_text(1)));
+    } catch (const std::exception& e) {
+      throw StoreError("kbench store '" + path_ + "': result " + std::to_string(id) +
+                       " has unreadable full_json: " + e.what());
+    }
+    result.candidate_source = rows.column_text(2);
+    if (result.candidate) result.candidate->samples_ms.clear();
+    if (result.baseline) result.baseline->samples_ms.clear();
+    samples.reset();
+    samples.bind_int(":id", id);
+    while (samples.step()) {
+      std::optional<TimingSummary>& timing =
+          samples.column_text(0) == "candidate" ? result.candidate : result.baseline;
+      if (timing) timing->samples_ms.push_back(samples.column_double(1));
+    }
+    results.push_back(std::move(result));
+  }
+  snapshot.commit();
+  return results;
+}
+
+std::optional<std::string> ResultStore::cache_get(const std::string& key) const {
+  Statement query(handle(), "SELECT value FROM cache WHERE key = :key");
+  query.bind_text(":key", key);
+  if (!query.step()) return std::nullopt;
+  return query.column_text(0);
+}
+
+void ResultStore::cache_put(const std::string& key, const std::string& value) {
+  Statement upsert(
+      handle(),
+      "INSERT INTO cache (key, value, updated_at) VALUES (:key, :value, :now) "
+      "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at");
+  upsert.bind_text(":key", key);
+  upsert.bind_text(":value", value);
+  upsert.bind_text(":now", utc_now());
+  upsert.run();
+}
+
+}  // namespace kbench

@@ -1,0 +1,92 @@
+// The SQLite sink: every evaluation with its environment and raw timing samples, plus a small
+// key-value cache (machine probe results), in one database file shared by concurrent kbench
+// processes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/environment.h"
+#include "harness/eval_result.h"
+
+struct sqlite3;
+
+namespace kbench {
+
+// Any failure to open, migrate, read or write the store. The message names the database file and
+// carries SQLite's own explanation ("file is not a database", "database is locked", ...).
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// $KBENCH_DB if set, else $XDG_DATA_HOME/kbench/results.db, else
+// $HOME/.local/share/kbench/results.db. Throws StoreError when none of them (nor the passwd home
+// directory) is available.
+std::string default_db_path();
+
+// Schema (user_version 1):
+//   environments(id, cpu_model, cpu_flags, logical_cpus, hostname, compiler, libraries,
+//   kbench_commit,
+//                build_type, first_seen, last_seen)        -- one row per distinct content
+//   results(id, created_at, kind, workload, size, threads, status, error, diagnostics,
+//   candidate_path,
+//           candidate_hash, candidate_source, passed, trials, seeds (JSON text), max_abs_err,
+//           max_rel_err, rel_l2_err, correctness_detail, candidate_{median,p25,p75}_ms,
+//           candidate_iters, baseline_{median,p25,p75}_ms, baseline_iters, speedup, speedup_ci_lo,
+//           speedup_ci_hi, gflops, pct_peak_flops, gbps, pct_peak_bw, warmup, wall_s, env_id,
+//           full_json (to_json() of the record without candidate_source, which has its own column))
+//   samples(result_id, side 'candidate'|'baseline', iter, ms)  -- every timed call
+//   cache(key, value, updated_at)
+// REAL columns hold NULL for values that are absent or NaN (SQLite cannot store NaN); full_json
+// keeps them exactly.
+//
+// One ResultStore is one connection: use it from one thread at a time. Several processes may share
+// a file; writers queue for up to 5 s (busy_timeout) before StoreError("database is locked").
+class ResultStore {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens or creates the database at `path` (creating parent directories) and brings its schema up
+  // to kSchemaVersion. ":memory:" gives a private in-memory store. Throws StoreError naming `path`.
+  static ResultStore open(const std::string& path);
+
+  ResultStore(ResultStore&& other) noexcept;
+  ResultStore& operator=(ResultStore&& other) noexcept;
+  ResultStore(const ResultStore&) = delete;
+  ResultStore& operator=(const ResultStore&) = delete;
+  ~ResultStore();
+
+  // Writes `result`, `env` (deduplicated by content) and every timing sample in one transaction, so
+  // a crash or kill leaves either the whole record or nothing. Fills created_at with the current
+  // UTC time when empty. Returns the new results.id.
+  std::int64_t record(const EvalResult& result, const Environment& env);
+
+  // Up to `limit` results, newest first (a negative limit means all), optionally only those with
+  // the given workload and/or kind. Timing samples come from the samples table.
+  std::vector<EvalResult> recent(int limit, std::optional<std::string> workload = std::nullopt,
+                                 std::optional<std::string> kind = std::nullopt) const;
+
+  std::optional<std::string> cache_get(const std::string& key) const;
+  void cache_put(const std::string& key, const std::string& value);
+
+  const std::string& path() const { return path_; }
+
+  // Test-only: called inside record()'s transaction after the results row and the candidate samples
+  // are written and before the baseline samples and COMMIT, so a test can kill the process there.
+  void set_after_insert_hook(std::function<void()> hook) { after_insert_hook_ = std::move(hook); }
+
+ private:
+  ResultStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  sqlite3* handle() const;  // throws on a moved-from store
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  std::function<void()> after_insert_hook_;
+};
+
+}  // namespace kbench

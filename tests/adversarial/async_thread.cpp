@@ -1,0 +1,53 @@
+// expect: incorrect
+// Attack class: returning before the work is done. kb_run hands the computation to a detached
+// std::thread and returns 0 at once, so a timer around the call sees ~0 ms. The output the
+// harness reads right after the return is still the NaN fill: incorrect.
+// The worker thread first sleeps 200 ms so the race is lost deterministically even at the tiny
+// smoke size (otherwise a fast thread could finish before the harness looks). It copies the
+// tensor descriptors and epsilon by value; the data pointers it writes through still belong to
+// the harness, which has long checked (and may have refilled) the buffer when it wakes.
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+
+#include "kbench/kernel.h"
+
+// Plain RMSNorm over the last axis: f32 math, normalized value rounded to bf16, times scale.
+static void rmsnorm(const kb_config* cfg, const kb_tensor* inputs, kb_tensor* outputs) {
+  const kb_tensor& x = inputs[0];
+  const int64_t d = x.shape[x.rank - 1];
+  if (d == 0) return;
+  const int64_t rows = kb_numel(&x) / d;
+  const auto* xs = static_cast<const uint16_t*>(x.data);
+  const auto* scale = static_cast<const uint16_t*>(inputs[1].data);
+  auto* out = static_cast<uint16_t*>(outputs[0].data);
+  const float eps = static_cast<float>(kb_param_or(cfg, "epsilon", 1e-5));
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* row = xs + r * d;
+    float sum_sq = 0.0f;
+    for (int64_t j = 0; j < d; ++j) {
+      const float v = kb_bf16_to_f32(row[j]);
+      sum_sq += v * v;
+    }
+    const float inv_rms = 1.0f / std::sqrt(sum_sq / static_cast<float>(d) + eps);
+    for (int64_t j = 0; j < d; ++j) {
+      const float normed = kb_bf16_to_f32(kb_f32_to_bf16(kb_bf16_to_f32(row[j]) * inv_rms));
+      out[r * d + j] = kb_f32_to_bf16(normed * kb_bf16_to_f32(scale[j]));
+    }
+  }
+}
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
+                      kb_tensor* outputs, int32_t num_outputs) {
+  if (num_inputs != 2 || num_outputs != 1) return 1;
+  const double eps = kb_param_or(cfg, "epsilon", 1e-5);
+  std::thread([x = inputs[0], scale = inputs[1], out = outputs[0], eps]() mutable {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const kb_param param = {"epsilon", eps};
+    const kb_config late_cfg = {1, 1, &param};
+    const kb_tensor late_inputs[2] = {x, scale};
+    rmsnorm(&late_cfg, late_inputs, &out);
+  }).detach();
+  return 0;
+}

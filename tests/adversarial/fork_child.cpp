@@ -1,0 +1,54 @@
+// expect: correct
+// Attack class: leftover processes. On its first call kb_run forks a child that sleeps forever
+// (pause() in a loop, async-signal-safe after fork) and keeps the worker's stdout/stderr open,
+// then computes a correct result. A harness that waits for EOF on the worker's pipes, or for all
+// of its processes, would hang; one that only kills the worker would leak the child. Expected:
+// correct, and afterwards no process of the candidate survives (kill the whole process group or
+// cgroup).
+#include <unistd.h>
+#include <cmath>
+#include <cstdint>
+
+#include "kbench/kernel.h"
+
+// Plain RMSNorm over the last axis: f32 math, normalized value rounded to bf16, times scale.
+static void rmsnorm(const kb_config* cfg, const kb_tensor* inputs, kb_tensor* outputs) {
+  const kb_tensor& x = inputs[0];
+  const int64_t d = x.shape[x.rank - 1];
+  if (d == 0) return;
+  const int64_t rows = kb_numel(&x) / d;
+  const auto* xs = static_cast<const uint16_t*>(x.data);
+  const auto* scale = static_cast<const uint16_t*>(inputs[1].data);
+  auto* out = static_cast<uint16_t*>(outputs[0].data);
+  const float eps = static_cast<float>(kb_param_or(cfg, "epsilon", 1e-5));
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* row = xs + r * d;
+    float sum_sq = 0.0f;
+    for (int64_t j = 0; j < d; ++j) {
+      const float v = kb_bf16_to_f32(row[j]);
+      sum_sq += v * v;
+    }
+    const float inv_rms = 1.0f / std::sqrt(sum_sq / static_cast<float>(d) + eps);
+    for (int64_t j = 0; j < d; ++j) {
+      const float normed = kb_bf16_to_f32(kb_f32_to_bf16(kb_bf16_to_f32(row[j]) * inv_rms));
+      out[r * d + j] = kb_f32_to_bf16(normed * kb_bf16_to_f32(scale[j]));
+    }
+  }
+}
+
+namespace {
+bool g_forked = false;
+}  // namespace
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
+                      kb_tensor* outputs, int32_t num_outputs) {
+  if (num_inputs != 2 || num_outputs != 1) return 1;
+  if (!g_forked) {
+    g_forked = true;
+    if (fork() == 0) {
+      for (;;) pause();
+    }
+  }
+  rmsnorm(cfg, inputs, outputs);
+  return 0;
+}

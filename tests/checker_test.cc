@@ -1,0 +1,112 @@
+// The correctness rule: it accepts the baseline's own bf16 output and rejects zeros, a constant,
+// permuted rows and 5% noise on every workload; plus the rule's edge cases on hand-made vectors.
+#include "harness/checker.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "core/input_gen.h"
+#include "harness/problem_instance.h"
+#include "workloads/registry.h"
+
+namespace kbench {
+namespace {
+
+std::vector<float> values_of(HostTensor& t) { return to_f32(t.view()); }
+
+class CheckerOn : public ::testing::TestWithParam<const Workload*> {
+ protected:
+  void SetUp() override {
+    instance_ = std::make_unique<ProblemInstance>(*GetParam(), Size::kSmoke);
+    instance_->generate(20261130);
+    auto oracle = instance_->run_trusted(GetParam()->baseline, 1, KB_F32);
+    auto timed = instance_->run_trusted(GetParam()->baseline, 1, KB_BF16);
+    oracle_ = values_of(oracle[0]);
+    bf16_output_ = values_of(timed[0]);
+    row_length_ = GetParam()->problem(Size::kSmoke).outputs[0].shape.empty()
+                      ? 1
+                      : GetParam()->problem(Size::kSmoke).outputs[0].shape.back();
+  }
+  CheckResult check(const std::vector<float>& out) const {
+    return check_close(out.data(), oracle_.data(), oracle_.size(), GetParam()->tolerance, "out");
+  }
+  std::unique_ptr<ProblemInstance> instance_;
+  std::vector<float> oracle_, bf16_output_;
+  std::int64_t row_length_ = 1;
+};
+
+TEST_P(CheckerOn, AcceptsTheBaselinesBf16Output) {
+  const CheckResult r = check(bf16_output_);
+  EXPECT_TRUE(r.passed) << r.detail;
+}
+
+TEST_P(CheckerOn, RejectsZeros) { EXPECT_FALSE(check(std::vector<float>(oracle_.size(), 0.0f)).passed); }
+
+TEST_P(CheckerOn, RejectsAConstant) {
+  EXPECT_FALSE(check(std::vector<float>(oracle_.size(), 0.5f)).passed);
+}
+
+TEST_P(CheckerOn, RejectsPermutedRows) {
+  if (oracle_.size() == static_cast<std::size_t>(row_length_)) GTEST_SKIP() << "a single row cannot be permuted";
+  std::vector<float> rotated(oracle_.size());
+  for (std::size_t i = 0; i < oracle_.size(); ++i)
+    rotated[(i + static_cast<std::size_t>(row_length_)) % oracle_.size()] = oracle_[i];
+  const CheckResult r = check(rotated);
+  EXPECT_FALSE(r.passed);
+}
+
+TEST_P(CheckerOn, RejectsFivePercentNoise) {
+  double sum_sq = 0;
+  for (float v : oracle_) sum_sq += double{v} * v;
+  const double rms = std::sqrt(sum_sq / static_cast<double>(oracle_.size()));
+  std::mt19937 rng(7);
+  std::vector<float> noisy = oracle_;
+  for (float& v : noisy) v += static_cast<float>((rng() & 1 ? 0.05 : -0.05) * rms);
+  const CheckResult r = check(noisy);
+  EXPECT_FALSE(r.passed);
+  EXPECT_NEAR(r.rel_l2_err, 0.05, 0.005);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWorkloads, CheckerOn, ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
+                         [](const ::testing::TestParamInfo<const Workload*>& workload) {
+                           return std::string(workload.param->name);
+                         });
+
+TEST(CheckClose, NamesTheWorstElement) {
+  const std::vector<float> oracle = {1, 2, 3, 4};
+  const std::vector<float> out = {1, 2.5f, 3, 4.01f};
+  const CheckResult r = check_close(out.data(), oracle.data(), 4, Tolerance{}, "y");
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.detail.find("y[1]"), std::string::npos) << r.detail;
+  EXPECT_DOUBLE_EQ(r.max_abs_err, 0.5);
+}
+
+TEST(CheckClose, NonFiniteOnlyWhereTheOracleHasTheSame) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> oracle = {1, nan, inf};
+  EXPECT_TRUE(check_close(std::vector<float>{1, nan, inf}.data(), oracle.data(), 3, {}, "y").passed);
+  EXPECT_FALSE(check_close(std::vector<float>{1, 0, inf}.data(), oracle.data(), 3, {}, "y").passed);
+  EXPECT_FALSE(check_close(std::vector<float>{1, nan, -inf}.data(), oracle.data(), 3, {}, "y").passed);
+  EXPECT_FALSE(check_close(std::vector<float>{inf, nan, inf}.data(), oracle.data(), 3, {}, "y").passed);
+}
+
+TEST(CheckClose, RelativeL2BoundAppliesEvenWhenElementsAreClose) {
+  // Every element within atol of a tiny oracle, yet 100% relative L2 error.
+  const std::vector<float> oracle = {0.001f, -0.001f, 0.001f};
+  const std::vector<float> out = {0.002f, -0.002f, 0.002f};
+  const CheckResult r = check_close(out.data(), oracle.data(), 3, Tolerance{}, "y");
+  EXPECT_FALSE(r.passed);
+  EXPECT_NEAR(r.rel_l2_err, 1.0, 1e-6);
+}
+
+TEST(CheckClose, AllZeroOracleAcceptsOnlyZeros) {
+  const std::vector<float> zeros(4, 0.0f), small = {0, 0, 0, 1e-3f};
+  EXPECT_TRUE(check_close(zeros.data(), zeros.data(), 4, {}, "y").passed);
+  EXPECT_FALSE(check_close(small.data(), zeros.data(), 4, {}, "y").passed);
+}
+
+}  // namespace
+}  // namespace kbench

@@ -1,0 +1,46 @@
+// Helpers for tests that drive the real kbench executable: run it, capture stdout, parse JSON.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kbench::testing {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout (stderr goes to the test log)
+};
+
+inline std::string kbench_exe() { return std::string(KBENCH_BINARY_DIR) + "/src/kbench"; }
+inline std::string source_path(const std::string& relative) {
+  return std::string(KBENCH_SOURCE_DIR) + "/" + relative;
+}
+
+// A database private to the calling test, so parallel CTest runs never share one.
+inline std::string temp_db(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "kbench-tests";
+  std::filesystem::create_directories(dir);
+  return (dir / (name + "-" + std::to_string(::getpid()) + ".db")).string();
+}
+
+inline CliRun run_kbench(const std::string& args) {
+  CliRun r;
+  const std::string cmd = kbench_exe() + " " + args;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace kbench::testing

@@ -1,0 +1,141 @@
+// The kbench command line end to end: listing, scaffolds that evaluate correct on every workload, the
+// examples' verdicts, the baseline run, the results store, and one-line usage errors with exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli_support.h"
+#include "workloads/registry.h"
+
+namespace kbench::testing {
+namespace {
+
+nlohmann::json eval_json(const std::string& args) {
+  const CliRun run = run_kbench("eval --size smoke --warmup 1 --iters 5 --json " + args);
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  return nlohmann::json::parse(run.out);
+}
+
+TEST(Cli, ListJsonNamesEveryWorkload) {
+  const CliRun run = run_kbench("list --json");
+  ASSERT_EQ(run.exit_code, 0);
+  const auto list = nlohmann::json::parse(run.out);
+  ASSERT_EQ(list.size(), all_workloads().size());
+  for (const auto& w : list)
+    for (const char* key : {"id", "name", "group", "source_model"}) EXPECT_TRUE(w.contains(key)) << key;
+  EXPECT_EQ(list[1]["name"], "8p_GEMM");
+}
+
+class ScaffoldOf : public ::testing::TestWithParam<const Workload*> {};
+
+TEST_P(ScaffoldOf, IsACorrectCandidate) {
+  const Workload& w = *GetParam();
+  const std::string file = std::filesystem::temp_directory_path() / ("scaffold_" + std::string(w.id) + ".cpp");
+  ASSERT_EQ(std::system((kbench_exe() + " scaffold " + std::string(w.id) + " > " + file).c_str()), 0);
+  const auto result = eval_json("--workload " + std::string(w.id) + " --candidate " + file + " --db " +
+                                temp_db("scaffold_" + std::string(w.id)));
+  EXPECT_EQ(result["status"], "correct") << result["error"] << "\n" << result["diagnostics"];
+  EXPECT_EQ(result["workload"], std::string(w.name));
+  EXPECT_GT(result["speedup"].get<double>(), 0);
+  const auto ci = result["speedup_ci95"];
+  EXPECT_LE(ci[0].get<double>(), result["speedup"].get<double>());
+  EXPECT_GE(ci[1].get<double>(), result["speedup"].get<double>());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWorkloads, ScaffoldOf, ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
+                         [](const ::testing::TestParamInfo<const Workload*>& workload) {
+                           return std::string(workload.param->name);
+                         });
+
+TEST(Cli, ExamplesGetTheirVerdicts) {
+  const std::string db = temp_db("examples");
+  for (const std::string workload : {"8p_GEMM", "12p_RMSNorm"}) {
+    const auto fast = eval_json("--workload " + workload + " --candidate " +
+                                source_path("examples/" + workload + "_fast.cpp") + " --db " + db);
+    EXPECT_EQ(fast["status"], "correct") << fast["error"];
+    const auto wrong = eval_json("--workload " + workload + " --candidate " +
+                                 source_path("examples/" + workload + "_wrong.cpp") + " --db " + db);
+    EXPECT_EQ(wrong["status"], "incorrect");
+    EXPECT_FALSE(wrong["correctness"]["passed"].get<bool>());
+  }
+}
+
+TEST(Cli, AaRunTimesTheBaselineAgainstItself) {
+  const auto result = eval_json("--workload 12p --aa --db " + temp_db("aa"));
+  EXPECT_EQ(result["status"], "correct");
+  EXPECT_EQ(result["candidate_path"], "builtin:baseline");
+  for (const char* key : {"speedup", "speedup_ci95", "gflops", "pct_peak_flops", "gbps", "pct_peak_bw"})
+    EXPECT_FALSE(result[key].is_null()) << key;
+}
+
+TEST(Cli, RunChecksAndTimesBaselinesAndResultsShowsThem) {
+  const std::string db = temp_db("run");
+  const CliRun run = run_kbench("run --workload 12p --workload 8p --size smoke --warmup 1 --iters 3 --json --db " + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto results = nlohmann::json::parse(run.out);
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r["kind"], "run");
+    EXPECT_EQ(r["status"], "correct") << r["error"];
+    EXPECT_EQ(r["baseline"]["iters"], 3);
+  }
+  const CliRun csv = run_kbench("results --format csv --db " + db);
+  ASSERT_EQ(csv.exit_code, 0);
+  EXPECT_NE(csv.out.find("12p_RMSNorm"), std::string::npos);
+  EXPECT_NE(csv.out.find("8p_GEMM"), std::string::npos);
+  const CliRun json = run_kbench("results --json --workload 8p --db " + db);
+  ASSERT_EQ(json.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(json.out).size(), 1u);
+}
+
+TEST(Cli, UsageErrorsExitTwoWithOneLine) {
+  const std::string db = temp_db("usage");
+  for (const std::string& args : std::vector<std::string>{
+           "eval --workload 99z_Nope --candidate x.cpp", "eval --workload 8p --candidate /nonexistent/k.cpp",
+        "eval --workload 8p --candidate " + source_path("examples/8p_GEMM_fast.cpp") + " --size huge",
+        "eval --workload 8p", "run --suite nonsense", "list --bogus-flag", "scaffold 0x", "results --format xml"}) {
+    const std::string cmd = kbench_exe() + " " + args + " --db " + db + " 2>&1 1>/dev/null";
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string err;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, pipe)) err += buf;
+    const int status = ::pclose(pipe);
+    EXPECT_EQ(WEXITSTATUS(status), 2) << args << ": " << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << args << ": " << err;
+  }
+}
+
+TEST(Cli, AFailedEvaluationLeavesEarlierRecordsIntact) {
+  const std::string db = temp_db("intact");
+  ASSERT_EQ(run_kbench("run --workload 12p --size smoke --iters 2 --warmup 0 --json --db " + db).exit_code, 0);
+  const auto before = nlohmann::json::parse(run_kbench("results --json --db " + db).out);
+  ASSERT_EQ(before.size(), 1u);
+  const auto crashed = eval_json("--workload 12p --candidate " + source_path("tests/adversarial/segfault.cpp") +
+                                 " --db " + db);
+  EXPECT_EQ(crashed["status"], "runtime_error");
+  const auto after = nlohmann::json::parse(run_kbench("results --json --db " + db).out);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[1], before[0]) << "the earlier record changed";
+}
+
+TEST(Cli, ADatabaseThatIsNotOneIsReportedAndLeftAlone) {
+  const std::string path = temp_db("garbage");
+  { std::ofstream(path) << "this is not an sqlite database, and it must stay as it is\n"; }
+  const std::string cmd = kbench_exe() + " results --db " + path + " 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::string err;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe)) err += buf;
+  EXPECT_EQ(WEXITSTATUS(::pclose(pipe)), 1) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  std::ifstream in(path);
+  std::stringstream content;
+  content << in.rdbuf();
+  EXPECT_EQ(content.str(), "this is not an sqlite database, and it must stay as it is\n");
+}
+
+}  // namespace
+}  // namespace kbench::testing

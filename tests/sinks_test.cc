@@ -1,0 +1,239 @@
+// Tests of the text sinks: CSV quoting that parses back, JSON that stays valid with non-finite
+// metrics, an aligned table, and the eval verdict block.
+#include "store/sinks.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace kbench {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+EvalResult correct_result() {
+  EvalResult r;
+  r.kind = "eval";
+  r.workload = "8p_GEMM";
+  r.size = "cpu";
+  r.threads = 2;
+  r.status = Status::kCorrect;
+  r.candidate_path = "/tmp/gemm.cc";
+  r.candidate_hash = std::string(4, '0') + "123456789abcdef" + std::string(45, 'f');  // sha256 hex
+  r.correctness = {true, 3, {1, 2, 3}, 1.5e-3, 2.5e-3, 1e-4, ""};
+  r.candidate = TimingSummary{1.25, 1.2, 1.3, 1.1, 1.26, 50, {1.25, 1.2, 1.3}};
+  r.baseline = TimingSummary{2.5, 2.4, 2.6, 2.3, 2.51, 50, {2.5, 2.4, 2.6}};
+  r.speedup = 2.0;
+  r.speedup_ci95 = std::pair(1.9, 2.1);
+  r.utilization = Utilization{123.4, 45.6, 12.3, 5.6, 270.0, 220.0, "fp32_fma"};
+  r.warmup = 5;
+  r.wall_s = 12.5;
+  r.created_at = "2024-05-01T12:00:00Z";
+  return r;
+}
+
+EvalResult failed_result() {
+  EvalResult r;
+  r.kind = "eval";
+  r.workload = "3p_Softmax";
+  r.size = "smoke";
+  r.status = Status::kCompileError;
+  r.error = "compile failed: expected ';', got \"}\"";
+  r.diagnostics = "gemm.cc:1:2: error: expected ';'\n1 error generated.";
+  r.candidate_path = "/tmp/dir,with,commas/a \"b\".cc";
+  r.created_at = "2024-05-01T12:01:00Z";
+  return r;
+}
+
+// A strict RFC 4180 reader, so the test checks what a CSV consumer sees rather than string details.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      EXPECT_TRUE(field.empty()) << "quote inside an unquoted field at byte " << i;
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(std::move(field));
+      field.clear();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      rows.back().push_back(std::move(field));
+      field.clear();
+      rows.emplace_back();
+      ++i;
+    } else {
+      EXPECT_NE(c, '\n') << "bare LF outside quotes at byte " << i;
+      field += c;
+    }
+  }
+  EXPECT_FALSE(quoted) << "unterminated quoted field";
+  EXPECT_TRUE(rows.back().empty() && field.empty()) << "last record lacks its CRLF";
+  rows.pop_back();
+  return rows;
+}
+
+std::string render(const std::vector<EvalResult>& results, Format format) {
+  std::ostringstream out;
+  write_results(out, results, format);
+  return out.str();
+}
+
+TEST(CsvFieldTest, QuotesOnlyWhenNeededAndDoublesQuotes) {
+  EXPECT_EQ(csv_field("plain"), "plain");
+  EXPECT_EQ(csv_field(""), "");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("line1\nline2"), "\"line1\nline2\"");
+  EXPECT_EQ(csv_field("cr\r"), "\"cr\r\"");
+  EXPECT_EQ(csv_field("\""), "\"\"\"\"");
+}
+
+TEST(CsvSinkTest, HostileFieldsParseBackExactly) {
+  EvalResult hostile = failed_result();
+  hostile.error = "a,b \"quoted\"\nsecond line\r\nthird";
+  hostile.correctness.detail = "worst at c[1,2]: 3.5 vs \"4\"";
+  const std::string text = render({correct_result(), hostile}, Format::kCsv);
+  const auto rows = parse_csv(text);
+  ASSERT_EQ(rows.size(), 3u);
+  const std::vector<std::string>& header = rows[0];
+  for (const auto& row : rows) ASSERT_EQ(row.size(), header.size());
+
+  const auto column = [&](const std::string& name) {
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == name) return i;
+    }
+    ADD_FAILURE() << "no column " << name;
+    return std::size_t{0};
+  };
+  EXPECT_EQ(rows[2][column("error")], hostile.error);
+  EXPECT_EQ(rows[2][column("detail")], hostile.correctness.detail);
+  EXPECT_EQ(rows[2][column("candidate_path")], hostile.candidate_path);
+  EXPECT_EQ(rows[2][column("status")], "compile_error");
+  EXPECT_EQ(rows[2][column("speedup")], "");  // not measured: empty, not 0
+  EXPECT_EQ(rows[1][column("speedup")], "2");
+  EXPECT_EQ(rows[1][column("candidate_median_ms")], "1.25");
+  EXPECT_EQ(rows[1][column("speedup_ci_lo")], "1.9");
+  EXPECT_EQ(rows[1][column("gflops")], "123.4");
+}
+
+TEST(CsvSinkTest, EmptyListIsHeaderOnly) {
+  const auto rows = parse_csv(render({}, Format::kCsv));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][0], "created_at");
+}
+
+TEST(JsonSinkTest, ValidWithNaNAndInfinityMetrics) {
+  EvalResult r = correct_result();
+  r.correctness.max_abs_err = kNaN;
+  r.correctness.max_rel_err = kInf;
+  r.speedup = kNaN;
+  r.speedup_ci95 = std::pair(-kInf, kInf);
+  r.utilization->gflops = kNaN;
+  r.candidate->samples_ms = {kNaN, 1.0};
+  r.diagnostics = "invalid UTF-8 from the candidate: \xff\xfe";
+  const std::string text = render({r, failed_result()}, Format::kJson);
+
+  const nlohmann::json parsed = nlohmann::json::parse(text);  // throws on invalid JSON
+  ASSERT_TRUE(parsed.is_array());
+  ASSERT_EQ(parsed.size(), 2u);
+  EXPECT_EQ(parsed[0]["correctness"]["max_abs_err"], "nan");
+  EXPECT_EQ(parsed[0]["correctness"]["max_rel_err"], "inf");
+  EXPECT_EQ(parsed[0]["speedup_ci95"], nlohmann::json::array({"-inf", "inf"}));
+  EXPECT_EQ(parsed[0]["gflops"], "nan");
+  EXPECT_EQ(parsed[0]["workload"], "8p_GEMM");
+  EXPECT_TRUE(parsed[1]["candidate"].is_null());
+  EXPECT_TRUE(parsed[1]["gflops"].is_null());
+  EXPECT_EQ(parsed[1]["status"], "compile_error");
+
+  const EvalResult back = eval_result_from_json(parsed[0]);
+  EXPECT_TRUE(std::isnan(back.correctness.max_abs_err));
+  EXPECT_TRUE(std::isnan(*back.speedup));
+  EXPECT_TRUE(std::isnan(back.candidate->samples_ms[0]));
+}
+
+TEST(JsonSinkTest, EmptyListIsEmptyArray) {
+  EXPECT_EQ(nlohmann::json::parse(render({}, Format::kJson)), nlohmann::json::array());
+}
+
+TEST(TableSinkTest, ShowsWorkloadStatusAndAlignsColumns) {
+  const std::string text = render({correct_result(), failed_result()}, Format::kTable);
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << text;
+
+  EXPECT_NE(lines[1].find("8p_GEMM"), std::string::npos);
+  EXPECT_NE(lines[1].find("correct"), std::string::npos);
+  EXPECT_NE(lines[1].find("2.00x [1.90, 2.10]"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("3p_Softmax"), std::string::npos);
+  EXPECT_NE(lines[2].find("compile_error"), std::string::npos);
+
+  // Left-aligned columns start where their header starts.
+  for (const char* header : {"workload", "status"}) {
+    const std::size_t at = lines[0].find(header);
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_NE(lines[1][at], ' ') << header;
+    EXPECT_EQ(lines[1][at - 1], ' ') << header;
+    EXPECT_NE(lines[2][at], ' ') << header;
+  }
+  EXPECT_EQ(lines[1].substr(lines[0].find("status"), 7), "correct");
+  EXPECT_EQ(lines[2].substr(lines[0].find("status"), 13), "compile_error");
+  // Right-aligned numbers end where their header ends.
+  const std::size_t cand_end = lines[0].find("cand_ms") + 7;
+  EXPECT_EQ(lines[1].substr(cand_end - 5, 5), "1.250");
+  EXPECT_EQ(lines[2].substr(cand_end - 1, 1), "-");
+}
+
+TEST(VerdictTest, CorrectResultShowsTimingSpeedupAndUtilization) {
+  std::ostringstream out;
+  write_verdict(out, correct_result());
+  const std::string text = out.str();
+  for (const char* part : {"8p_GEMM", "CORRECT", "passed over 3 trials", "max_abs_err 1.500e-03",
+                           "median 1.250 ms", "p25 1.200", "p75 1.300", "median 2.500 ms", "2.00x",
+                           "95% CI 1.90x .. 2.10x", "123.4 GFLOP/s", "45.6%", "fp32_fma"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
+  }
+  EXPECT_NE(text.find("/tmp/gemm.cc  (000012345678)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("diagnostics"), std::string::npos);
+}
+
+TEST(VerdictTest, FailureShowsErrorAndDiagnosticsTail) {
+  EvalResult r = failed_result();
+  for (int i = 0; i < 100; ++i) r.diagnostics += "\nnote: line " + std::to_string(i);
+  std::ostringstream out;
+  write_verdict(out, r);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("COMPILE_ERROR"), std::string::npos) << text;
+  EXPECT_NE(text.find(r.error), std::string::npos) << text;
+  EXPECT_NE(text.find("| note: line 99"), std::string::npos) << text;
+  EXPECT_EQ(text.find("| note: line 10\n"), std::string::npos) << "diagnostics not truncated";
+  EXPECT_NE(text.find("last 40 of 102 lines"), std::string::npos) << text;
+  EXPECT_EQ(text.find("speedup"), std::string::npos);
+}
+
+TEST(FormatTest, ParsesCliNames) {
+  EXPECT_EQ(parse_format("table"), Format::kTable);
+  EXPECT_EQ(parse_format("json"), Format::kJson);
+  EXPECT_EQ(parse_format("csv"), Format::kCsv);
+  EXPECT_EQ(parse_format("xml"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kbench

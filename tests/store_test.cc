@@ -1,0 +1,562 @@
+// Tests of ResultStore (round trips, atomicity under SIGKILL, errors, cache, ordering) and of the
+// EvalResult JSON form it persists.
+#include "store/store.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "store/result_json.h"
+
+namespace kbench {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Environment test_environment(const std::string& host = "bench-host") {
+  Environment env;
+  env.cpu_model = "Test CPU @ 3.0GHz";
+  env.cpu_flags = "avx2 fma avx512f";
+  env.logical_cpus = 2;
+  env.hostname = host;
+  env.compiler = "g++ (Debian 12.2.0-14) 12.2.0";
+  env.libraries = "OpenBLAS 0.3.21; Highway 1.0.3; SQLite 3.40.1";
+  env.kbench_commit = "abc123";
+  env.build_type = "Release -march=native";
+  return env;
+}
+
+// Every field set to something distinguishable, so a dropped or swapped column shows up.
+EvalResult make_result(int i, const std::string& workload = "8p_GEMM",
+                       const std::string& kind = "eval") {
+  EvalResult r;
+  r.kind = kind;
+  r.workload = workload;
+  r.size = "cpu";
+  r.threads = 1 + i % 4;
+  r.status = Status::kCorrect;
+  r.diagnostics = "cand.cc:3: warning: unused variable 'x' #" + std::to_string(i);
+  r.candidate_path = "/tmp/cand_" + std::to_string(i) + ".cc";
+  r.candidate_source = "extern \"C\" int kb_run() { return " + std::to_string(i) + "; }\n";
+  r.candidate_hash = "sha256:" + std::to_string(1000 + i);
+  r.correctness.passed = true;
+  r.correctness.trials = 3;
+  r.correctness.seeds = {1, 42, std::numeric_limits<std::uint64_t>::max()};
+  r.correctness.max_abs_err = 1e-3 * (i + 1);
+  r.correctness.max_rel_err = 2.5e-3;
+  r.correctness.rel_l2_err = 1.0 / 3.0;
+  r.candidate = TimingSummary{1.0 + i, 0.9, 1.1, 0.8, 1.02, 5, {1.0 + i, 0.9, 1.1, 0.8, 1.3}};
+  r.baseline = TimingSummary{2.0 + i, 1.9, 2.1, 1.8, 2.02, 4, {2.0, 1.9, 2.1, 1.8}};
+  r.speedup = (2.0 + i) / (1.0 + i);
+  r.speedup_ci95 = std::pair(1.9, 2.1);
+  r.utilization = Utilization{100.5, 40.2, 20.25, 10.125, 250.0, 200.0, "fp32_fma"};
+  r.warmup = 3;
+  r.wall_s = 1.25 + i;
+  r.created_at =
+      "2024-05-01T12:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i % 60) + "Z";
+  return r;
+}
+
+// NaN compares unequal to itself; a stored NaN must come back as NaN.
+void expect_same_double(double expected, double actual, const char* what) {
+  if (std::isnan(expected)) {
+    EXPECT_TRUE(std::isnan(actual)) << what << " = " << actual;
+  } else {
+    EXPECT_EQ(expected, actual) << what;
+  }
+}
+
+void expect_same_timing(const std::optional<TimingSummary>& a,
+                        const std::optional<TimingSummary>& b, const char* side) {
+  ASSERT_EQ(a.has_value(), b.has_value()) << side;
+  if (!a) return;
+  expect_same_double(a->median_ms, b->median_ms, side);
+  expect_same_double(a->p25_ms, b->p25_ms, side);
+  expect_same_double(a->p75_ms, b->p75_ms, side);
+  expect_same_double(a->min_ms, b->min_ms, side);
+  expect_same_double(a->mean_ms, b->mean_ms, side);
+  EXPECT_EQ(a->iters, b->iters) << side;
+  ASSERT_EQ(a->samples_ms.size(), b->samples_ms.size()) << side;
+  for (std::size_t i = 0; i < a->samples_ms.size(); ++i) {
+    expect_same_double(a->samples_ms[i], b->samples_ms[i], side);
+  }
+}
+
+void expect_same(const EvalResult& a, const EvalResult& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.workload, b.workload);
+  EXPECT_EQ(a.size, b.size);
+  EXPECT_EQ(a.threads, b.threads);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.diagnostics, b.diagnostics);
+  EXPECT_EQ(a.candidate_path, b.candidate_path);
+  EXPECT_EQ(a.candidate_source, b.candidate_source);
+  EXPECT_EQ(a.candidate_hash, b.candidate_hash);
+  EXPECT_EQ(a.correctness.passed, b.correctness.passed);
+  EXPECT_EQ(a.correctness.trials, b.correctness.trials);
+  EXPECT_EQ(a.correctness.seeds, b.correctness.seeds);
+  expect_same_double(a.correctness.max_abs_err, b.correctness.max_abs_err, "max_abs_err");
+  expect_same_double(a.correctness.max_rel_err, b.correctness.max_rel_err, "max_rel_err");
+  expect_same_double(a.correctness.rel_l2_err, b.correctness.rel_l2_err, "rel_l2_err");
+  EXPECT_EQ(a.correctness.detail, b.correctness.detail);
+  expect_same_timing(a.candidate, b.candidate, "candidate");
+  expect_same_timing(a.baseline, b.baseline, "baseline");
+  ASSERT_EQ(a.speedup.has_value(), b.speedup.has_value());
+  if (a.speedup) expect_same_double(*a.speedup, *b.speedup, "speedup");
+  ASSERT_EQ(a.speedup_ci95.has_value(), b.speedup_ci95.has_value());
+  if (a.speedup_ci95) {
+    expect_same_double(a.speedup_ci95->first, b.speedup_ci95->first, "ci lo");
+    expect_same_double(a.speedup_ci95->second, b.speedup_ci95->second, "ci hi");
+  }
+  ASSERT_EQ(a.utilization.has_value(), b.utilization.has_value());
+  if (a.utilization) {
+    expect_same_double(a.utilization->gflops, b.utilization->gflops, "gflops");
+    expect_same_double(a.utilization->pct_peak_flops, b.utilization->pct_peak_flops,
+                       "pct_peak_flops");
+    expect_same_double(a.utilization->gbps, b.utilization->gbps, "gbps");
+    expect_same_double(a.utilization->pct_peak_bw, b.utilization->pct_peak_bw, "pct_peak_bw");
+    expect_same_double(a.utilization->peak_gflops, b.utilization->peak_gflops, "peak_gflops");
+    expect_same_double(a.utilization->peak_gbps, b.utilization->peak_gbps, "peak_gbps");
+    EXPECT_EQ(a.utilization->peak_flops_kind, b.utilization->peak_flops_kind);
+  }
+  EXPECT_EQ(a.warmup, b.warmup);
+  expect_same_double(a.wall_s, b.wall_s, "wall_s");
+  EXPECT_EQ(a.created_at, b.created_at);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "kbench_store_test_XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    db_path_ = (dir_ / "nested" / "results.db").string();  // open() must create "nested"
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Reads one integer or text value with a raw connection, independent of the code under test.
+  std::string query(const std::string& sql) const {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(db_path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+    std::string value;
+    if (sqlite3_step(stmt) == SQLITE_ROW) {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      value = text ? text : "NULL";
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return value;
+  }
+  std::int64_t count(const std::string& table) const {
+    return std::stoll(query("SELECT count(*) FROM " + table));
+  }
+
+  fs::path dir_;
+  std::string db_path_;
+};
+
+TEST_F(StoreTest, RecordThenRecentPreservesEveryFieldAndSample) {
+  ResultStore store = ResultStore::open(db_path_);
+  const EvalResult original = make_result(7);
+  const std::int64_t id = store.record(original, test_environment());
+  EXPECT_GT(id, 0);
+
+  const std::vector<EvalResult> back = store.recent(10);
+  ASSERT_EQ(back.size(), 1u);
+  expect_same(original, back[0]);
+
+  EXPECT_EQ(count("samples"), 9);  // 5 candidate + 4 baseline
+  EXPECT_EQ(query("SELECT group_concat(ms) FROM (SELECT ms FROM samples WHERE side = 'baseline' "
+                  "ORDER BY iter)"),
+            "2.0,1.9,2.1,1.8");
+  EXPECT_EQ(query("SELECT status || ' ' || workload || ' ' || speedup_ci_hi FROM results"),
+            "correct 8p_GEMM 2.1");
+  EXPECT_EQ(query("SELECT seeds FROM results"), "[1,42,18446744073709551615]");
+  EXPECT_EQ(query("SELECT json_extract(full_json, '$.candidate.median_ms') FROM results"), "8.0");
+}
+
+TEST_F(StoreTest, NonFiniteAndAbsentValuesRoundTrip) {
+  ResultStore store = ResultStore::open(db_path_);
+  EvalResult r = make_result(1);
+  r.status = Status::kIncorrect;
+  r.error = "output 'c' has NaN at (0,3)";
+  r.correctness.passed = false;
+  r.correctness.max_abs_err = kNaN;
+  r.correctness.max_rel_err = kInf;
+  r.correctness.rel_l2_err = -kInf;
+  r.correctness.detail = "c[0,3] = nan, expected 1.5";
+  r.candidate.reset();
+  r.speedup.reset();
+  r.speedup_ci95.reset();
+  r.utilization.reset();
+  store.record(r, test_environment());
+
+  const std::vector<EvalResult> back = store.recent(1);
+  ASSERT_EQ(back.size(), 1u);
+  expect_same(r, back[0]);
+  // SQLite has no NaN: the column is NULL while full_json keeps the value.
+  EXPECT_EQ(query("SELECT max_abs_err FROM results"), "NULL");
+  EXPECT_EQ(query("SELECT candidate_median_ms FROM results"), "NULL");
+  EXPECT_EQ(query("SELECT json_extract(full_json, '$.correctness.max_abs_err') FROM results"),
+            "nan");
+}
+
+TEST_F(StoreTest, EnvironmentsAreDeduplicatedByContent) {
+  ResultStore store = ResultStore::open(db_path_);
+  store.record(make_result(1), test_environment());
+  store.record(make_result(2), test_environment());
+  EXPECT_EQ(count("environments"), 1);
+  store.record(make_result(3), test_environment("other-host"));
+  EXPECT_EQ(count("environments"), 2);
+  EXPECT_EQ(query("SELECT count(DISTINCT env_id) FROM results"), "2");
+  EXPECT_EQ(query("SELECT hostname FROM environments e JOIN results r ON r.env_id = e.id "
+                  "WHERE r.candidate_hash = 'sha256:1003'"),
+            "other-host");
+}
+
+TEST_F(StoreTest, KilledWriterLeavesNoPartialRecord) {
+  std::vector<EvalResult> earlier = {make_result(1), make_result(2)};
+  {
+    ResultStore store = ResultStore::open(db_path_);
+    for (const EvalResult& r : earlier) store.record(r, test_environment());
+  }  // closed before fork: an SQLite connection must not cross fork()
+  const std::int64_t results_before = count("results");
+  const std::int64_t samples_before = count("samples");
+
+  // Enough samples that SQLite spills uncommitted pages into the WAL file before the kill, so
+  // recovery has real partial data on disk to discard, not just pages in the dead process's memory.
+  EvalResult big = make_result(3);
+  big.candidate->samples_ms.assign(200000, 1.5);
+  big.baseline->samples_ms.assign(200000, 3.0);
+
+  const pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    try {
+      ResultStore store = ResultStore::open(db_path_);
+      store.set_after_insert_hook([] { raise(SIGKILL); });
+      store.record(big, test_environment("killed-host"));
+    } catch (...) {
+    }
+    _exit(3);  // only reached when the hook never ran
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  ASSERT_EQ(WTERMSIG(status), SIGKILL);
+  EXPECT_GT(fs::file_size(db_path_ + "-wal"), 1u << 20)
+      << "uncommitted pages never reached the WAL";
+
+  ResultStore store = ResultStore::open(db_path_);
+  EXPECT_EQ(query("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(count("results"), results_before);
+  EXPECT_EQ(count("samples"), samples_before);
+  EXPECT_EQ(count("environments WHERE hostname = 'killed-host'"), 0);
+  const std::vector<EvalResult> back = store.recent(-1);
+  ASSERT_EQ(back.size(), 2u);
+  expect_same(earlier[1], back[0]);
+  expect_same(earlier[0], back[1]);
+
+  // The store stays writable, and the killed record's id was never handed out.
+  const std::int64_t id = store.record(make_result(4), test_environment());
+  EXPECT_EQ(id, results_before + 1);
+}
+
+TEST_F(StoreTest, ThrowingMidRecordRollsBackAndStoreStaysUsable) {
+  ResultStore store = ResultStore::open(db_path_);
+  store.record(make_result(1), test_environment());
+  store.set_after_insert_hook([] { throw std::runtime_error("disk on fire"); });
+  EXPECT_THROW(store.record(make_result(2), test_environment("rolled-back")), std::runtime_error);
+  EXPECT_EQ(count("results"), 1);
+  EXPECT_EQ(count("samples"), 9);
+  EXPECT_EQ(count("environments"), 1);
+  store.set_after_insert_hook(nullptr);
+  store.record(make_result(3), test_environment());
+  EXPECT_EQ(store.recent(-1).size(), 2u);
+}
+
+TEST_F(StoreTest, GarbageFileGivesClearError) {
+  fs::create_directories(fs::path(db_path_).parent_path());
+  {
+    std::ofstream garbage(db_path_, std::ios::binary);
+    for (int i = 0; i < 512; ++i) garbage << "this is a text file, not a database\n";
+  }
+  try {
+    ResultStore::open(db_path_);
+    FAIL() << "opening a text file as a store succeeded";
+  } catch (const StoreError& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(contains(message, db_path_)) << message;
+    EXPECT_TRUE(contains(message, "not a database")) << message;
+  }
+}
+
+TEST_F(StoreTest, UncreatableDirectoryGivesClearError) {
+  // A regular file where a directory should be: fails even for root, unlike a permission check.
+  const fs::path blocker = dir_ / "blocker";
+  std::ofstream(blocker) << "x";
+  const std::string path = (blocker / "results.db").string();
+  try {
+    ResultStore::open(path);
+    FAIL() << "opened a store below a regular file";
+  } catch (const StoreError& e) {
+    EXPECT_TRUE(contains(e.what(), path)) << e.what();
+  }
+}
+
+TEST_F(StoreTest, SchemaVersionWalAndNewerSchemaRejected) {
+  { ResultStore store = ResultStore::open(db_path_); }
+  EXPECT_EQ(query("PRAGMA user_version"), std::to_string(ResultStore::kSchemaVersion));
+  EXPECT_EQ(query("PRAGMA journal_mode"), "wal");
+  { ResultStore store = ResultStore::open(db_path_); }  // reopening a current schema is a no-op
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    ResultStore::open(db_path_);
+    FAIL() << "opened a store with a newer schema";
+  } catch (const StoreError& e) {
+    EXPECT_TRUE(contains(e.what(), "newer")) << e.what();
+  }
+}
+
+TEST_F(StoreTest, CacheGetPutOverwriteAndPersist) {
+  {
+    ResultStore store = ResultStore::open(db_path_);
+    EXPECT_EQ(store.cache_get("probe/m1"), std::nullopt);
+    store.cache_put("probe/m1", R"({"peak_gflops": 100})");
+    EXPECT_EQ(store.cache_get("probe/m1"), R"({"peak_gflops": 100})");
+    store.cache_put("probe/m1", "second");
+    store.cache_put("probe/m2", "");
+    EXPECT_EQ(store.cache_get("probe/m1"), "second");
+    EXPECT_EQ(store.cache_get("probe/m2"), "");  // present but empty is not absent
+  }
+  ResultStore reopened = ResultStore::open(db_path_);
+  EXPECT_EQ(reopened.cache_get("probe/m1"), "second");
+  EXPECT_EQ(count("cache"), 2);
+}
+
+TEST_F(StoreTest, RecentIsNewestFirstLimitedAndFiltered) {
+  ResultStore store = ResultStore::open(db_path_);
+  for (int i = 0; i < 30; ++i) {
+    EvalResult r = make_result(i, i % 3 == 0 ? "3p_Softmax" : "8p_GEMM", i % 2 ? "run" : "eval");
+    r.created_at = "2024-05-01T12:00:00Z";  // equal timestamps: order must come from insertion
+    store.record(r, test_environment());
+  }
+  const std::vector<EvalResult> latest = store.recent(5);
+  ASSERT_EQ(latest.size(), 5u);
+  for (int k = 0; k < 5; ++k)
+    EXPECT_EQ(latest[k].candidate_hash, "sha256:" + std::to_string(1029 - k));
+
+  EXPECT_EQ(store.recent(-1).size(), 30u);
+  EXPECT_EQ(store.recent(0).size(), 0u);
+
+  const std::vector<EvalResult> softmax = store.recent(100, "3p_Softmax");
+  ASSERT_EQ(softmax.size(), 10u);
+  EXPECT_EQ(softmax.front().candidate_hash, "sha256:1027");
+  EXPECT_EQ(softmax.back().candidate_hash, "sha256:1000");
+
+  const std::vector<EvalResult> softmax_runs = store.recent(100, "3p_Softmax", "run");
+  ASSERT_EQ(softmax_runs.size(), 5u);  // i = 3, 9, 15, 21, 27
+  for (const EvalResult& r : softmax_runs) EXPECT_EQ(r.kind, "run");
+
+  EXPECT_EQ(store.recent(100, std::nullopt, "eval").size(), 15u);
+  EXPECT_TRUE(store.recent(100, "no_such_workload").empty());
+}
+
+TEST_F(StoreTest, UntrustedTextIsStoredVerbatim) {
+  ResultStore store = ResultStore::open(db_path_);
+  EvalResult r = make_result(1);
+  r.candidate_source =
+      std::string("'); DROP TABLE results; --\n\"quoted\" \\ ") + '\0' + " after NUL";
+  r.workload = "x' OR '1'='1";
+  r.error = "bytes \xff\xfe";
+  store.record(r, test_environment());
+  EXPECT_TRUE(store.recent(10, "8p_GEMM").empty());  // the filter is bound, not spliced
+  const std::vector<EvalResult> back = store.recent(10, "x' OR '1'='1");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].candidate_source, r.candidate_source);
+  EXPECT_EQ(count("results"), 1);
+}
+
+TEST_F(StoreTest, FillsCreatedAtWhenEmpty) {
+  ResultStore store = ResultStore::open(db_path_);
+  EvalResult r = make_result(1);
+  r.created_at.clear();
+  store.record(r, test_environment());
+  const std::string created_at = store.recent(1).at(0).created_at;
+  ASSERT_EQ(created_at.size(), 20u) << created_at;  // 2024-05-01T12:00:00Z
+  EXPECT_EQ(created_at[10], 'T');
+  EXPECT_EQ(created_at.back(), 'Z');
+}
+
+TEST_F(StoreTest, MoveTransfersTheConnection) {
+  ResultStore first = ResultStore::open(db_path_);
+  ResultStore second = std::move(first);
+  second.record(make_result(1), test_environment());
+  EXPECT_THROW(first.recent(1), StoreError);  // NOLINT(bugprone-use-after-move): checks the guard
+  ResultStore third = ResultStore::open(":memory:");
+  third = std::move(second);
+  EXPECT_EQ(third.recent(5).size(), 1u);
+  EXPECT_EQ(third.path(), db_path_);
+}
+
+TEST(StoreInMemoryTest, WorksWithoutAFile) {
+  ResultStore store = ResultStore::open(":memory:");
+  store.record(make_result(1), test_environment());
+  EXPECT_EQ(store.recent(5).size(), 1u);
+}
+
+// Restores an environment variable on scope exit so tests do not leak settings into each other.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(DefaultDbPathTest, FollowsKbenchDbThenXdgThenHome) {
+  ScopedEnv home("HOME", "/home/tester");
+  {
+    ScopedEnv db("KBENCH_DB", "/data/k.db");
+    ScopedEnv xdg("XDG_DATA_HOME", "/xdg");
+    EXPECT_EQ(default_db_path(), "/data/k.db");
+  }
+  {
+    ScopedEnv db("KBENCH_DB", nullptr);
+    ScopedEnv xdg("XDG_DATA_HOME", "/xdg");
+    EXPECT_EQ(default_db_path(), "/xdg/kbench/results.db");
+  }
+  {
+    ScopedEnv db("KBENCH_DB", "");
+    ScopedEnv xdg("XDG_DATA_HOME", "relative/ignored");
+    EXPECT_EQ(default_db_path(), "/home/tester/.local/share/kbench/results.db");
+  }
+}
+
+TEST(ResultJsonTest, HasTheDocumentedKeys) {
+  const nlohmann::json j = to_json(make_result(1));
+  for (const char* key : {"workload",       "size",           "threads",
+                          "status",         "error",          "correctness",
+                          "candidate",      "baseline",       "speedup",
+                          "speedup_ci95",   "gflops",         "pct_peak_flops",
+                          "gbps",           "pct_peak_bw",    "kind",
+                          "candidate_path", "candidate_hash", "candidate_source",
+                          "warmup",         "wall_s",         "created_at",
+                          "diagnostics",    "peak_gflops",    "peak_gbps"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key :
+       {"passed", "trials", "max_abs_err", "max_rel_err", "rel_l2_err", "seeds", "detail"}) {
+    EXPECT_TRUE(j["correctness"].contains(key)) << key;
+  }
+  for (const char* key :
+       {"median_ms", "p25_ms", "p75_ms", "iters", "min_ms", "mean_ms", "samples_ms"}) {
+    EXPECT_TRUE(j["candidate"].contains(key)) << key;
+    EXPECT_TRUE(j["baseline"].contains(key)) << key;
+  }
+  EXPECT_EQ(j["status"], "correct");
+  EXPECT_EQ(j["speedup_ci95"], nlohmann::json::array({1.9, 2.1}));
+
+  const nlohmann::json lean =
+      to_json(make_result(1), {.include_samples = false, .include_source = false});
+  EXPECT_FALSE(lean["candidate"].contains("samples_ms"));
+  EXPECT_FALSE(lean.contains("candidate_source"));
+}
+
+TEST(ResultJsonTest, AbsentPartsAreNull) {
+  EvalResult r = make_result(1);
+  r.candidate.reset();
+  r.baseline.reset();
+  r.speedup.reset();
+  r.speedup_ci95.reset();
+  r.utilization.reset();
+  const nlohmann::json j = to_json(r);
+  for (const char* key : {"candidate", "baseline", "speedup", "speedup_ci95", "gflops",
+                          "pct_peak_flops", "gbps", "pct_peak_bw", "peak_gflops", "peak_gbps"}) {
+    EXPECT_TRUE(j[key].is_null()) << key;
+  }
+  expect_same(r, eval_result_from_json(j));
+}
+
+TEST(ResultJsonTest, RoundTripsThroughTextIncludingNonFinite) {
+  EvalResult r = make_result(2);
+  r.status = Status::kRuntimeError;
+  r.correctness.max_abs_err = kNaN;
+  r.correctness.rel_l2_err = kInf;
+  r.speedup = -kInf;
+  r.utilization->gflops = kNaN;
+  r.candidate->samples_ms.push_back(kInf);
+  const std::string text = dump_json(to_json(r));
+  EXPECT_FALSE(contains(text, "NaN"));
+  const nlohmann::json parsed = nlohmann::json::parse(text);  // throws on invalid JSON
+  EXPECT_EQ(parsed["correctness"]["max_abs_err"], "nan");
+  EXPECT_EQ(parsed["speedup"], "-inf");
+  expect_same(r, eval_result_from_json(parsed));
+}
+
+TEST(ResultJsonTest, ReadsNullNumbersAndRejectsBadFields) {
+  nlohmann::json j = to_json(make_result(1));
+  j["correctness"]["max_rel_err"] = nullptr;  // what other writers emit for NaN
+  j.erase("diagnostics");                     // older records may lack keys
+  const EvalResult r = eval_result_from_json(j);
+  EXPECT_TRUE(std::isnan(r.correctness.max_rel_err));
+  EXPECT_EQ(r.diagnostics, "");
+
+  nlohmann::json bad_status = to_json(make_result(1));
+  bad_status["status"] = "great";
+  EXPECT_THROW(eval_result_from_json(bad_status), std::invalid_argument);
+  nlohmann::json bad_type = to_json(make_result(1));
+  bad_type["threads"] = "four";
+  try {
+    eval_result_from_json(bad_type);
+    FAIL() << "accepted a string thread count";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "threads")) << e.what();
+  }
+}
+
+TEST(ResultJsonTest, StatusNamesRoundTrip) {
+  for (Status s : {Status::kCorrect, Status::kIncorrect, Status::kCompileError,
+                   Status::kRuntimeError, Status::kTimeout}) {
+    EXPECT_EQ(parse_status(status_name(s)), s) << status_name(s);
+  }
+  EXPECT_STREQ(status_name(Status::kCompileError), "compile_error");
+  EXPECT_EQ(parse_status("Correct"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kbench
