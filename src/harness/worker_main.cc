@@ -11,6 +11,7 @@
 #include <cblas.h>
 
 #include <grp.h>
+#include <seccomp.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -106,6 +107,13 @@ void drop_privileges(const Args& args) {
   // the loader needs /proc/self/fd/N to open the shared object.
   prctl(PR_SET_DUMPABLE, 1);
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  // The thread budget is the CPU set kbench pinned this process to: refuse any attempt to widen it
+  // (the filter is inherited by every thread and child). More syscalls are for the sandbox to come.
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  if (!filter || seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setaffinity), 0) != 0 ||
+      seccomp_load(filter) != 0)
+    throw std::runtime_error("cannot install the seccomp filter");
+  seccomp_release(filter);
   // Now counted against the unprivileged user, so a fork bomb stops here.
   const rlimit processes{static_cast<rlim_t>(256 + 64 * args.threads), static_cast<rlim_t>(256 + 64 * args.threads)};
   setrlimit(RLIMIT_NPROC, &processes);

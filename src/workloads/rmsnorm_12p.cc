@@ -60,11 +60,11 @@ Problem make_problem(Size size) {
   return problem;
 }
 
-// The rows of a call whose tensors match the signature above (any float output dtype), or nullopt.
 struct Rows {
   std::int64_t count, width;
 };
 
+// The rows of a call whose tensors match the signature above (any float output dtype), or nullopt.
 std::optional<Rows> rows_of(const kb_tensor* in, std::int32_t num_inputs, const kb_tensor* out,
                             std::int32_t num_outputs) {
   if (num_inputs != 2 || num_outputs != 1) return std::nullopt;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages kbench builds and runs with, skipping the package index update when
+# everything is already present (so a prepared machine needs no network).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libopenblas-dev      # sgemm for baselines; also linked by candidates
+  libhwy-dev           # Highway: vectorized exp in baselines
+  libsqlite3-dev       # results store
+  libssl-dev           # SHA-256 for the compile cache
+  libseccomp-dev       # the candidate worker's syscall filter
+  nlohmann-json3-dev   # JSON output and records
+  libcli11-dev         # command line
+  libgtest-dev libgmock-dev  # tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "kbench: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite: install what is missing, build with warnings as errors, run every test, then
+# rebuild with AddressSanitizer + UndefinedBehaviorSanitizer and run the in-process tests again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs="$(nproc)"
+# Tests write their databases and compiled candidates here, never into the user's own store.
+export KBENCH_CACHE="${KBENCH_CACHE:-$(mktemp -d /tmp/kbench-test-cache.XXXXXX)}"
+export KBENCH_DB="$KBENCH_CACHE/results.db"
+
+scripts/build.sh -DKBENCH_WERROR=ON
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 600)
+
+# The worker's address-space limit cannot coexist with ASan's shadow memory, so the tests that start
+# workers (Cli*, Adversarial*) run in the Release build above only.
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKBENCH_SANITIZE=ON -DKBENCH_WERROR=ON >/dev/null
+cmake --build build-asan -j"$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" --timeout 600 -E "Cli|Adversarial")
