@@ -12,13 +12,11 @@
 // last K block rounds to bf16, so the result is rounded exactly once, like an f32-accumulating bf16
 // matmul.
 //
-// Threads: when cfg->num_threads > 1 the ic loop (blocks of A rows) is split across OpenMP threads,
-// each packing its own A block and sharing the packed B block; with one thread the parallel region
-// runs on the calling thread alone.
+// Threads: when cfg->num_threads > 1, C is split by columns (whole NR panels) across OpenMP
+// threads; each runs the loops above on its slice with private buffers (see kb_run).
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -310,6 +308,65 @@ float* alloc_floats(int64_t n) {
   return static_cast<float*>(std::aligned_alloc(64, bytes));
 }
 
+// The whole blocked GEMM, single-threaded, for the output columns [j_begin, j_end) of C. Returns
+// false when its scratch buffers cannot be allocated.
+bool gemm_columns(const uint16_t* A, const uint16_t* B, uint16_t* C, int64_t M, int64_t K,
+                  int64_t N, int64_t j_begin, int64_t j_end) {
+  const int64_t width = j_end - j_begin;
+  const int64_t nc_max = std::min(kNC, round_up(width, kNR));
+  const int64_t kc_max = std::min(kKC, K);
+  const int64_t mc_max = std::min(kMC, round_up(M, kMR));
+  const bool multi_k = K > kKC;
+  const int64_t ld_acc = nc_max;  // the scratch holds one M x NC column block of C
+
+  float* b_pack = alloc_floats(kc_max * nc_max);
+  float* a_pack = alloc_floats(mc_max * kc_max);
+  float* c_acc = multi_k ? alloc_floats(M * nc_max) : nullptr;
+  const bool ok = b_pack && a_pack && (c_acc || !multi_k);
+  alignas(64) float tile[kMR * kNR];
+
+  for (int64_t jc = j_begin; ok && jc < j_end; jc += kNC) {
+    const int64_t nc = std::min(kNC, j_end - jc);
+    for (int64_t pc = 0; pc < K; pc += kKC) {
+      const int64_t kc = std::min(kKC, K - pc);
+      const Phase phase = !multi_k       ? Phase::kOnly
+                          : pc == 0      ? Phase::kFirst
+                          : pc + kc == K ? Phase::kLast
+                                         : Phase::kMiddle;
+      for (int64_t jr = 0; jr < nc; jr += kNR) {
+        pack_b_panel(B + pc * N + jc + jr, N, kc, std::min<int64_t>(kNR, nc - jr),
+                     b_pack + jr * kc);
+      }
+
+      for (int64_t ic = 0; ic < M; ic += kMC) {
+        const int64_t mc = std::min(kMC, M - ic);
+        for (int64_t ir = 0; ir < mc; ir += kMR) {
+          pack_a_panel(A + (ic + ir) * K + pc, K, kc, std::min<int64_t>(kMR, mc - ir),
+                       a_pack + ir * kc);
+        }
+
+        for (int64_t jr = 0; jr < nc; jr += kNR) {
+          const int64_t nr = std::min<int64_t>(kNR, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += kMR) {
+            const int64_t mr = std::min<int64_t>(kMR, mc - ir);
+            const int64_t row = ic + ir;
+            float* acc = c_acc ? c_acc + row * ld_acc + jr : nullptr;
+            uint16_t* out = C + row * N + jc + jr;
+            prefetch_tile_dst(mr, phase, acc, ld_acc, out, N);
+            micro_kernel(kc, a_pack + ir * kc, b_pack + jr * kc, tile);
+            store_tile(tile, mr, nr, phase, acc, ld_acc, out, N);
+          }
+        }
+      }
+    }
+  }
+
+  std::free(b_pack);
+  std::free(a_pack);
+  std::free(c_acc);
+  return ok;
+}
+
 }  // namespace
 
 extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
@@ -332,71 +389,18 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
     return 0;
   }
 
-  const int nthreads = std::max(1, cfg->num_threads);
-  const int64_t nc_max = std::min(kNC, round_up(N, kNR));
-  const int64_t kc_max = std::min(kKC, K);
-  const bool multi_k = K > kKC;
-  const int64_t ld_acc = nc_max;  // the scratch holds one M x NC column block of C
-
-  float* b_pack = alloc_floats(kc_max * nc_max);
-  float* c_acc = multi_k ? alloc_floats(M * nc_max) : nullptr;
-  float* a_pack_all = alloc_floats(static_cast<int64_t>(nthreads) * kMC * kc_max);
-  if (!b_pack || (multi_k && !c_acc) || !a_pack_all) {
-    std::free(b_pack);
-    std::free(c_acc);
-    std::free(a_pack_all);
-    return 2;
+  // Threads own disjoint column ranges of C, whole NR panels each, so they never synchronize:
+  // every thread runs the full blocked algorithm on its slice with private packing buffers. The
+  // price is that each thread packs all of A, which is small next to its share of the FLOPs.
+  const int64_t panels = (N + kNR - 1) / kNR;
+  const int nthreads = static_cast<int>(std::clamp<int64_t>(cfg->num_threads, 1, panels));
+  bool ok = true;
+#pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static, 1) \
+    reduction(&& : ok)
+  for (int t = 0; t < nthreads; ++t) {
+    const int64_t j_begin = std::min(N, panels * t / nthreads * kNR);
+    const int64_t j_end = std::min(N, panels * (t + 1) / nthreads * kNR);
+    if (j_begin < j_end) ok = gemm_columns(A, B, C, M, K, N, j_begin, j_end) && ok;
   }
-
-#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
-  {
-    float* a_pack = a_pack_all + static_cast<int64_t>(omp_get_thread_num()) * kMC * kc_max;
-    alignas(64) float tile[kMR * kNR];
-
-    for (int64_t jc = 0; jc < N; jc += kNC) {
-      const int64_t nc = std::min(kNC, N - jc);
-      for (int64_t pc = 0; pc < K; pc += kKC) {
-        const int64_t kc = std::min(kKC, K - pc);
-        const Phase phase = !multi_k       ? Phase::kOnly
-                            : pc == 0      ? Phase::kFirst
-                            : pc + kc == K ? Phase::kLast
-                                           : Phase::kMiddle;
-
-        // Every thread helps pack the shared B block; the implicit barrier publishes it.
-#pragma omp for schedule(static)
-        for (int64_t jr = 0; jr < nc; jr += kNR) {
-          pack_b_panel(B + pc * N + jc + jr, N, kc, std::min<int64_t>(kNR, nc - jr),
-                       b_pack + jr * kc);
-        }
-
-        // Threads take whole MC blocks of rows, each packing its own A block. The implicit
-        // barrier at the end keeps b_pack unchanged until every thread is done with it.
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t ic = 0; ic < M; ic += kMC) {
-          const int64_t mc = std::min(kMC, M - ic);
-          for (int64_t ir = 0; ir < mc; ir += kMR)
-            pack_a_panel(A + (ic + ir) * K + pc, K, kc, std::min<int64_t>(kMR, mc - ir),
-                         a_pack + ir * kc);
-
-          for (int64_t jr = 0; jr < nc; jr += kNR) {
-            const int64_t nr = std::min<int64_t>(kNR, nc - jr);
-            for (int64_t ir = 0; ir < mc; ir += kMR) {
-              const int64_t mr = std::min<int64_t>(kMR, mc - ir);
-              const int64_t row = ic + ir;
-              float* acc = c_acc ? c_acc + row * ld_acc + jr : nullptr;
-              uint16_t* out = C + row * N + jc + jr;
-              prefetch_tile_dst(mr, phase, acc, ld_acc, out, N);
-              micro_kernel(kc, a_pack + ir * kc, b_pack + jr * kc, tile);
-              store_tile(tile, mr, nr, phase, acc, ld_acc, out, N);
-            }
-          }
-        }
-      }
-    }
-  }
-
-  std::free(b_pack);
-  std::free(c_acc);
-  std::free(a_pack_all);
-  return 0;
+  return ok ? 0 : 2;
 }

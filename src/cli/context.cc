@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "core/environment.h"
+#include "harness/evaluator.h"
 #include "workloads/registry.h"
 
 namespace kbench::cli {
@@ -22,6 +23,14 @@ Size size_or_usage_error(const std::string& text) {
   const auto size = parse_size(text);
   if (!size) throw UsageError("unknown size '" + text + "' (smoke, cpu or full)");
   return *size;
+}
+
+int threads_or_usage_error(int threads) {
+  const auto available = static_cast<int>(worker_cpus(1 << 20).size());
+  if (threads < 1 || threads > available)
+    throw UsageError("--threads must be between 1 and " + std::to_string(available) +
+                     " (the CPUs this process may use)");
+  return threads;
 }
 
 std::string worker_executable() {

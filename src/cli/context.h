@@ -20,6 +20,8 @@ class UsageError : public std::runtime_error {
 
 const Workload& workload_or_usage_error(const std::string& id_or_name);
 Size size_or_usage_error(const std::string& text);
+// --threads must be between 1 and the number of CPUs this process may run on (workers are pinned).
+int threads_or_usage_error(int threads);
 
 // kbench-worker beside this executable ($KBENCH_WORKER overrides).
 std::string worker_executable();

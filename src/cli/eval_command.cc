@@ -23,7 +23,7 @@ int eval_command(const EvalCommandOptions& options) {
     if (!std::filesystem::is_regular_file(options.candidate, ec))
       throw UsageError("cannot read candidate file '" + options.candidate + "'");
   }
-  if (options.threads < 1) throw UsageError("--threads must be at least 1");
+  threads_or_usage_error(options.threads);
   if (options.iters < 1 || options.warmup < 0 || options.trials < 1)
     throw UsageError("--iters and --trials must be at least 1, --warmup at least 0");
   if (options.timeout_s <= 0) throw UsageError("--timeout-s must be positive");

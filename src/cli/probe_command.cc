@@ -9,7 +9,7 @@
 namespace kbench::cli {
 
 int probe_command(const ProbeOptions& options) {
-  if (options.threads < 1) throw UsageError("--threads must be at least 1");
+  threads_or_usage_error(options.threads);
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(store, options.threads, options.force);
   if (options.json) {

@@ -33,7 +33,7 @@ std::vector<const Workload*> selected_workloads(const RunCommandOptions& options
 int run_command(const RunCommandOptions& options) {
   const std::vector<const Workload*> workloads = selected_workloads(options);
   const Size size = size_or_usage_error(options.size);
-  if (options.threads < 1) throw UsageError("--threads must be at least 1");
+  threads_or_usage_error(options.threads);
   if (options.iters < 1 || options.warmup < 0) throw UsageError("--iters must be at least 1, --warmup at least 0");
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(store, options.threads);

@@ -27,7 +27,7 @@ std::vector<std::string> candidate_flags() {
 }
 
 namespace {
-const std::vector<std::string> kLinkLibraries = {"-lopenblas", "-lm"};
+const std::vector<std::string> kLinkLibraries = {"-lopenblas", "-lhwy", "-lm"};
 
 // The compiler's identity for the cache key: its first --version line (a compiler upgrade must not
 // reuse objects built by the old one).
