@@ -207,7 +207,10 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   if (!scale) return 2;
   for (int64_t j = 0; j < d; ++j) scale[j] = kb_bf16_to_f32(scale_bf16[j]);
 
-  const int nthreads = std::max(1, cfg->num_threads);
+  // Below ~64K elements per thread (tens of microseconds) waking threads costs more than it saves.
+  constexpr int64_t kMinElementsPerThread = int64_t{1} << 16;
+  const int64_t useful_threads = std::max<int64_t>(1, rows * d / kMinElementsPerThread);
+  const int nthreads = static_cast<int>(std::clamp<int64_t>(cfg->num_threads, 1, useful_threads));
 #pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static)
   for (int64_t r = 0; r < rows; ++r) rmsnorm_row(x + r * d, scale, d, eps, out + r * d);
 

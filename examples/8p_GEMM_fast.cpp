@@ -143,9 +143,10 @@ constexpr int kNR = 8;
 //     32 KiB L1d together, and KC is long enough to amortize loading and storing the C tile.
 // MC: the packed A block (MC x KC f32 = 144 KiB) sits comfortably in a 512 KiB-1 MiB L2 next to
 //     the B micro-panels streaming through it. A multiple of both MR values (6 and 8).
-// NC: the packed B block (KC x NC f32 = 4 MiB) fits in the shared L3 and covers the cpu-size N
-//     (3584) in one block, so A is packed only once per K block.
-// (Tried KC 192-1024 and MC 48-288 at the cpu shape: 256/144 was as fast as any, within noise.)
+// NC: the packed B block (KC x NC f32 = 4 MiB) fits in the shared L3 and covers N up to 4096 in
+//     one block (the cpu-size N is 2688), so A is packed only once per K block.
+// (Tried KC 192-1024 and MC 48-288 at M = K = 1024, N = 3584: 256/144 was as fast as any, within
+// the noise of a shared machine.)
 constexpr int64_t kKC = 256;
 constexpr int64_t kMC = 144;
 constexpr int64_t kNC = 4096;
@@ -240,7 +241,8 @@ enum class Phase {
   kLast,    // add the f32 scratch, round to bf16 output
 };
 
-// Writes the valid mr x nr corner of a tile. Edge tiles (mr < MR or nr < NR) take the scalar path.
+// Writes the valid mr x nr corner of a tile. Tiles cut by the N edge (nr < NR) take the scalar
+// path; the M edge only shortens the row loop.
 void store_tile(const float* tile, int64_t mr, int64_t nr, Phase phase, float* acc, int64_t ldacc,
                 uint16_t* out, int64_t ldout) {
 #if KB_GEMM_SIMD
@@ -392,8 +394,12 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   // Threads own disjoint column ranges of C, whole NR panels each, so they never synchronize:
   // every thread runs the full blocked algorithm on its slice with private packing buffers. The
   // price is that each thread packs all of A, which is small next to its share of the FLOPs.
+  // Below a few MFLOP (well under a millisecond) waking a second thread costs more than it saves.
+  constexpr int64_t kMinMacsPerThread = int64_t{1} << 22;
   const int64_t panels = (N + kNR - 1) / kNR;
-  const int nthreads = static_cast<int>(std::clamp<int64_t>(cfg->num_threads, 1, panels));
+  const int64_t useful_threads = std::max<int64_t>(1, M * N * K / kMinMacsPerThread);
+  const int nthreads =
+      static_cast<int>(std::clamp<int64_t>(cfg->num_threads, 1, std::min(panels, useful_threads)));
   bool ok = true;
 #pragma omp parallel for num_threads(nthreads) if (nthreads > 1) schedule(static, 1) \
     reduction(&& : ok)

@@ -1,15 +1,15 @@
 // expect: runtime_error
-// Attack class: using more cores than granted. With --threads 1 the worker is pinned to one CPU; this
-// kernel tries to widen its affinity to every CPU and keep a second core busy. The worker's seccomp
-// filter refuses sched_setaffinity, and the kernel reports that refusal by returning 9. Were the
-// widening to succeed, kbench's CPU-time check (CPU used vs wall time of the calls times the thread
-// budget) would still answer runtime_error, though under load that check is statistical.
+// Attack class: using more cores than granted. With --threads 1 the worker is pinned to one CPU;
+// this kernel tries to widen its affinity to every CPU and keep a second core busy. The worker's
+// seccomp filter refuses sched_setaffinity, and the kernel reports that refusal by returning 9.
+// Were the widening to succeed, kbench's CPU-time check (CPU used vs wall time of the calls times
+// the thread budget) would still answer runtime_error, though under load that check is statistical.
 #include <sched.h>
 
-#include <thread>
-#include <vector>
 #include <cmath>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "kbench/kernel.h"
 
@@ -37,7 +37,6 @@ static void rmsnorm(const kb_config* cfg, const kb_tensor* inputs, kb_tensor* ou
     }
   }
 }
-
 
 extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
                       kb_tensor* outputs, int32_t num_outputs) {

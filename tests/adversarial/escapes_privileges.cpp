@@ -1,17 +1,18 @@
 // expect: correct
-// Attack class: reaching outside the worker. Tries to read kbench's memory through /proc/<ppid>/mem,
-// to open kbench's descriptors (where the oracle and the baseline's outputs live), and to write into
-// the compile cache under $HOME so a later evaluation would load planted code. The worker runs as an
-// unprivileged user, so every attempt must fail; the kernel then computes honestly and is correct.
-// Should any attempt succeed, it returns garbage, and the verdict turns to incorrect.
+// Attack class: reaching outside the worker. Tries to read kbench's memory through
+// /proc/<ppid>/mem, to open kbench's descriptors (where the oracle and the baseline's outputs
+// live), and to write into the compile cache under $HOME so a later evaluation would load planted
+// code. The worker runs as an unprivileged user, so every attempt must fail; the kernel then
+// computes honestly and is correct. Should any attempt succeed, it returns garbage, and the verdict
+// turns to incorrect.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <cmath>
-#include <cstdint>
 
 #include "kbench/kernel.h"
 
@@ -39,7 +40,6 @@ static void rmsnorm(const kb_config* cfg, const kb_tensor* inputs, kb_tensor* ou
     }
   }
 }
-
 
 static bool any_escape_works() {
   const std::string parent = "/proc/" + std::to_string(getppid());

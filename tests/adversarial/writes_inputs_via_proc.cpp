@@ -1,15 +1,16 @@
 // expect: runtime_error
-// Attack class: tampering with shared inputs. The inputs are mapped read-only, but the memfd behind them
-// can be reopened for writing through /proc/self/fd. A kernel that zeroes its inputs and returns zeros
-// would agree with a baseline that ran after it on the same (now zero) inputs. kbench compares the
-// shared inputs with its private copy after every call, so the tampering itself is the verdict.
+// Attack class: tampering with shared inputs. The inputs are mapped read-only, but the memfd behind
+// them can be reopened for writing through /proc/self/fd. A kernel that zeroes its inputs and
+// returns zeros would agree with a baseline that ran after it on the same (now zero) inputs. kbench
+// compares the shared inputs with its private copy after every call, so the tampering itself is the
+// verdict.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "kbench/kernel.h"
 
@@ -38,12 +39,12 @@ static void rmsnorm(const kb_config* cfg, const kb_tensor* inputs, kb_tensor* ou
   }
 }
 
-
 extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
                       kb_tensor* outputs, int32_t num_outputs) {
   if (num_inputs != 2 || num_outputs != 1) return 1;
   const int fd = open("/proc/self/fd/3", O_RDWR);
-  if (fd < 0) {  // could not reopen for writing: the attack is impossible, so behave and be correct...
+  if (fd <
+      0) {  // could not reopen for writing: the attack is impossible, so behave and be correct...
     rmsnorm(cfg, inputs, outputs);
     return 7;  // ...but say so with a runtime error, as the expected verdict is about the attack
   }
