@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev   # JSON output and records
   libcli11-dev         # command line
   libgtest-dev libgmock-dev  # tests
+  python3-numpy        # the interop test's NumPy kernel (tests/interop_test.cc; skipped without it)
 )
 
 missing=()

@@ -13,7 +13,7 @@ scripts/build.sh -DKBENCH_WERROR=ON
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 600)
 
 # The worker's address-space limit cannot coexist with ASan's shadow memory, so the tests that start
-# workers (Cli*, Adversarial*) run in the Release build above only.
+# workers (label "workers") run in the Release build above only.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKBENCH_SANITIZE=ON -DKBENCH_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" --timeout 600 -E "Cli|Adversarial")
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" --timeout 600 -LE workers)

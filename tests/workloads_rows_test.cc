@@ -228,11 +228,15 @@ TEST(RowWorkloads, CrossEntropyRejectsABf16Loss) {
 }
 
 // The reason for 13p's 1e-4 bound: a loss averaged over half the tokens (what a subsampling
-// shortcut computes) passes atol/rtol 1e-2 but not the relative bound.
+// shortcut computes) passes atol/rtol 1e-2 but not the relative bound. Whether one estimate lands
+// within either bound is chance, so the claim is about rates: allclose accepts most such shortcuts,
+// the relative bound nearly none.
 TEST(RowWorkloads, CrossEntropyToleranceCatchesTokenSubsampling) {
   const Workload& w = workload("13p");
   const Problem problem = w.problem(Size::kSmoke);
-  for (std::uint64_t seed : kSeeds) {
+  constexpr int kTrials = 32;
+  int rejected = 0, admitted_by_allclose = 0;
+  for (std::uint64_t seed = 1; seed <= kTrials; ++seed) {
     Instance full(problem, seed, KB_F32);
     ASSERT_EQ(full.run(w.reference), 0);
     Instance half(problem, seed, KB_F32);
@@ -241,9 +245,12 @@ TEST(RowWorkloads, CrossEntropyToleranceCatchesTokenSubsampling) {
     ASSERT_EQ(half.run(w.reference), 0);
     const double loss = full.output(0)[0];
     const double estimate = half.output(0)[0];
-    EXPECT_LE(std::abs(estimate - loss), w.tolerance.atol + w.tolerance.rtol * std::abs(loss));
-    EXPECT_GT(std::abs(estimate - loss) / std::abs(loss), w.tolerance.max_rel_l2) << seed;
+    if (std::abs(estimate - loss) <= w.tolerance.atol + w.tolerance.rtol * std::abs(loss))
+      ++admitted_by_allclose;
+    if (std::abs(estimate - loss) / std::abs(loss) > w.tolerance.max_rel_l2) ++rejected;
   }
+  EXPECT_GE(admitted_by_allclose, kTrials * 3 / 4) << "of " << kTrials << " half-token estimates";
+  EXPECT_GE(rejected, kTrials - 2) << "of " << kTrials << " half-token estimates";
 }
 
 // ---- Row kernels at edge lengths: 0, 1, around the vector width of AVX2 and AVX-512, a prime.

@@ -62,6 +62,24 @@ struct ResultsOptions {
   std::string db;
 };
 
+struct ExportOptions {
+  std::string workload;
+  std::string size = "cpu";
+  std::optional<std::uint64_t> seed;  // drawn fresh when unset, and printed
+  std::string out;
+  bool force = false;  // overwrite the files of an earlier export
+};
+
+struct CheckOptions {
+  std::string workload;
+  std::string size = "cpu";
+  std::optional<std::uint64_t> seed;  // default: the seed in OUTPUTS/workload.json
+  std::string outputs;
+  bool json = false;
+  bool no_record = false;
+  std::string db;
+};
+
 // Each returns the process exit code. Usage problems throw UsageError (exit 2).
 int list_command(const ListOptions& options);
 int probe_command(const ProbeOptions& options);
@@ -69,5 +87,7 @@ int scaffold_command(const ScaffoldOptions& options);
 int eval_command(const EvalCommandOptions& options);
 int run_command(const RunCommandOptions& options);
 int results_command(const ResultsOptions& options);
+int export_command(const ExportOptions& options);
+int check_command(const CheckOptions& options);
 
 }  // namespace kbench::cli

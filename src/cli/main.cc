@@ -14,6 +14,7 @@
 #include "core/environment.h"
 #include "harness/build_info.h"
 #include "harness/evaluator.h"
+#include "harness/interop.h"
 
 namespace {
 
@@ -95,6 +96,51 @@ int main(int argc, char** argv) {
   results_cmd->add_flag("--json", results.json, "Same as --format json");
   results_cmd->add_option("--db", results.db, "Results database");
 
+  ExportOptions export_options;
+  auto* export_cmd = app.add_subcommand("export",
+                                        "Write a workload's inputs and fp32 oracle outputs as .npy "
+                                        "files, for kernels in other frameworks");
+  export_cmd->add_option("--workload,-w", export_options.workload, "Workload id or name")
+      ->required();
+  export_cmd->add_option("--size", export_options.size, "smoke, cpu or full")
+      ->capture_default_str();
+  export_cmd->add_option("--seed", export_options.seed,
+                         "Input seed (default: drawn fresh and printed)");
+  export_cmd->add_option("--out,-o", export_options.out, "Directory to write (created if missing)")
+      ->type_name("DIR")
+      ->required();
+  export_cmd->add_flag("--force", export_options.force, "Overwrite the files of an earlier export");
+  export_cmd->footer(
+      std::string("Writes, in DIR:\n"
+                  "  <input>.npy           each input (bf16 as float32 holding the bf16 values, "
+                  "i32 as int32)\n"
+                  "  ") +
+      kbench::kOracleDir + "/<output>.npy   the fp32 oracle's outputs (float32)\n  " +
+      kbench::kManifestFile +
+      "         id, size, seed, shapes, dtypes, parameters, input order, tolerances\n"
+      "See docs/interop.md.");
+
+  CheckOptions check;
+  auto* check_cmd = app.add_subcommand(
+      "check",
+      "Check outputs computed elsewhere (.npy) against the oracle, by the rule of `kbench eval`");
+  check_cmd->add_option("--workload,-w", check.workload, "Workload id or name")->required();
+  check_cmd->add_option("--size", check.size, "smoke, cpu or full (as exported)")
+      ->capture_default_str();
+  check_cmd->add_option(
+      "--seed", check.seed,
+      "Seed the inputs were exported with (default: the seed in DIR/workload.json)");
+  check_cmd->add_option("--outputs", check.outputs, "Directory holding the output files")
+      ->type_name("DIR")
+      ->required();
+  check_cmd->add_flag("--json", check.json, "Print the result as one JSON object");
+  check_cmd->add_flag("--no-record", check.no_record, "Do not write the result to the database");
+  check_cmd->add_option("--db", check.db, "Results database");
+  check_cmd->footer(
+      kbench::output_naming_rules() +
+      "\nA missing or malformed file gets the verdict 'incorrect' (exit 0), like wrong values.\n"
+      "See docs/interop.md.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -113,6 +159,8 @@ int main(int argc, char** argv) {
     if (*eval_cmd) return eval_command(eval);
     if (*run_cmd) return run_command(run);
     if (*results_cmd) return results_command(results);
+    if (*export_cmd) return export_command(export_options);
+    if (*check_cmd) return check_command(check);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kbench: %s\n", e.what());
     return 2;

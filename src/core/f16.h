@@ -25,7 +25,8 @@ inline float f16_to_f32(f16_t h) {
   return sign ? -magnitude : magnitude;
 }
 
-// Round to nearest even, as NumPy's astype(np.float16); overflow gives +-Inf, NaN stays a quiet NaN.
+// Round to nearest even, as NumPy's astype(np.float16); overflow gives +-Inf, NaN stays a quiet
+// NaN.
 inline f16_t f32_to_f16(float f) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
   const auto sign = static_cast<std::uint16_t>((bits >> 16) & 0x8000u);

@@ -69,8 +69,14 @@ HostTensor::HostTensor(TensorSpec spec) : spec_(std::move(spec)) {
 }
 
 std::vector<float> to_f32(const kb_tensor& t) {
+  std::vector<float> out;
+  to_f32(t, out);
+  return out;
+}
+
+void to_f32(const kb_tensor& t, std::vector<float>& out) {
   const auto n = static_cast<std::size_t>(kb_numel(&t));
-  std::vector<float> out(n);
+  out.resize(n);
   switch (t.dtype) {
     case KB_BF16:
       convert_bf16_to_f32(static_cast<const bf16_t*>(t.data), out.data(), n);
@@ -82,6 +88,11 @@ std::vector<float> to_f32(const kb_tensor& t) {
       for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<const int32_t*>(t.data)[i]);
       break;
   }
+}
+
+std::vector<std::vector<float>> to_f32(std::vector<HostTensor>& tensors) {
+  std::vector<std::vector<float>> out;
+  for (HostTensor& t : tensors) out.push_back(to_f32(t.view()));
   return out;
 }
 

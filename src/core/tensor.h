@@ -56,5 +56,10 @@ class HostTensor {
 
 // Values of a tensor as f32 (bf16 widened exactly, i32 converted), for comparisons and exports.
 std::vector<float> to_f32(const kb_tensor& t);
+// The same into `out`, reusing its capacity: hot loops convert outputs of equal size every call, and
+// fresh vectors would page-fault hundreds of MB each time.
+void to_f32(const kb_tensor& t, std::vector<float>& out);
+// The same for each tensor of a call's outputs, the form the correctness check takes.
+std::vector<std::vector<float>> to_f32(std::vector<HostTensor>& tensors);
 
 }  // namespace kbench

@@ -1,6 +1,7 @@
 // allclose + relative-L2 + finiteness, in double so the check itself adds no rounding.
 #include "harness/checker.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -68,6 +69,47 @@ CheckResult check_close(const float* out, const float* oracle, std::size_t n, co
   }
   r.passed = r.detail.empty();
   return r;
+}
+
+CheckResult check_outputs(const Problem& problem, const std::vector<std::vector<float>>& outputs,
+                          const std::vector<std::vector<float>>& oracle, const Tolerance& tol) {
+  CheckResult all;
+  all.passed = true;
+  for (std::size_t i = 0; i < problem.outputs.size(); ++i) {
+    const std::string& name = problem.outputs[i].name;
+    CheckResult c;
+    if (i >= outputs.size() || i >= oracle.size() || outputs[i].size() != oracle[i].size()) {
+      c.detail = name + ": " + std::to_string(i < outputs.size() ? outputs[i].size() : 0) +
+                 " values where " + std::to_string(i < oracle.size() ? oracle[i].size() : 0) +
+                 " were expected";
+    } else {
+      c = check_close(outputs[i].data(), oracle[i].data(), oracle[i].size(), tol, name);
+    }
+    all.max_abs_err = std::max(all.max_abs_err, c.max_abs_err);
+    all.max_rel_err = std::max(all.max_rel_err, c.max_rel_err);
+    all.rel_l2_err = std::max(all.rel_l2_err, c.rel_l2_err);
+    if (!c.passed && all.passed) {
+      all.passed = false;
+      all.detail = c.detail;
+    }
+  }
+  return all;
+}
+
+void merge_check(CorrectnessReport& report, const CheckResult& check) {
+  report.max_abs_err = std::max(report.max_abs_err, check.max_abs_err);
+  report.max_rel_err = std::max(report.max_rel_err, check.max_rel_err);
+  report.rel_l2_err = std::max(report.rel_l2_err, check.rel_l2_err);
+  if (!check.passed && report.detail.empty()) report.detail = check.detail;
+}
+
+std::string rule_text(const Tolerance& tol) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "every element |out - oracle| <= %g + %g * |oracle|, ||out - oracle|| / ||oracle|| "
+                "<= %g, and NaN/Inf only where the fp32 oracle has the same value",
+                tol.atol, tol.rtol, tol.max_rel_l2);
+  return buf;
 }
 
 }  // namespace kbench

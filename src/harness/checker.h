@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
+#include "harness/eval_result.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -20,5 +22,19 @@ struct CheckResult {
 // Compares `out` against `oracle` (n values each) under `tol`. `tensor_name` appears in `detail`.
 CheckResult check_close(const float* out, const float* oracle, std::size_t n, const Tolerance& tol,
                         const std::string& tensor_name);
+
+// The rule for a whole call: check_close on every output of `problem` (outputs[i] against
+// oracle[i], f32 values in the declared shape's order), merged worst-case: the largest errors, and
+// the detail of the first output that fails. An output whose value count differs from its oracle's
+// fails with a detail saying so.
+CheckResult check_outputs(const Problem& problem, const std::vector<std::vector<float>>& outputs,
+                          const std::vector<std::vector<float>>& oracle, const Tolerance& tol);
+
+// Folds one call's check into a report over several input sets: the worst errors so far, and the
+// first failure's detail. Leaves `passed` and `trials` to the caller.
+void merge_check(CorrectnessReport& report, const CheckResult& check);
+
+// The rule in one line of text, with `tol`'s numbers, for people and for exported workloads.
+std::string rule_text(const Tolerance& tol);
 
 }  // namespace kbench

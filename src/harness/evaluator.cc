@@ -27,13 +27,6 @@ constexpr int kBootstrapResamples = 2000;
 constexpr double kCpuBudgetFactor = 1.2;
 constexpr double kCpuBudgetSlackS = 0.05;
 
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 std::uint64_t fresh_seed() {
   std::random_device rd;
   return (std::uint64_t{rd()} << 32) ^ rd();
@@ -41,21 +34,22 @@ std::uint64_t fresh_seed() {
 
 // A kernel under test in its worker, with the output arena it writes.
 struct Side {
-  SharedTensors outputs;
+  SharedTensors* outputs;  // the instance's output arena, shared by all sides
   std::unique_ptr<WorkerProcess> worker;
+  // f32 copies of the last call's outputs, read while the worker is frozen; reused across calls.
+  std::vector<std::vector<float>> last_outputs;
 };
 
-struct CallResult {
-  CallOutcome outcome;
-  std::vector<std::vector<float>> outputs;  // f32 copies, read while the worker is frozen
-};
-
-CallResult call_side(Side& side, double timeout_s) {
-  side.outputs.poison();
-  CallResult r{side.worker->call(timeout_s), {}};
-  if (r.outcome.status == CallStatus::kOk)
-    for (const kb_tensor& t : side.outputs.views()) r.outputs.push_back(to_f32(t));
-  return r;
+// One call with poisoned outputs; on success, copies the outputs when `read_outputs`.
+CallOutcome call_side(Side& side, double timeout_s, bool read_outputs = true) {
+  side.outputs->poison();
+  const CallOutcome outcome = side.worker->call(timeout_s);
+  if (outcome.status == CallStatus::kOk && read_outputs) {
+    side.last_outputs.resize(side.outputs->views().size());
+    for (std::size_t i = 0; i < side.last_outputs.size(); ++i)
+      to_f32(side.outputs->views()[i], side.last_outputs[i]);
+  }
+  return outcome;
 }
 
 Status status_of(const CallOutcome& outcome) {
@@ -69,41 +63,9 @@ Status status_of(const CallOutcome& outcome) {
   }
 }
 
-// Worst-case merge of per-tensor checks into one report.
-CheckResult check_outputs(const Problem& problem, const std::vector<std::vector<float>>& outputs,
-                          const std::vector<std::vector<float>>& oracle, const Tolerance& tol) {
-  CheckResult all;
-  all.passed = true;
-  for (std::size_t i = 0; i < problem.outputs.size(); ++i) {
-    const CheckResult c = check_close(outputs[i].data(), oracle[i].data(), oracle[i].size(), tol,
-                                      problem.outputs[i].name);
-    all.max_abs_err = std::max(all.max_abs_err, c.max_abs_err);
-    all.max_rel_err = std::max(all.max_rel_err, c.max_rel_err);
-    all.rel_l2_err = std::max(all.rel_l2_err, c.rel_l2_err);
-    if (!c.passed && all.passed) {
-      all.passed = false;
-      all.detail = c.detail;
-    }
-  }
-  return all;
-}
-
-std::vector<std::vector<float>> as_f32(std::vector<HostTensor>& tensors) {
-  std::vector<std::vector<float>> out;
-  for (HostTensor& t : tensors) out.push_back(to_f32(t.view()));
-  return out;
-}
-
-void merge_check(CorrectnessReport& report, const CheckResult& c) {
-  report.max_abs_err = std::max(report.max_abs_err, c.max_abs_err);
-  report.max_rel_err = std::max(report.max_rel_err, c.max_rel_err);
-  report.rel_l2_err = std::max(report.rel_l2_err, c.rel_l2_err);
-  if (!c.passed && report.detail.empty()) report.detail = c.detail;
-}
-
 Side start_side(const EvalOptions& options, ProblemInstance& instance, const std::string& so_path,
                 long long mem_limit_mb, CallOutcome& failure) {
-  Side side{SharedTensors::create(instance.problem().outputs, "kbench-outputs"), nullptr};
+  Side side{&instance.shared_outputs(), nullptr, {}};
   WorkerSpec spec;
   spec.worker_exe = options.worker_exe;
   spec.workload = options.workload;
@@ -113,7 +75,7 @@ Side start_side(const EvalOptions& options, ProblemInstance& instance, const std
   spec.so_path = so_path;
   spec.mem_limit_mb = mem_limit_mb;
   spec.inputs_fd = instance.shared_inputs_fd();
-  spec.outputs_fd = side.outputs.fd();
+  spec.outputs_fd = side.outputs->fd();
   spec.startup_timeout_s = std::max(10.0, options.call_timeout_s);
   side.worker = WorkerProcess::start(spec, failure);
   return side;
@@ -166,19 +128,19 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
     const std::uint64_t seed = base_seed + static_cast<std::uint64_t>(trial);
     instance.generate(seed);
     std::vector<HostTensor> oracle_tensors = instance.run_trusted(w.baseline, options.threads);
-    const auto oracle = as_f32(oracle_tensors);
-    const CallResult call = call_side(candidate, options.call_timeout_s);
+    const auto oracle = to_f32(oracle_tensors);
+    const CallOutcome call = call_side(candidate, options.call_timeout_s);
     r.correctness.trials = trial + 1;
     r.correctness.seeds.push_back(seed);
-    if (call.outcome.status != CallStatus::kOk) {
-      fail(r, status_of(call.outcome), call.outcome.message, candidate.worker->log_tail());
+    if (call.status != CallStatus::kOk) {
+      fail(r, status_of(call), call.message, candidate.worker->log_tail());
       return false;
     }
     if (!instance.inputs_intact()) {
       fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
       return false;
     }
-    const CheckResult c = check_outputs(instance.problem(), call.outputs, oracle, w.tolerance);
+    const CheckResult c = check_outputs(instance.problem(), candidate.last_outputs, oracle, w.tolerance);
     merge_check(r.correctness, c);
     if (!c.passed) {
       fail(r, Status::kIncorrect, "wrong result for seed " + std::to_string(seed) + ": " + c.detail);
@@ -190,6 +152,13 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
 }
 
 }  // namespace
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
 
 std::vector<int> worker_cpus(int threads) {
   cpu_set_t allowed;
@@ -258,38 +227,40 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   for (int i = 0; i < total; ++i) {
     report_progress(options, "timing " + std::to_string(i + 1) + "/" + std::to_string(total));
     instance.generate(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
-    CallResult cand, base;
+    CallOutcome cand, base;
     // Alternate who runs first, so whatever the first call after new inputs pays hits both equally.
     const bool candidate_first = i % 2 == 0;
     for (int turn = 0; turn < 2; ++turn) {
       if ((turn == 0) == candidate_first) {
         cand = call_side(candidate, options.call_timeout_s);
-        if (cand.outcome.status != CallStatus::kOk) {
-          fail(r, status_of(cand.outcome), cand.outcome.message + " (timed call " + std::to_string(i) + ")",
+        if (cand.status != CallStatus::kOk) {
+          fail(r, status_of(cand), cand.message + " (timed call " + std::to_string(i) + ")",
                candidate.worker->log_tail());
-          return finish();
-        }
-        if (!instance.inputs_intact()) {
-          fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
           return finish();
         }
       } else {
         base = call_side(baseline, options.call_timeout_s * 10);
-        if (base.outcome.status != CallStatus::kOk)
-          throw HarnessError("baseline failed during timing: " + base.outcome.message);
+        if (base.status != CallStatus::kOk)
+          throw HarnessError("baseline failed during timing: " + base.message);
       }
     }
-    const CheckResult same = check_outputs(instance.problem(), cand.outputs, base.outputs, w.tolerance);
+    // Checked once both have run, so the check's memory traffic precedes neither side's call.
+    if (!instance.inputs_intact()) {
+      fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
+      return finish();
+    }
+    const CheckResult same =
+        check_outputs(instance.problem(), candidate.last_outputs, baseline.last_outputs, w.tolerance);
     if (!same.passed) {
       fail(r, Status::kIncorrect,
            "timed call " + std::to_string(i) + " disagrees with the baseline on the same fresh inputs: " +
                same.detail);
       return finish();
     }
-    candidate_wall_s += cand.outcome.seconds;
+    candidate_wall_s += cand.seconds;
     if (i >= options.warmup) {
-      candidate_ms.push_back(cand.outcome.seconds * 1e3);
-      baseline_ms.push_back(base.outcome.seconds * 1e3);
+      candidate_ms.push_back(cand.seconds * 1e3);
+      baseline_ms.push_back(base.seconds * 1e3);
     }
   }
   const double cpu_used = candidate.worker->cpu_seconds() - cpu_before;
@@ -332,11 +303,11 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   ProblemInstance smoke(w, Size::kSmoke);
   smoke.generate(base_seed);
   std::vector<HostTensor> truth_tensors = smoke.run_trusted(w.reference, 1);
-  const auto truth = as_f32(truth_tensors);
+  const auto truth = to_f32(truth_tensors);
   r.correctness.seeds.push_back(base_seed);
   for (kb_dtype dtype : {KB_F32, KB_BF16}) {
     std::vector<HostTensor> got = smoke.run_trusted(w.baseline, options.threads, dtype);
-    merge_check(r.correctness, check_outputs(smoke.problem(), as_f32(got), truth, w.tolerance));
+    merge_check(r.correctness, check_outputs(smoke.problem(), to_f32(got), truth, w.tolerance));
     ++r.correctness.trials;
   }
   r.correctness.passed = r.correctness.detail.empty();
@@ -355,10 +326,9 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   for (int i = 0; i < total; ++i) {
     report_progress(options, "timing " + std::to_string(i + 1) + "/" + std::to_string(total));
     instance.generate(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
-    const CallResult call = call_side(baseline, options.call_timeout_s * 10);
-    if (call.outcome.status != CallStatus::kOk)
-      throw HarnessError("baseline failed during timing: " + call.outcome.message);
-    if (i >= options.warmup) samples_ms.push_back(call.outcome.seconds * 1e3);
+    const CallOutcome call = call_side(baseline, options.call_timeout_s * 10, /*read_outputs=*/false);
+    if (call.status != CallStatus::kOk) throw HarnessError("baseline failed during timing: " + call.message);
+    if (i >= options.warmup) samples_ms.push_back(call.seconds * 1e3);
   }
   r.status = Status::kCorrect;
   r.baseline = summary_of(samples_ms);

@@ -44,6 +44,9 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
 // the baseline alone at options.size, with fresh inputs per call exactly as in `evaluate`.
 EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakReport>& peaks);
 
+// The current UTC time as ISO-8601 ("2025-01-31T12:00:00Z"), as EvalResult::created_at holds it.
+std::string now_iso8601();
+
 // The CPUs a worker with `threads` threads is pinned to: the first `threads` CPUs this process may use.
 std::vector<int> worker_cpus(int threads);
 

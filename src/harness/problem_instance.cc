@@ -21,7 +21,8 @@ ProblemInstance::ProblemInstance(const Workload& workload, Size size)
     : workload_(workload),
       size_(size),
       problem_(workload.problem(size)),
-      shared_inputs_(SharedTensors::create(input_specs(problem_), "kbench-inputs")) {
+      shared_inputs_(SharedTensors::create(input_specs(problem_), "kbench-inputs")),
+      shared_outputs_(SharedTensors::create(problem_.outputs, "kbench-outputs")) {
   for (const InputSpec& in : problem_.inputs) inputs_.emplace_back(in.tensor);
 }
 

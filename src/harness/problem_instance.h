@@ -19,6 +19,11 @@ class ProblemInstance {
   const Problem& problem() const { return problem_; }
   Size size() const { return size_; }
   int shared_inputs_fd() const { return shared_inputs_.fd(); }
+  // The one output arena every worker of this instance writes: kernels take turns, so sharing it
+  // keeps physical memory placement (a few % for memory-bound kernels) the same for all sides.
+  SharedTensors& shared_outputs() { return shared_outputs_; }
+  // kbench's private copy of the inputs generate() drew last, in call order.
+  const std::vector<HostTensor>& inputs() const { return inputs_; }
 
   // Draws every input from `seed` (input i uses Philox stream i) and publishes it to the workers.
   void generate(std::uint64_t seed);
@@ -37,6 +42,7 @@ class ProblemInstance {
   Problem problem_;
   std::vector<HostTensor> inputs_;
   SharedTensors shared_inputs_;
+  SharedTensors shared_outputs_;
 };
 
 }  // namespace kbench

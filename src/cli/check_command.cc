@@ -1,0 +1,44 @@
+// `kbench check`: outputs computed by another framework, read from .npy files and judged against
+// the fp32 oracle by the same rule as `kbench eval`, recorded in the store like an evaluation.
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "core/environment.h"
+#include "harness/interop.h"
+#include "store/result_json.h"
+#include "store/sinks.h"
+
+namespace kbench::cli {
+
+int check_command(const CheckOptions& options) {
+  const Workload& w = workload_or_usage_error(options.workload);
+  const Size size = size_or_usage_error(options.size);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(options.outputs, ec))
+    throw UsageError("--outputs '" + options.outputs + "' is not a directory");
+  std::optional<std::uint64_t> seed = options.seed;
+  if (!seed) seed = exported_seed(options.outputs, w, size);
+  if (!seed) {
+    throw UsageError("give --seed N, the seed the inputs were exported with (" + options.outputs +
+                     "/" + kManifestFile +
+                     " is missing or was written for another workload or size)");
+  }
+
+  // Open the store first: a bad --db must fail before the oracle is computed, not after.
+  std::optional<ResultStore> store;
+  if (!options.no_record) store.emplace(open_store(options.db));
+  const EvalResult result = check_output_files(w, size, *seed, options.outputs);
+  if (store) store->record(result, current_environment());
+
+  if (options.json) {
+    std::cout << dump_json(to_json(result, {.include_samples = true, .include_source = false}), 2)
+              << "\n";
+  } else {
+    write_verdict(std::cout, result);
+  }
+  return 0;
+}
+
+}  // namespace kbench::cli
