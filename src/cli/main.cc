@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   auto* results_cmd = app.add_subcommand("results", "Show recent records from the database");
   results_cmd->add_option("--limit,-n", results.limit, "How many (newest first)")->capture_default_str();
   results_cmd->add_option("--workload,-w", results.workload, "Only this workload");
-  results_cmd->add_option("--kind", results.kind, "Only 'eval' or 'run' records");
+  results_cmd->add_option("--kind", results.kind, "Only 'eval', 'run' or 'check' records");
   results_cmd->add_option("--format", results.format, "table, json or csv")->capture_default_str();
   results_cmd->add_flag("--json", results.json, "Same as --format json");
   results_cmd->add_option("--db", results.db, "Results database");
