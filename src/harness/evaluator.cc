@@ -151,6 +151,18 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
   return true;
 }
 
+// A record of `kind` with what the options fix before anything runs.
+EvalResult new_result(const EvalOptions& options, const char* kind) {
+  EvalResult r;
+  r.kind = kind;
+  r.workload = std::string(options.workload->name);
+  r.size = size_name(options.size);
+  r.threads = options.threads;
+  r.warmup = options.warmup;
+  r.created_at = now_iso8601();
+  return r;
+}
+
 }  // namespace
 
 std::string now_iso8601() {
@@ -173,13 +185,7 @@ std::vector<int> worker_cpus(int threads) {
 EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>& peaks) {
   const double start = now_seconds();
   const Workload& w = *options.workload;
-  EvalResult r;
-  r.kind = "eval";
-  r.workload = std::string(w.name);
-  r.size = size_name(options.size);
-  r.threads = options.threads;
-  r.warmup = options.warmup;
-  r.created_at = now_iso8601();
+  EvalResult r = new_result(options, "eval");
   auto finish = [&]() -> EvalResult {
     r.wall_s = now_seconds() - start;
     return r;
@@ -286,13 +292,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
 EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakReport>& peaks) {
   const double start = now_seconds();
   const Workload& w = *options.workload;
-  EvalResult r;
-  r.kind = "run";
-  r.workload = std::string(w.name);
-  r.size = size_name(options.size);
-  r.threads = options.threads;
-  r.warmup = options.warmup;
-  r.created_at = now_iso8601();
+  EvalResult r = new_result(options, "run");
   r.candidate_path = "builtin:baseline";
   r.candidate_hash = "builtin:baseline";
   const std::uint64_t base_seed = options.seed.value_or(fresh_seed());
