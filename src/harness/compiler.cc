@@ -102,6 +102,10 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   const CommandResult r = run_command(argv, options.timeout_s);
   fs::remove(src_copy, ec);
   out.diagnostics = r.error.empty() ? r.output : r.error;
+  // Point diagnostics at the user's file rather than the cache's private copy of it.
+  for (std::size_t at = out.diagnostics.find(src_copy); at != std::string::npos;
+       at = out.diagnostics.find(src_copy, at + source_path.size()))
+    out.diagnostics.replace(at, src_copy.size(), source_path);
   if (r.timed_out) {
     out.diagnostics = "compiler did not finish within " + std::to_string(static_cast<int>(options.timeout_s)) +
                       " s\n" + out.diagnostics;
