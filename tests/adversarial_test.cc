@@ -1,5 +1,6 @@
-// Every hostile or sloppy candidate in tests/adversarial/ goes through the real `kbench eval` (compiler,
-// worker process, checker) and must get the verdict its first line promises, with kbench exiting 0.
+// Every hostile or sloppy candidate in tests/adversarial/ goes through the real `kbench eval`
+// (compiler, worker process, checker) and must get the verdict its first line promises, with kbench
+// exiting 0.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -34,11 +35,13 @@ TEST_P(AdversarialCandidate, GetsItsExpectedVerdict) {
   const std::string path = source_path("tests/adversarial/" + GetParam());
   const std::string expected = expected_status(path);
   ASSERT_FALSE(expected.empty()) << path << " lacks a '// expect: <status>' first line";
-  const CliRun run = run_kbench("eval --workload 12p_RMSNorm --size smoke --candidate " + path +
-                                " --timeout-s 2 --warmup 2 --iters 10 --json --db " + temp_db(GetParam()));
+  const CliRun run =
+      run_kbench("eval --workload 12p_RMSNorm --size smoke --candidate " + path +
+                 " --timeout-s 2 --warmup 2 --iters 10 --json --db " + temp_db(GetParam()));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto result = nlohmann::json::parse(run.out);
-  EXPECT_EQ(result["status"], expected) << "error: " << result["error"] << "\n" << result["diagnostics"];
+  EXPECT_EQ(result["status"], expected) << "error: " << result["error"] << "\n"
+                                        << result["diagnostics"];
   if (expected == "correct") {
     EXPECT_TRUE(result["correctness"]["passed"].get<bool>());
     EXPECT_EQ(result["candidate"]["iters"], 10);

@@ -15,7 +15,9 @@
 namespace kbench {
 namespace {
 
-std::vector<float> values_of(HostTensor& t) { return to_f32(t.view()); }
+std::vector<float> values_of(HostTensor& t) {
+  return to_f32(t.view());
+}
 
 class CheckerOn : public ::testing::TestWithParam<const Workload*> {
  protected:
@@ -43,14 +45,17 @@ TEST_P(CheckerOn, AcceptsTheBaselinesBf16Output) {
   EXPECT_TRUE(r.passed) << r.detail;
 }
 
-TEST_P(CheckerOn, RejectsZeros) { EXPECT_FALSE(check(std::vector<float>(oracle_.size(), 0.0f)).passed); }
+TEST_P(CheckerOn, RejectsZeros) {
+  EXPECT_FALSE(check(std::vector<float>(oracle_.size(), 0.0f)).passed);
+}
 
 TEST_P(CheckerOn, RejectsAConstant) {
   EXPECT_FALSE(check(std::vector<float>(oracle_.size(), 0.5f)).passed);
 }
 
 TEST_P(CheckerOn, RejectsPermutedRows) {
-  if (oracle_.size() == static_cast<std::size_t>(row_length_)) GTEST_SKIP() << "a single row cannot be permuted";
+  if (oracle_.size() == static_cast<std::size_t>(row_length_))
+    GTEST_SKIP() << "a single row cannot be permuted";
   std::vector<float> rotated(oracle_.size());
   for (std::size_t i = 0; i < oracle_.size(); ++i)
     rotated[(i + static_cast<std::size_t>(row_length_)) % oracle_.size()] = oracle_[i];
@@ -70,7 +75,8 @@ TEST_P(CheckerOn, RejectsFivePercentNoise) {
   EXPECT_NEAR(r.rel_l2_err, 0.05, 0.005);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllWorkloads, CheckerOn, ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
+INSTANTIATE_TEST_SUITE_P(AllWorkloads, CheckerOn,
+                         ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
                          [](const ::testing::TestParamInfo<const Workload*>& workload) {
                            return std::string(workload.param->name);
                          });
@@ -85,12 +91,16 @@ TEST(CheckClose, NamesTheWorstElement) {
 }
 
 TEST(CheckClose, NonFiniteOnlyWhereTheOracleHasTheSame) {
-  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN(),
+              inf = std::numeric_limits<float>::infinity();
   const std::vector<float> oracle = {1, nan, inf};
-  EXPECT_TRUE(check_close(std::vector<float>{1, nan, inf}.data(), oracle.data(), 3, {}, "y").passed);
+  EXPECT_TRUE(
+      check_close(std::vector<float>{1, nan, inf}.data(), oracle.data(), 3, {}, "y").passed);
   EXPECT_FALSE(check_close(std::vector<float>{1, 0, inf}.data(), oracle.data(), 3, {}, "y").passed);
-  EXPECT_FALSE(check_close(std::vector<float>{1, nan, -inf}.data(), oracle.data(), 3, {}, "y").passed);
-  EXPECT_FALSE(check_close(std::vector<float>{inf, nan, inf}.data(), oracle.data(), 3, {}, "y").passed);
+  EXPECT_FALSE(
+      check_close(std::vector<float>{1, nan, -inf}.data(), oracle.data(), 3, {}, "y").passed);
+  EXPECT_FALSE(
+      check_close(std::vector<float>{inf, nan, inf}.data(), oracle.data(), 3, {}, "y").passed);
 }
 
 TEST(CheckClose, RelativeL2BoundAppliesEvenWhenElementsAreClose) {

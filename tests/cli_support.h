@@ -18,7 +18,9 @@ struct CliRun {
   std::string out;  // stdout (stderr goes to the test log)
 };
 
-inline std::string kbench_exe() { return std::string(KBENCH_BINARY_DIR) + "/src/kbench"; }
+inline std::string kbench_exe() {
+  return std::string(KBENCH_BINARY_DIR) + "/src/kbench";
+}
 inline std::string source_path(const std::string& relative) {
   return std::string(KBENCH_SOURCE_DIR) + "/" + relative;
 }

@@ -1,5 +1,6 @@
-// The kbench command line end to end: listing, scaffolds that evaluate correct on every workload, the
-// examples' verdicts, the baseline run, the results store, and one-line usage errors with exit 2.
+// The kbench command line end to end: listing, scaffolds that evaluate correct on every workload,
+// the examples' verdicts, the baseline run, the results store, and one-line usage errors with
+// exit 2.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -24,7 +25,8 @@ TEST(Cli, ListJsonNamesEveryWorkload) {
   const auto list = nlohmann::json::parse(run.out);
   ASSERT_EQ(list.size(), all_workloads().size());
   for (const auto& w : list)
-    for (const char* key : {"id", "name", "group", "source_model"}) EXPECT_TRUE(w.contains(key)) << key;
+    for (const char* key : {"id", "name", "group", "source_model"})
+      EXPECT_TRUE(w.contains(key)) << key;
   EXPECT_EQ(list[1]["name"], "8p_GEMM");
 }
 
@@ -32,10 +34,12 @@ class ScaffoldOf : public ::testing::TestWithParam<const Workload*> {};
 
 TEST_P(ScaffoldOf, IsACorrectCandidate) {
   const Workload& w = *GetParam();
-  const std::string file = std::filesystem::temp_directory_path() / ("scaffold_" + std::string(w.id) + ".cpp");
-  ASSERT_EQ(std::system((kbench_exe() + " scaffold " + std::string(w.id) + " > " + file).c_str()), 0);
-  const auto result = eval_json("--workload " + std::string(w.id) + " --candidate " + file + " --db " +
-                                temp_db("scaffold_" + std::string(w.id)));
+  const std::string file =
+      std::filesystem::temp_directory_path() / ("scaffold_" + std::string(w.id) + ".cpp");
+  ASSERT_EQ(std::system((kbench_exe() + " scaffold " + std::string(w.id) + " > " + file).c_str()),
+            0);
+  const auto result = eval_json("--workload " + std::string(w.id) + " --candidate " + file +
+                                " --db " + temp_db("scaffold_" + std::string(w.id)));
   EXPECT_EQ(result["status"], "correct") << result["error"] << "\n" << result["diagnostics"];
   EXPECT_EQ(result["workload"], std::string(w.name));
   EXPECT_GT(result["speedup"].get<double>(), 0);
@@ -44,7 +48,8 @@ TEST_P(ScaffoldOf, IsACorrectCandidate) {
   EXPECT_GE(ci[1].get<double>(), result["speedup"].get<double>());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllWorkloads, ScaffoldOf, ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
+INSTANTIATE_TEST_SUITE_P(AllWorkloads, ScaffoldOf,
+                         ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
                          [](const ::testing::TestParamInfo<const Workload*>& workload) {
                            return std::string(workload.param->name);
                          });
@@ -55,8 +60,9 @@ TEST(Cli, ExamplesGetTheirVerdicts) {
     const auto fast = eval_json("--workload " + workload + " --candidate " +
                                 source_path("examples/" + workload + "_fast.cpp") + " --db " + db);
     EXPECT_EQ(fast["status"], "correct") << fast["error"];
-    const auto wrong = eval_json("--workload " + workload + " --candidate " +
-                                 source_path("examples/" + workload + "_wrong.cpp") + " --db " + db);
+    const auto wrong =
+        eval_json("--workload " + workload + " --candidate " +
+                  source_path("examples/" + workload + "_wrong.cpp") + " --db " + db);
     EXPECT_EQ(wrong["status"], "incorrect");
     EXPECT_FALSE(wrong["correctness"]["passed"].get<bool>());
   }
@@ -66,13 +72,15 @@ TEST(Cli, AaRunTimesTheBaselineAgainstItself) {
   const auto result = eval_json("--workload 12p --aa --db " + temp_db("aa"));
   EXPECT_EQ(result["status"], "correct");
   EXPECT_EQ(result["candidate_path"], "builtin:baseline");
-  for (const char* key : {"speedup", "speedup_ci95", "gflops", "pct_peak_flops", "gbps", "pct_peak_bw"})
+  for (const char* key :
+       {"speedup", "speedup_ci95", "gflops", "pct_peak_flops", "gbps", "pct_peak_bw"})
     EXPECT_FALSE(result[key].is_null()) << key;
 }
 
 TEST(Cli, RunChecksAndTimesBaselinesAndResultsShowsThem) {
   const std::string db = temp_db("run");
-  const CliRun run = run_kbench("run --workload 12p --workload 8p --size smoke --warmup 1 --iters 3 --json --db " + db);
+  const CliRun run = run_kbench(
+      "run --workload 12p --workload 8p --size smoke --warmup 1 --iters 3 --json --db " + db);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto results = nlohmann::json::parse(run.out);
   ASSERT_EQ(results.size(), 2u);
@@ -92,10 +100,13 @@ TEST(Cli, RunChecksAndTimesBaselinesAndResultsShowsThem) {
 
 TEST(Cli, UsageErrorsExitTwoWithOneLine) {
   const std::string db = temp_db("usage");
-  for (const std::string& args : std::vector<std::string>{
-           "eval --workload 99z_Nope --candidate x.cpp", "eval --workload 8p --candidate /nonexistent/k.cpp",
-        "eval --workload 8p --candidate " + source_path("examples/8p_GEMM_fast.cpp") + " --size huge",
-        "eval --workload 8p", "run --suite nonsense", "list --bogus-flag", "scaffold 0x", "results --format xml"}) {
+  for (const std::string& args :
+       std::vector<std::string>{"eval --workload 99z_Nope --candidate x.cpp",
+                                "eval --workload 8p --candidate /nonexistent/k.cpp",
+                                "eval --workload 8p --candidate " +
+                                    source_path("examples/8p_GEMM_fast.cpp") + " --size huge",
+                                "eval --workload 8p", "run --suite nonsense", "list --bogus-flag",
+                                "scaffold 0x", "results --format xml"}) {
     const std::string cmd = kbench_exe() + " " + args + " --db " + db + " 2>&1 1>/dev/null";
     FILE* pipe = ::popen(cmd.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
@@ -110,11 +121,13 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
 
 TEST(Cli, AFailedEvaluationLeavesEarlierRecordsIntact) {
   const std::string db = temp_db("intact");
-  ASSERT_EQ(run_kbench("run --workload 12p --size smoke --iters 2 --warmup 0 --json --db " + db).exit_code, 0);
+  ASSERT_EQ(run_kbench("run --workload 12p --size smoke --iters 2 --warmup 0 --json --db " + db)
+                .exit_code,
+            0);
   const auto before = nlohmann::json::parse(run_kbench("results --json --db " + db).out);
   ASSERT_EQ(before.size(), 1u);
-  const auto crashed = eval_json("--workload 12p --candidate " + source_path("tests/adversarial/segfault.cpp") +
-                                 " --db " + db);
+  const auto crashed = eval_json("--workload 12p --candidate " +
+                                 source_path("tests/adversarial/segfault.cpp") + " --db " + db);
   EXPECT_EQ(crashed["status"], "runtime_error");
   const auto after = nlohmann::json::parse(run_kbench("results --json --db " + db).out);
   ASSERT_EQ(after.size(), 2u);

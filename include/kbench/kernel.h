@@ -1,16 +1,19 @@
 /* The kbench candidate ABI: the one header a candidate kernel compiles against.
  *
- * A candidate is a single C or C++ source file that defines kb_run() with C linkage. kbench compiles it
- * with a fixed command (see docs/candidate-abi.md), loads it into a separate worker process, and calls
- * kb_run() with tensors whose order, names, shapes and dtypes the workload documents
+ * A candidate is a single C or C++ source file that defines kb_run() with C linkage. kbench
+ * compiles it with a fixed command (see docs/candidate-abi.md), loads it into a separate worker
+ * process, and calls kb_run() with tensors whose order, names, shapes and dtypes the workload
+ * documents
  * (`kbench scaffold ID` prints them).
  *
  * Ownership and layout
- *   - kbench owns every buffer. A candidate never frees, reallocates or keeps a pointer past the call.
- *   - Tensors are dense, contiguous and row-major (last dimension fastest); `data` is 64-byte aligned.
+ *   - kbench owns every buffer. A candidate never frees, reallocates or keeps a pointer past the
+ * call.
+ *   - Tensors are dense, contiguous and row-major (last dimension fastest); `data` is 64-byte
+ * aligned.
  *   - Inputs are read-only: they are mapped without write permission, so a store to them faults.
- *   - Outputs do not alias inputs or each other. Their prior contents are undefined (kbench fills them
- *     with NaN before each call): a candidate must write every element.
+ *   - Outputs do not alias inputs or each other. Their prior contents are undefined (kbench fills
+ * them with NaN before each call): a candidate must write every element.
  *   - kb_run must be a pure function of its inputs: no state that changes results across calls.
  *     kbench feeds fresh random inputs to every call, timed ones included, and checks every output.
  *
@@ -31,11 +34,11 @@ extern "C" {
 /* Bumped whenever a type or the kb_run signature changes incompatibly. */
 #define KB_ABI_VERSION 1
 
-/* Element types. bf16 is stored as the upper 16 bits of an IEEE-754 binary32 (uint16_t in memory). */
+/* Element types. bf16 is the upper 16 bits of an IEEE-754 binary32, stored as uint16_t. */
 typedef enum { KB_BF16 = 0, KB_F32 = 1, KB_I32 = 2 } kb_dtype;
 
-/* A dense tensor: contiguous row-major; data 64-byte aligned. rank 0 is a scalar holding one element;
- * shape[rank..7] are 0 and carry no meaning. */
+/* A dense tensor: contiguous row-major; data 64-byte aligned. rank 0 is a scalar holding one
+ * element; shape[rank..7] are 0 and carry no meaning. */
 typedef struct {
   void* data;
   kb_dtype dtype;

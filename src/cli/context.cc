@@ -45,7 +45,8 @@ ResultStore open_store(const std::string& db_option) {
 }
 
 PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure) {
-  const std::string key = "probe/" + current_environment().machine_id() + "/threads=" + std::to_string(threads);
+  const std::string key =
+      "probe/" + current_environment().machine_id() + "/threads=" + std::to_string(threads);
   if (!force_measure) {
     if (const auto cached = store.cache_get(key)) {
       try {
@@ -62,7 +63,8 @@ PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure) {
   return peaks;
 }
 
-ProgressLine::ProgressLine(std::string prefix) : prefix_(std::move(prefix)), enabled_(isatty(STDERR_FILENO)) {}
+ProgressLine::ProgressLine(std::string prefix)
+    : prefix_(std::move(prefix)), enabled_(isatty(STDERR_FILENO)) {}
 
 ProgressLine::~ProgressLine() {
   if (enabled_) std::fprintf(stderr, "\r\033[K");

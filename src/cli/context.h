@@ -1,5 +1,5 @@
-// What the subcommands share: usage errors, the worker's path, the store, cached machine peaks and the
-// progress line.
+// What the subcommands share: usage errors, the worker's path, the store, cached machine peaks and
+// the progress line.
 #pragma once
 
 #include <optional>

@@ -49,7 +49,8 @@ int eval_command(const EvalCommandOptions& options) {
   if (!options.no_record) store.record(result, current_environment());
 
   if (options.json) {
-    std::cout << dump_json(to_json(result, {.include_samples = true, .include_source = false}), 2) << "\n";
+    std::cout << dump_json(to_json(result, {.include_samples = true, .include_source = false}), 2)
+              << "\n";
   } else {
     write_verdict(std::cout, result);
   }

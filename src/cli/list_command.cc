@@ -16,7 +16,8 @@ int list_command(const ListOptions& options) {
       const Problem cpu = w->problem(Size::kCpu);
       nlohmann::json inputs = nlohmann::json::array();
       for (const InputSpec& in : cpu.inputs)
-        inputs.push_back({{"name", in.tensor.name}, {"dtype", dtype_name(in.tensor.dtype)},
+        inputs.push_back({{"name", in.tensor.name},
+                          {"dtype", dtype_name(in.tensor.dtype)},
                           {"shape_cpu", in.tensor.shape}});
       all.push_back({{"id", w->id},
                      {"name", w->name},
@@ -33,8 +34,9 @@ int list_command(const ListOptions& options) {
   std::printf("%-5s %-24s %-15s %12s  %s\n", "id", "name", "group", "GFLOP(cpu)", "summary");
   for (const Workload* w : all_workloads()) {
     const Problem cpu = w->problem(Size::kCpu);
-    std::printf("%-5s %-24s %-15s %12.3f  %s\n", std::string(w->id).c_str(), std::string(w->name).c_str(),
-                group_name(w->group), cpu.flops * 1e-9, std::string(w->summary).c_str());
+    std::printf("%-5s %-24s %-15s %12.3f  %s\n", std::string(w->id).c_str(),
+                std::string(w->name).c_str(), group_name(w->group), cpu.flops * 1e-9,
+                std::string(w->summary).c_str());
   }
   return 0;
 }

@@ -1,5 +1,6 @@
-// kbench: the command line. Parses arguments into one options struct per subcommand and maps failures
-// to exit codes: 0 the command completed (whatever a verdict says), 2 usage error, 1 anything else.
+// kbench: the command line. Parses arguments into one options struct per subcommand and maps
+// failures to exit codes: 0 the command completed (whatever a verdict says), 2 usage error, 1
+// anything else.
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,15 +19,19 @@
 
 namespace {
 
-// OpenBLAS picks its kernels when it loads, before main(), and mis-detects some CPUs it is older than.
-// When the user has not chosen, name the kernel family matching the ISA and restart once so the
-// choice applies to kbench (the in-process oracle) and, through the environment, to every worker.
+// OpenBLAS picks its kernels when it loads, before main(), and mis-detects some CPUs it is older
+// than. When the user has not chosen, name the kernel family matching the ISA and restart once so
+// the choice applies to kbench (the in-process oracle) and, through the environment, to every
+// worker.
 void ensure_openblas_coretype(char** argv) {
   if (std::getenv("OPENBLAS_CORETYPE")) return;
-  const char* coretype = kbench::cpu_has("avx512f") ? "SkylakeX" : kbench::cpu_has("avx2") ? "Haswell" : nullptr;
+  const char* coretype = kbench::cpu_has("avx512f") ? "SkylakeX"
+                         : kbench::cpu_has("avx2")  ? "Haswell"
+                                                    : nullptr;
   if (!coretype) return;
   setenv("OPENBLAS_CORETYPE", coretype, 1);
-  execv("/proc/self/exe", argv);  // returns only on failure; then carry on with OpenBLAS's own choice
+  execv("/proc/self/exe",
+        argv);  // returns only on failure; then carry on with OpenBLAS's own choice
 }
 
 }  // namespace
@@ -46,38 +51,55 @@ int main(int argc, char** argv) {
   list_cmd->add_flag("--json", list.json, "Print a JSON array");
 
   ProbeOptions probe;
-  auto* probe_cmd = app.add_subcommand("probe", "Measure this machine's compute and memory peaks (cached)");
-  probe_cmd->add_option("--threads", probe.threads, "Threads to measure with")->capture_default_str();
+  auto* probe_cmd =
+      app.add_subcommand("probe", "Measure this machine's compute and memory peaks (cached)");
+  probe_cmd->add_option("--threads", probe.threads, "Threads to measure with")
+      ->capture_default_str();
   probe_cmd->add_flag("--force", probe.force, "Measure again even when cached");
   probe_cmd->add_flag("--json", probe.json, "Print JSON");
-  probe_cmd->add_option("--db", probe.db, "Results database (default: $KBENCH_DB or ~/.local/share/kbench/results.db)");
+  probe_cmd->add_option(
+      "--db", probe.db,
+      "Results database (default: $KBENCH_DB or ~/.local/share/kbench/results.db)");
 
   ScaffoldOptions scaffold;
-  auto* scaffold_cmd = app.add_subcommand("scaffold", "Print a naive, correct candidate to start from");
-  scaffold_cmd->add_option("workload", scaffold.workload, "Workload id or name (8p or 8p_GEMM)")->required();
+  auto* scaffold_cmd =
+      app.add_subcommand("scaffold", "Print a naive, correct candidate to start from");
+  scaffold_cmd->add_option("workload", scaffold.workload, "Workload id or name (8p or 8p_GEMM)")
+      ->required();
 
   EvalCommandOptions eval;
-  auto* eval_cmd = app.add_subcommand("eval", "Evaluate a candidate: compiles? correct? faster than the baseline?");
+  auto* eval_cmd = app.add_subcommand(
+      "eval", "Evaluate a candidate: compiles? correct? faster than the baseline?");
   eval_cmd->add_option("--workload,-w", eval.workload, "Workload id or name")->required();
   eval_cmd->add_option("--candidate,-c", eval.candidate, "Candidate C++ source file");
-  eval_cmd->add_flag("--aa", eval.aa, "A/A check: evaluate the baseline as a candidate against itself");
+  eval_cmd->add_flag("--aa", eval.aa,
+                     "A/A check: evaluate the baseline as a candidate against itself");
   eval_cmd->add_option("--size", eval.size, "smoke, cpu or full")->capture_default_str();
-  eval_cmd->add_option("--threads", eval.threads, "Threads (cores the kernels are pinned to)")->capture_default_str();
-  eval_cmd->add_option("--warmup", eval.warmup, "Untimed calls per side before timing")->capture_default_str();
-  eval_cmd->add_option("--iters", eval.iters, "Timed calls per side")->capture_default_str();
-  eval_cmd->add_option("--trials", eval.trials, "Correctness input sets (fresh seeds)")->capture_default_str();
-  eval_cmd->add_option("--timeout-s", eval.timeout_s, "Wall-time limit per kb_run call")->capture_default_str();
-  eval_cmd->add_option("--mem-limit-mb", eval.mem_limit_mb, "Address-space limit of the candidate's process")
+  eval_cmd->add_option("--threads", eval.threads, "Threads (cores the kernels are pinned to)")
       ->capture_default_str();
-  eval_cmd->add_option("--seed", eval.seed, "Base seed (default: drawn fresh), to reproduce a verdict");
+  eval_cmd->add_option("--warmup", eval.warmup, "Untimed calls per side before timing")
+      ->capture_default_str();
+  eval_cmd->add_option("--iters", eval.iters, "Timed calls per side")->capture_default_str();
+  eval_cmd->add_option("--trials", eval.trials, "Correctness input sets (fresh seeds)")
+      ->capture_default_str();
+  eval_cmd->add_option("--timeout-s", eval.timeout_s, "Wall-time limit per kb_run call")
+      ->capture_default_str();
+  eval_cmd
+      ->add_option("--mem-limit-mb", eval.mem_limit_mb,
+                   "Address-space limit of the candidate's process")
+      ->capture_default_str();
+  eval_cmd->add_option("--seed", eval.seed,
+                       "Base seed (default: drawn fresh), to reproduce a verdict");
   eval_cmd->add_flag("--json", eval.json, "Print the result as one JSON object");
   eval_cmd->add_flag("--no-record", eval.no_record, "Do not write the result to the database");
   eval_cmd->add_option("--db", eval.db, "Results database");
 
   RunCommandOptions run;
-  auto* run_cmd = app.add_subcommand("run", "Time the baselines (each checked against its reference first)");
+  auto* run_cmd =
+      app.add_subcommand("run", "Time the baselines (each checked against its reference first)");
   run_cmd->add_option("--workload,-w", run.workloads, "Workload ids or names (default: the suite)");
-  run_cmd->add_option("--suite", run.suite, "all, production or kernelbench")->capture_default_str();
+  run_cmd->add_option("--suite", run.suite, "all, production or kernelbench")
+      ->capture_default_str();
   run_cmd->add_option("--size", run.size, "smoke, cpu or full")->capture_default_str();
   run_cmd->add_option("--threads", run.threads, "Threads")->capture_default_str();
   run_cmd->add_option("--warmup", run.warmup, "Untimed calls before timing")->capture_default_str();
@@ -89,7 +111,8 @@ int main(int argc, char** argv) {
 
   ResultsOptions results;
   auto* results_cmd = app.add_subcommand("results", "Show recent records from the database");
-  results_cmd->add_option("--limit,-n", results.limit, "How many (newest first)")->capture_default_str();
+  results_cmd->add_option("--limit,-n", results.limit, "How many (newest first)")
+      ->capture_default_str();
   results_cmd->add_option("--workload,-w", results.workload, "Only this workload");
   results_cmd->add_option("--kind", results.kind, "Only 'eval', 'run' or 'check' records");
   results_cmd->add_option("--format", results.format, "table, json or csv")->capture_default_str();

@@ -24,10 +24,14 @@ int probe_command(const ProbeOptions& options) {
               env.cpu_flags.c_str());
   std::printf("threads      %d\n", peaks.threads);
   std::printf("fp32 FMA     %8.1f GFLOP/s\n", peaks.fp32_fma_gflops);
-  if (peaks.bf16_dot_gflops) std::printf("bf16 dot     %8.1f GFLOP/s\n", *peaks.bf16_dot_gflops);
-  else std::printf("bf16 dot          n/a (no avx512_bf16)\n");
-  if (peaks.fp16_fma_gflops) std::printf("fp16 FMA     %8.1f GFLOP/s\n", *peaks.fp16_fma_gflops);
-  else std::printf("fp16 FMA          n/a (no avx512_fp16)\n");
+  if (peaks.bf16_dot_gflops)
+    std::printf("bf16 dot     %8.1f GFLOP/s\n", *peaks.bf16_dot_gflops);
+  else
+    std::printf("bf16 dot          n/a (no avx512_bf16)\n");
+  if (peaks.fp16_fma_gflops)
+    std::printf("fp16 FMA     %8.1f GFLOP/s\n", *peaks.fp16_fma_gflops);
+  else
+    std::printf("fp16 FMA          n/a (no avx512_fp16)\n");
   std::printf("memory       %8.1f GB/s\n", peaks.mem_bw_gbps);
   std::printf("method       %s\n", peaks.isa_used.c_str());
   return 0;

@@ -9,12 +9,14 @@
 namespace kbench::cli {
 
 int results_command(const ResultsOptions& options) {
-  const auto format = options.json ? std::optional<Format>(Format::kJson) : parse_format(options.format);
+  const auto format =
+      options.json ? std::optional<Format>(Format::kJson) : parse_format(options.format);
   if (!format) throw UsageError("unknown format '" + options.format + "' (table, json or csv)");
   if (!options.workload.empty()) workload_or_usage_error(options.workload);
   ResultStore store = open_store(options.db);
   std::optional<std::string> workload, kind;
-  if (!options.workload.empty()) workload = std::string(workload_or_usage_error(options.workload).name);
+  if (!options.workload.empty())
+    workload = std::string(workload_or_usage_error(options.workload).name);
   if (!options.kind.empty()) kind = options.kind;
   const std::vector<EvalResult> results = store.recent(options.limit, workload, kind);
   write_results(std::cout, results, *format, {.include_samples = false, .include_source = false});

@@ -34,7 +34,8 @@ int run_command(const RunCommandOptions& options) {
   const std::vector<const Workload*> workloads = selected_workloads(options);
   const Size size = size_or_usage_error(options.size);
   threads_or_usage_error(options.threads);
-  if (options.iters < 1 || options.warmup < 0) throw UsageError("--iters must be at least 1, --warmup at least 0");
+  if (options.iters < 1 || options.warmup < 0)
+    throw UsageError("--iters must be at least 1, --warmup at least 0");
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(store, options.threads);
 
@@ -55,7 +56,8 @@ int run_command(const RunCommandOptions& options) {
     if (!options.no_record) store.record(results.back(), current_environment());
   }
   if (options.json) {
-    write_results(std::cout, results, Format::kJson, {.include_samples = false, .include_source = false});
+    write_results(std::cout, results, Format::kJson,
+                  {.include_samples = false, .include_source = false});
   } else {
     write_results(std::cout, results, Format::kTable);
   }

@@ -1,5 +1,5 @@
-// `kbench scaffold ID`: a naive, correct candidate to start from, with the workload's tensors and the
-// exact build command in its header.
+// `kbench scaffold ID`: a naive, correct candidate to start from, with the workload's tensors and
+// the exact build command in its header.
 #include <cstdio>
 #include <iostream>
 
@@ -19,7 +19,8 @@ int scaffold_command(const ScaffoldOptions& options) {
     const Problem p = w.problem(size);
     std::cout << "//   " << size_name(size) << ":";
     for (const InputSpec& in : p.inputs)
-      std::cout << " in " << in.tensor.name << " " << dtype_name(in.tensor.dtype) << in.tensor.shape_string();
+      std::cout << " in " << in.tensor.name << " " << dtype_name(in.tensor.dtype)
+                << in.tensor.shape_string();
     for (const TensorSpec& out : p.outputs)
       std::cout << "; out " << out.name << " " << dtype_name(out.dtype) << out.shape_string();
     std::cout << "\n";
@@ -31,7 +32,8 @@ int scaffold_command(const ScaffoldOptions& options) {
     std::cout << "\n";
   }
   std::cout << "// Correct = allclose(atol=" << w.tolerance.atol << ", rtol=" << w.tolerance.rtol
-            << ") and relative L2 error <= " << w.tolerance.max_rel_l2 << " against an fp32 oracle.\n\n"
+            << ") and relative L2 error <= " << w.tolerance.max_rel_l2
+            << " against an fp32 oracle.\n\n"
             << w.scaffold;
   return 0;
 }

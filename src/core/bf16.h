@@ -11,11 +11,17 @@ namespace kbench {
 
 using bf16_t = std::uint16_t;
 
-inline float bf16_to_f32(bf16_t h) { return kb_bf16_to_f32(h); }
-inline bf16_t f32_to_bf16(float f) { return kb_f32_to_bf16(f); }
+inline float bf16_to_f32(bf16_t h) {
+  return kb_bf16_to_f32(h);
+}
+inline bf16_t f32_to_bf16(float f) {
+  return kb_f32_to_bf16(f);
+}
 
 // Rounds to the nearest bf16 and back: the value a bf16 tensor would hold.
-inline float round_to_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
+inline float round_to_bf16(float f) {
+  return bf16_to_f32(f32_to_bf16(f));
+}
 
 // Loops written so the compiler vectorizes them at -O3 -march=native (checked by the baselines'
 // measured bandwidth, see docs/baselines.md).

@@ -6,14 +6,15 @@
 namespace kbench {
 
 struct Environment {
-  std::string cpu_model;      // /proc/cpuinfo "model name"
-  std::string cpu_flags;      // the ISA flags kbench cares about (avx2, fma, avx512*, amx*), space-separated
+  std::string cpu_model;  // /proc/cpuinfo "model name"
+  std::string
+      cpu_flags;  // the ISA flags kbench cares about (avx2, fma, avx512*, amx*), space-separated
   int logical_cpus = 0;
   std::string hostname;
-  std::string compiler;       // `c++ --version` first line of the candidate compiler
-  std::string libraries;      // OpenBLAS config string, Highway version, SQLite version
-  std::string kbench_commit;  // git describe at configure time
-  std::string build_type;     // "Release", sanitizers, -march=native
+  std::string compiler;            // `c++ --version` first line of the candidate compiler
+  std::string libraries;           // OpenBLAS config string, Highway version, SQLite version
+  std::string kbench_commit;       // git describe at configure time
+  std::string build_type;          // "Release", sanitizers, -march=native
   std::string machine_id() const;  // stable key for per-machine caches: hash of model, flags, cpus
 };
 

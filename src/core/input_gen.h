@@ -1,5 +1,5 @@
-// Workload inputs drawn from (seed, input index) with Philox, so every run and machine sees the same
-// values for the same seed, whatever the thread count.
+// Workload inputs drawn from (seed, input index) with Philox, so every run and machine sees the
+// same values for the same seed, whatever the thread count.
 #pragma once
 
 #include <cstdint>
@@ -16,13 +16,15 @@ struct InitRule {
   double shift = 0.0;  // normal: mean; uniform: lower bound
   std::int64_t int_high = 0;  // randint: values in [0, int_high)
 
-  static InitRule normal(double stddev = 1.0, double mean = 0.0) { return {Kind::kNormal, stddev, mean, 0}; }
+  static InitRule normal(double stddev = 1.0, double mean = 0.0) {
+    return {Kind::kNormal, stddev, mean, 0};
+  }
   static InitRule uniform(double lo, double hi) { return {Kind::kUniform, hi - lo, lo, 0}; }
   static InitRule randint(std::int64_t high) { return {Kind::kRandInt, 1.0, 0.0, high}; }
 };
 
-// Fills `t` (any dtype; floats are rounded to bf16 where t is bf16) with values drawn by `rule` from
-// the Philox stream (seed, stream). Element i depends only on (seed, stream, i).
+// Fills `t` (any dtype; floats are rounded to bf16 where t is bf16) with values drawn by `rule`
+// from the Philox stream (seed, stream). Element i depends only on (seed, stream, i).
 void fill_input(const InitRule& rule, std::uint64_t seed, std::uint32_t stream, kb_tensor& t);
 
 }  // namespace kbench

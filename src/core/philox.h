@@ -1,6 +1,6 @@
-// Philox4x32-10 (Salmon et al., SC'11): a counter-based RNG, so element i of an input depends only on
-// (seed, stream, i) and inputs are bit-identical across runs, machines and thread counts. Inline:
-// input generation calls it once per four values, before every timed call.
+// Philox4x32-10 (Salmon et al., SC'11): a counter-based RNG, so element i of an input depends only
+// on (seed, stream, i) and inputs are bit-identical across runs, machines and thread counts.
+// Inline: input generation calls it once per four values, before every timed call.
 #pragma once
 
 #include <array>

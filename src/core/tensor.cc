@@ -58,7 +58,9 @@ kb_tensor make_view(const TensorSpec& spec, void* data) {
   return t;
 }
 
-void HostTensor::FreeDeleter::operator()(void* p) const { std::free(p); }
+void HostTensor::FreeDeleter::operator()(void* p) const {
+  std::free(p);
+}
 
 HostTensor::HostTensor(TensorSpec spec) : spec_(std::move(spec)) {
   const std::size_t bytes = align64(spec_.bytes() == 0 ? 1 : spec_.bytes());
@@ -85,7 +87,8 @@ void to_f32(const kb_tensor& t, std::vector<float>& out) {
       std::memcpy(out.data(), t.data, n * sizeof(float));
       break;
     case KB_I32:
-      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<const int32_t*>(t.data)[i]);
+      for (std::size_t i = 0; i < n; ++i)
+        out[i] = static_cast<float>(static_cast<const int32_t*>(t.data)[i]);
       break;
   }
 }

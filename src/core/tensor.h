@@ -29,7 +29,9 @@ struct TensorSpec {
 kb_tensor make_view(const TensorSpec& spec, void* data);
 
 // Rounds up to the ABI's 64-byte alignment.
-constexpr std::size_t align64(std::size_t n) { return (n + 63) & ~std::size_t{63}; }
+constexpr std::size_t align64(std::size_t n) {
+  return (n + 63) & ~std::size_t{63};
+}
 
 // An owning, 64-byte-aligned tensor in ordinary memory (references, oracles, tests).
 class HostTensor {
@@ -41,9 +43,13 @@ class HostTensor {
   void* data() { return data_.get(); }
   const void* data() const { return data_.get(); }
   template <typename T>
-  T* as() { return static_cast<T*>(data()); }
+  T* as() {
+    return static_cast<T*>(data());
+  }
   template <typename T>
-  const T* as() const { return static_cast<const T*>(data()); }
+  const T* as() const {
+    return static_cast<const T*>(data());
+  }
   kb_tensor view() { return make_view(spec_, data()); }
 
  private:
@@ -56,8 +62,8 @@ class HostTensor {
 
 // Values of a tensor as f32 (bf16 widened exactly, i32 converted), for comparisons and exports.
 std::vector<float> to_f32(const kb_tensor& t);
-// The same into `out`, reusing its capacity: hot loops convert outputs of equal size every call, and
-// fresh vectors would page-fault hundreds of MB each time.
+// The same into `out`, reusing its capacity: hot loops convert outputs of equal size every call,
+// and fresh vectors would page-fault hundreds of MB each time.
 void to_f32(const kb_tensor& t, std::vector<float>& out);
 // The same for each tensor of a call's outputs, the form the correctness check takes.
 std::vector<std::vector<float>> to_f32(std::vector<HostTensor>& tensors);

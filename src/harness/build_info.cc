@@ -5,9 +5,15 @@
 
 namespace kbench {
 
-const char* kbench_commit() { return KBENCH_GIT_COMMIT; }
-const char* kbench_build_type() { return KBENCH_BUILD_TYPE; }
+const char* kbench_commit() {
+  return KBENCH_GIT_COMMIT;
+}
+const char* kbench_build_type() {
+  return KBENCH_BUILD_TYPE;
+}
 
-void register_build_info() { set_kbench_build_info(kbench_commit(), kbench_build_type()); }
+void register_build_info() {
+  set_kbench_build_info(kbench_commit(), kbench_build_type());
+}
 
 }  // namespace kbench

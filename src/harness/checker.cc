@@ -19,9 +19,7 @@ CheckResult check_close(const float* out, const float* oracle, std::size_t n, co
     const double o = out[i], ref = oracle[i];
     if (!std::isfinite(o)) {
       // NaN/Inf is only acceptable where the oracle has the very same non-finite value.
-      const bool same = std::isfinite(ref) ? false
-                        : std::isnan(ref)  ? std::isnan(o)
-                                           : o == ref;
+      const bool same = std::isfinite(ref) ? false : std::isnan(ref) ? std::isnan(o) : o == ref;
       if (!same && first_nonfinite == n) first_nonfinite = i;
       if (!same) r.max_abs_err = std::numeric_limits<double>::infinity();
       continue;
@@ -56,11 +54,12 @@ CheckResult check_close(const float* out, const float* oracle, std::size_t n, co
                   static_cast<double>(oracle[first_nonfinite]));
     r.detail = buf;
   } else if (worst_allclose != n) {
-    std::snprintf(buf, sizeof buf, "%s[%zu] = %.6g, oracle %.6g: |diff| %.3g > atol %g + rtol %g * |oracle|",
+    std::snprintf(buf, sizeof buf,
+                  "%s[%zu] = %.6g, oracle %.6g: |diff| %.3g > atol %g + rtol %g * |oracle|",
                   tensor_name.c_str(), worst_allclose, static_cast<double>(out[worst_allclose]),
                   static_cast<double>(oracle[worst_allclose]),
-                  std::fabs(static_cast<double>(out[worst_allclose]) - oracle[worst_allclose]), tol.atol,
-                  tol.rtol);
+                  std::fabs(static_cast<double>(out[worst_allclose]) - oracle[worst_allclose]),
+                  tol.atol, tol.rtol);
     r.detail = buf;
   } else if (!(r.rel_l2_err <= tol.max_rel_l2)) {
     std::snprintf(buf, sizeof buf, "%s: relative L2 error %.3g exceeds %g", tensor_name.c_str(),

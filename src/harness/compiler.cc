@@ -22,8 +22,16 @@ std::string candidate_compiler() {
 
 std::vector<std::string> candidate_flags() {
   // -Wl,-z,defs turns an unresolved symbol into a build error here instead of a load failure later.
-  return {"-std=c++20", "-O3", "-march=native", "-fPIC", "-shared", "-fopenmp", "-Wall",
-          "-I" KBENCH_INCLUDE_DIR, "-I" KBENCH_OPENBLAS_INCLUDE_DIR, "-Wl,-z,defs"};
+  return {"-std=c++20",
+          "-O3",
+          "-march=native",
+          "-fPIC",
+          "-shared",
+          "-fopenmp",
+          "-Wall",
+          "-I" KBENCH_INCLUDE_DIR,
+          "-I" KBENCH_OPENBLAS_INCLUDE_DIR,
+          "-Wl,-z,defs"};
 }
 
 namespace {
@@ -50,7 +58,8 @@ std::string candidate_command_line() {
 
 std::string default_cache_dir() {
   if (const char* dir = std::getenv("KBENCH_CACHE"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/kbench";
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/kbench";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : "/tmp") + "/.cache/kbench";
 }
@@ -107,8 +116,9 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
        at = out.diagnostics.find(src_copy, at + source_path.size()))
     out.diagnostics.replace(at, src_copy.size(), source_path);
   if (r.timed_out) {
-    out.diagnostics = "compiler did not finish within " + std::to_string(static_cast<int>(options.timeout_s)) +
-                      " s\n" + out.diagnostics;
+    out.diagnostics = "compiler did not finish within " +
+                      std::to_string(static_cast<int>(options.timeout_s)) + " s\n" +
+                      out.diagnostics;
   } else if (r.exit_code == 0) {
     fs::rename(so_tmp, so, ec);  // atomic: a concurrent kbench sees the whole object or none
     out.ok = !ec;

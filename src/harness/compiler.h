@@ -8,8 +8,8 @@
 namespace kbench {
 
 struct CompileOptions {
-  std::string cache_dir;     // where <hash>.so files live; created if missing
-  double timeout_s = 120;    // a source that makes the compiler hang (#include "/dev/zero") ends here
+  std::string cache_dir;   // where <hash>.so files live; created if missing
+  double timeout_s = 120;  // a source that makes the compiler hang (#include "/dev/zero") ends here
 };
 
 struct CompileOutcome {
@@ -23,7 +23,8 @@ struct CompileOutcome {
 
 // The compiler executable: $KBENCH_CXX, else the C++ compiler kbench was built with.
 std::string candidate_compiler();
-// The fixed flags, documented in docs/candidate-abi.md; the source and output paths come after them.
+// The fixed flags, documented in docs/candidate-abi.md; the source and output paths come after
+// them.
 std::vector<std::string> candidate_flags();
 // One line for docs and `kbench scaffold`: the full command with placeholders.
 std::string candidate_command_line();

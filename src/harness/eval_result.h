@@ -33,7 +33,8 @@ struct Utilization {
   std::string peak_flops_kind;            // "fp32_fma"
 };
 
-// What `kbench eval` produces (kind "eval") and `kbench run` per workload (kind "run": baseline only).
+// What `kbench eval` produces (kind "eval") and `kbench run` per workload (kind "run": baseline
+// only).
 struct EvalResult {
   std::string kind = "eval";
   std::string workload;  // full name, e.g. "8p_GEMM"
@@ -48,9 +49,9 @@ struct EvalResult {
   CorrectnessReport correctness;
   std::optional<TimingSummary> candidate;  // only when correct
   std::optional<TimingSummary> baseline;
-  std::optional<double> speedup;                  // baseline median / candidate median
+  std::optional<double> speedup;                          // baseline median / candidate median
   std::optional<std::pair<double, double>> speedup_ci95;  // paired bootstrap
-  std::optional<Utilization> utilization;         // of the candidate (of the baseline for kind "run")
+  std::optional<Utilization> utilization;  // of the candidate (of the baseline for kind "run")
   int warmup = 0;
   double wall_s = 0;
   std::string created_at;  // ISO-8601 UTC

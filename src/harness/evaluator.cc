@@ -93,7 +93,8 @@ TimingSummary summary_of(std::vector<double> samples_ms) {
   return s;
 }
 
-Utilization utilization_of(const Problem& problem, double median_ms, const std::optional<PeakReport>& peaks) {
+Utilization utilization_of(const Problem& problem, double median_ms,
+                           const std::optional<PeakReport>& peaks) {
   Utilization u;
   const double seconds = median_ms * 1e-3;
   u.gflops = problem.flops / seconds * 1e-9;
@@ -118,7 +119,8 @@ void report_progress(const EvalOptions& options, const std::string& line) {
   if (options.progress) options.progress(line);
 }
 
-// Gate 2: the candidate alone on `options.trials` fresh input sets against the in-process fp32 oracle.
+// Gate 2: the candidate alone on `options.trials` fresh input sets against the in-process fp32
+// oracle.
 bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Side& candidate,
                        std::uint64_t base_seed, EvalResult& r) {
   const Workload& w = *options.workload;
@@ -140,10 +142,12 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
       fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
       return false;
     }
-    const CheckResult c = check_outputs(instance.problem(), candidate.last_outputs, oracle, w.tolerance);
+    const CheckResult c =
+        check_outputs(instance.problem(), candidate.last_outputs, oracle, w.tolerance);
     merge_check(r.correctness, c);
     if (!c.passed) {
-      fail(r, Status::kIncorrect, "wrong result for seed " + std::to_string(seed) + ": " + c.detail);
+      fail(r, Status::kIncorrect,
+           "wrong result for seed " + std::to_string(seed) + ": " + c.detail);
       return false;
     }
   }
@@ -214,7 +218,8 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   CallOutcome failure;
   Side candidate = start_side(options, instance, so_path, options.mem_limit_mb, failure);
   if (!candidate.worker) {
-    const bool build_problem = failure.message.starts_with("load: ") || failure.message.starts_with("entry: ");
+    const bool build_problem =
+        failure.message.starts_with("load: ") || failure.message.starts_with("entry: ");
     fail(r, build_problem ? Status::kCompileError : status_of(failure), failure.message);
     return finish();
   }
@@ -255,12 +260,12 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
       fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
       return finish();
     }
-    const CheckResult same =
-        check_outputs(instance.problem(), candidate.last_outputs, baseline.last_outputs, w.tolerance);
+    const CheckResult same = check_outputs(instance.problem(), candidate.last_outputs,
+                                           baseline.last_outputs, w.tolerance);
     if (!same.passed) {
       fail(r, Status::kIncorrect,
-           "timed call " + std::to_string(i) + " disagrees with the baseline on the same fresh inputs: " +
-               same.detail);
+           "timed call " + std::to_string(i) +
+               " disagrees with the baseline on the same fresh inputs: " + same.detail);
       return finish();
     }
     candidate_wall_s += cand.seconds;
@@ -270,12 +275,13 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     }
   }
   const double cpu_used = candidate.worker->cpu_seconds() - cpu_before;
-  const double cpu_budget = kCpuBudgetFactor * options.threads * candidate_wall_s + kCpuBudgetSlackS;
+  const double cpu_budget =
+      kCpuBudgetFactor * options.threads * candidate_wall_s + kCpuBudgetSlackS;
   if (cpu_used > cpu_budget) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
-                  "used %.3f s of CPU during %.3f s of calls: more than its %d thread(s) allow", cpu_used,
-                  candidate_wall_s, options.threads);
+                  "used %.3f s of CPU during %.3f s of calls: more than its %d thread(s) allow",
+                  cpu_used, candidate_wall_s, options.threads);
     fail(r, Status::kRuntimeError, buf);
     return finish();
   }
@@ -284,7 +290,8 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   r.candidate = summary_of(candidate_ms);
   r.baseline = summary_of(baseline_ms);
   r.speedup = r.baseline->median_ms / r.candidate->median_ms;
-  r.speedup_ci95 = bootstrap_ratio_ci(baseline_ms, candidate_ms, 0.95, kBootstrapResamples, base_seed);
+  r.speedup_ci95 =
+      bootstrap_ratio_ci(baseline_ms, candidate_ms, 0.95, kBootstrapResamples, base_seed);
   r.utilization = utilization_of(instance.problem(), r.candidate->median_ms, peaks);
   return finish();
 }
@@ -297,8 +304,8 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   r.candidate_hash = "builtin:baseline";
   const std::uint64_t base_seed = options.seed.value_or(fresh_seed());
 
-  // The baseline must agree with the independent reference (smoke size: the reference is slow), both
-  // as the fp32 oracle and as the bf16 kernel that gets timed.
+  // The baseline must agree with the independent reference (smoke size: the reference is slow),
+  // both as the fp32 oracle and as the bf16 kernel that gets timed.
   report_progress(options, "checking baseline against reference");
   ProblemInstance smoke(w, Size::kSmoke);
   smoke.generate(base_seed);
@@ -312,7 +319,8 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   }
   r.correctness.passed = r.correctness.detail.empty();
   if (!r.correctness.passed) {
-    fail(r, Status::kIncorrect, "baseline disagrees with the reference at smoke size: " + r.correctness.detail);
+    fail(r, Status::kIncorrect,
+         "baseline disagrees with the reference at smoke size: " + r.correctness.detail);
     r.wall_s = now_seconds() - start;
     return r;
   }
@@ -326,8 +334,10 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   for (int i = 0; i < total; ++i) {
     report_progress(options, "timing " + std::to_string(i + 1) + "/" + std::to_string(total));
     instance.generate(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
-    const CallOutcome call = call_side(baseline, options.call_timeout_s * 10, /*read_outputs=*/false);
-    if (call.status != CallStatus::kOk) throw HarnessError("baseline failed during timing: " + call.message);
+    const CallOutcome call =
+        call_side(baseline, options.call_timeout_s * 10, /*read_outputs=*/false);
+    if (call.status != CallStatus::kOk)
+      throw HarnessError("baseline failed during timing: " + call.message);
     if (i >= options.warmup) samples_ms.push_back(call.seconds * 1e3);
   }
   r.status = Status::kCorrect;

@@ -1,5 +1,5 @@
-// The three gates of `kbench eval` (compiles, correct on fresh inputs, faster than the baseline) and
-// the baseline pass of `kbench run`.
+// The three gates of `kbench eval` (compiles, correct on fresh inputs, faster than the baseline)
+// and the baseline pass of `kbench run`.
 #pragma once
 
 #include <cstdint>
@@ -24,30 +24,32 @@ struct EvalOptions {
   const Workload* workload = nullptr;
   Size size = Size::kCpu;
   int threads = 1;
-  std::string candidate_path;          // C++ source of the candidate
-  bool baseline_as_candidate = false;  // A/A check: the built-in baseline takes the candidate's seat
+  std::string candidate_path;  // C++ source of the candidate
+  bool baseline_as_candidate =
+      false;  // A/A check: the built-in baseline takes the candidate's seat
   int warmup = 5;
   int iters = 50;
-  int trials = 3;                      // correctness input sets
-  double call_timeout_s = 10;          // per kb_run call
-  long long mem_limit_mb = 4096;       // address-space limit of the candidate's worker
-  std::optional<std::uint64_t> seed;   // base seed; drawn fresh when unset
-  std::string worker_exe;              // kbench-worker
-  std::string cache_dir;               // compiled candidates
+  int trials = 3;                     // correctness input sets
+  double call_timeout_s = 10;         // per kb_run call
+  long long mem_limit_mb = 4096;      // address-space limit of the candidate's worker
+  std::optional<std::uint64_t> seed;  // base seed; drawn fresh when unset
+  std::string worker_exe;             // kbench-worker
+  std::string cache_dir;              // compiled candidates
   std::function<void(const std::string&)> progress;  // short status lines, may be empty
 };
 
 // Never throws for anything a candidate does; throws HarnessError when kbench itself fails.
 EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>& peaks);
 
-// `kbench run` for one workload: checks the baseline against the reference at smoke size, then times
-// the baseline alone at options.size, with fresh inputs per call exactly as in `evaluate`.
+// `kbench run` for one workload: checks the baseline against the reference at smoke size, then
+// times the baseline alone at options.size, with fresh inputs per call exactly as in `evaluate`.
 EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakReport>& peaks);
 
 // The current UTC time as ISO-8601 ("2025-01-31T12:00:00Z"), as EvalResult::created_at holds it.
 std::string now_iso8601();
 
-// The CPUs a worker with `threads` threads is pinned to: the first `threads` CPUs this process may use.
+// The CPUs a worker with `threads` threads is pinned to: the first `threads` CPUs this process may
+// use.
 std::vector<int> worker_cpus(int threads);
 
 }  // namespace kbench

@@ -36,7 +36,8 @@ void ProblemInstance::generate(std::uint64_t seed) {
 
 bool ProblemInstance::inputs_intact() const {
   for (std::size_t i = 0; i < inputs_.size(); ++i)
-    if (std::memcmp(shared_inputs_.views()[i].data, inputs_[i].data(), inputs_[i].spec().bytes()) != 0)
+    if (std::memcmp(shared_inputs_.views()[i].data, inputs_[i].data(), inputs_[i].spec().bytes()) !=
+        0)
       return false;
   return true;
 }
@@ -48,7 +49,8 @@ std::vector<TensorSpec> ProblemInstance::output_specs(kb_dtype dtype) const {
   return specs;
 }
 
-std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int threads, kb_dtype output_dtype) {
+std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int threads,
+                                                     kb_dtype output_dtype) {
   std::vector<HostTensor> outputs;
   for (const TensorSpec& s : output_specs(output_dtype)) outputs.emplace_back(s);
   std::vector<kb_tensor> in, out;
@@ -59,7 +61,8 @@ std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int thread
   const int rc = kernel(&config, in.data(), static_cast<int32_t>(in.size()), out.data(),
                         static_cast<int32_t>(out.size()));
   if (rc != 0)
-    throw std::runtime_error(std::string(workload_.name) + ": built-in kernel returned " + std::to_string(rc));
+    throw std::runtime_error(std::string(workload_.name) + ": built-in kernel returned " +
+                             std::to_string(rc));
   return outputs;
 }
 

@@ -30,8 +30,8 @@ class ProblemInstance {
   // False when the shared inputs no longer equal what kbench wrote (a kernel wrote to its inputs).
   bool inputs_intact() const;
 
-  // Runs `kernel` in this process on the private inputs with f32 outputs: the oracle (baseline) or the
-  // truth (reference). Only ever called with kbench's own trusted code.
+  // Runs `kernel` in this process on the private inputs with f32 outputs: the oracle (baseline) or
+  // the truth (reference). Only ever called with kbench's own trusted code.
   std::vector<HostTensor> run_trusted(KernelFn kernel, int threads, kb_dtype output_dtype = KB_F32);
 
   std::vector<TensorSpec> output_specs(kb_dtype dtype) const;

@@ -1,4 +1,5 @@
-// memfd-backed tensor arenas with page-aligned tensors (so read-only protection is exact per tensor).
+// memfd-backed tensor arenas with page-aligned tensors (so read-only protection is exact per
+// tensor).
 #include "harness/shared_tensors.h"
 
 #include <fcntl.h>
@@ -42,7 +43,8 @@ SharedTensors SharedTensors::create(const std::vector<TensorSpec>& specs, const 
   t.fd_ = memfd_create(debug_name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (t.fd_ < 0) throw_errno("memfd_create");
   if (ftruncate(t.fd_, static_cast<off_t>(t.bytes_)) != 0) throw_errno("ftruncate of tensor arena");
-  if (fcntl(t.fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) throw_errno("sealing tensor arena");
+  if (fcntl(t.fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    throw_errno("sealing tensor arena");
   t.map(true);
   return t;
 }
@@ -67,7 +69,9 @@ void SharedTensors::map(bool writable) {
     views_.push_back(make_view(specs_[i], static_cast<char*>(base_) + offsets_[i]));
 }
 
-SharedTensors::SharedTensors(SharedTensors&& other) noexcept { *this = std::move(other); }
+SharedTensors::SharedTensors(SharedTensors&& other) noexcept {
+  *this = std::move(other);
+}
 
 SharedTensors& SharedTensors::operator=(SharedTensors&& other) noexcept {
   if (this != &other) {

@@ -1,5 +1,6 @@
-// Tensors in a sealed memfd shared between kbench and a worker process: kbench writes inputs and reads
-// outputs there, the worker maps them (inputs without write permission) and hands views to kb_run.
+// Tensors in a sealed memfd shared between kbench and a worker process: kbench writes inputs and
+// reads outputs there, the worker maps them (inputs without write permission) and hands views to
+// kb_run.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +13,8 @@ namespace kbench {
 
 class SharedTensors {
  public:
-  // Parent side: a new memfd sized for `specs`, mapped read-write. Its size is sealed, so a worker can
-  // neither shrink it (which would make kbench fault on access) nor grow it.
+  // Parent side: a new memfd sized for `specs`, mapped read-write. Its size is sealed, so a worker
+  // can neither shrink it (which would make kbench fault on access) nor grow it.
   static SharedTensors create(const std::vector<TensorSpec>& specs, const char* debug_name);
   // Worker side: maps an inherited memfd; `writable` false maps it read-only.
   static SharedTensors attach(int fd, const std::vector<TensorSpec>& specs, bool writable);

@@ -18,7 +18,8 @@ extern char** environ;
 
 namespace kbench {
 
-CommandResult run_command(const std::vector<std::string>& argv, double timeout_s, std::size_t max_output) {
+CommandResult run_command(const std::vector<std::string>& argv, double timeout_s,
+                          std::size_t max_output) {
   CommandResult result;
   const int out_fd = memfd_create("kbench-command-output", MFD_CLOEXEC);
   if (out_fd < 0) {
@@ -64,7 +65,7 @@ CommandResult run_command(const std::vector<std::string>& argv, double timeout_s
   }
   kill(-pid, SIGKILL);  // anything the tool left running in its group
   if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  struct stat st{};
+  struct stat st {};
   fstat(out_fd, &st);
   const auto size = static_cast<std::size_t>(st.st_size);
   const std::size_t n = std::min(size, max_output);

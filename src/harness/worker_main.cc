@@ -1,5 +1,6 @@
-// kbench-worker: runs one kernel (a candidate's shared object or a built-in baseline) for kbench, in a
-// process of its own, confined to its CPU set and memory limit, answering one request at a time.
+// kbench-worker: runs one kernel (a candidate's shared object or a built-in baseline) for kbench,
+// in a process of its own, confined to its CPU set and memory limit, answering one request at a
+// time.
 #include <dlfcn.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,13 +39,20 @@ Args parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--workload") a.workload = value;
-    else if (key == "--size") a.size = value;
-    else if (key == "--candidate") a.candidate = value == "1";
-    else if (key == "--threads") a.threads = std::atoi(value.c_str());
-    else if (key == "--cpus") a.cpus = value;
-    else if (key == "--mem-limit-mb") a.mem_limit_mb = std::atoll(value.c_str());
-    else throw std::runtime_error("unknown worker argument " + key);
+    if (key == "--workload")
+      a.workload = value;
+    else if (key == "--size")
+      a.size = value;
+    else if (key == "--candidate")
+      a.candidate = value == "1";
+    else if (key == "--threads")
+      a.threads = std::atoi(value.c_str());
+    else if (key == "--cpus")
+      a.cpus = value;
+    else if (key == "--mem-limit-mb")
+      a.mem_limit_mb = std::atoll(value.c_str());
+    else
+      throw std::runtime_error("unknown worker argument " + key);
   }
   return a;
 }
@@ -100,23 +108,29 @@ void limit_resources(long long mem_limit_mb) {
 // Gives up root before any candidate code runs. Failing to drop is fatal: running a candidate with
 // root's reach is exactly what this prevents.
 void drop_privileges(const Args& args) {
-  if (geteuid() != 0) return;  // already unprivileged: it shares kbench's user (see docs/security.md)
+  if (geteuid() != 0) return;  // already unprivileged: it shares kbench's user (docs/evaluation.md)
   if (setgroups(0, nullptr) != 0 || setgid(kUnprivilegedId) != 0 || setuid(kUnprivilegedId) != 0)
     throw std::runtime_error(std::string("cannot drop privileges: ") + std::strerror(errno));
-  // Changing credentials marks the process non-dumpable, which makes /proc/self/fd unreadable to it;
-  // the loader needs /proc/self/fd/N to open the shared object.
+  // Changing credentials marks the process non-dumpable, which makes /proc/self/fd unreadable to
+  // it; the loader needs /proc/self/fd/N to open the shared object.
   prctl(PR_SET_DUMPABLE, 1);
-  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-  // The thread budget is the CPU set kbench pinned this process to: refuse any attempt to widen it
-  // (the filter is inherited by every thread and child). More syscalls are for the sandbox to come.
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-  if (!filter || seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setaffinity), 0) != 0 ||
-      seccomp_load(filter) != 0)
-    throw std::runtime_error("cannot install the seccomp filter");
-  seccomp_release(filter);
   // Now counted against the unprivileged user, so a fork bomb stops here.
-  const rlimit processes{static_cast<rlim_t>(256 + 64 * args.threads), static_cast<rlim_t>(256 + 64 * args.threads)};
+  const auto max_processes = static_cast<rlim_t>(256 + 64 * args.threads);
+  const rlimit processes{max_processes, max_processes};
   setrlimit(RLIMIT_NPROC, &processes);
+}
+
+// The thread budget is the CPU set kbench pinned this process to: refuse any attempt to widen it.
+// The filter is inherited by every thread and child; more syscalls are for the sandbox to come.
+void filter_syscalls() {
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);  // lets an unprivileged process install a filter
+  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+  const bool installed =
+      filter &&
+      seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setaffinity), 0) == 0 &&
+      seccomp_load(filter) == 0;
+  seccomp_release(filter);
+  if (!installed) throw std::runtime_error("cannot install the seccomp filter");
 }
 
 int serve(const Args& args) {
@@ -142,6 +156,7 @@ int serve(const Args& args) {
   KernelFn kernel = workload->baseline;
   if (args.candidate) {
     drop_privileges(args);
+    filter_syscalls();
     // Loading runs the candidate's static constructors: from here on this process is untrusted.
     const std::string so_path = "/proc/self/fd/" + std::to_string(kSharedObjectFd);
     void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -164,7 +179,8 @@ int serve(const Args& args) {
   Request request{};
   while (recv_all(&request, sizeof request)) {
     if (request.op != static_cast<std::uint32_t>(Op::kRun)) break;
-    // Fresh copies of the descriptors each call: a candidate that rewrites them cannot steer the next.
+    // Fresh copies of the descriptors each call: a candidate that rewrites them cannot steer the
+    // next.
     std::vector<kb_tensor> in = input_views, out = output_views;
     int rc = 0;
     try {
@@ -187,7 +203,8 @@ int serve(const Args& args) {
 int main(int argc, char** argv) {
   // Die with kbench: a worker must never outlive the evaluation that started it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  // Only the descriptors of the protocol reach the kernel under test (no database, no other arenas).
+  // Only the descriptors of the protocol reach the kernel under test (no database, no other
+  // arenas).
   close_range(kbench::worker::kSharedObjectFd + 1, ~0u, 0);
   try {
     return kbench::worker::serve(kbench::worker::parse_args(argc, argv));

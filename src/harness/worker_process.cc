@@ -1,4 +1,5 @@
-// Worker lifecycle: posix_spawn with fixed descriptors, deadline-bounded calls, SIGSTOP between calls.
+// Worker lifecycle: posix_spawn with fixed descriptors, deadline-bounded calls, SIGSTOP between
+// calls.
 #include "harness/worker_process.h"
 
 #include <fcntl.h>
@@ -42,7 +43,8 @@ std::vector<std::string> worker_environment(int threads) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     const std::string_view entry(*e);
-    if (entry.starts_with("OMP_NUM_THREADS=") || entry.starts_with("OPENBLAS_NUM_THREADS=")) continue;
+    if (entry.starts_with("OMP_NUM_THREADS=") || entry.starts_with("OPENBLAS_NUM_THREADS="))
+      continue;
     env.emplace_back(entry);
   }
   env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
@@ -52,11 +54,14 @@ std::vector<std::string> worker_environment(int threads) {
 
 // Duplicates `fd` above the protocol's fixed numbers, close-on-exec, so the dup2 calls of the spawn
 // cannot clobber one source with another.
-int lift_fd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 100); }
+int lift_fd(int fd) {
+  return fcntl(fd, F_DUPFD_CLOEXEC, 100);
+}
 
 std::string describe_exit(int status) {
   if (WIFSIGNALED(status))
-    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
   if (WEXITSTATUS(status) == worker::kExitKernelThrew) return "ended: kb_run threw a C++ exception";
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
@@ -67,7 +72,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   std::unique_ptr<WorkerProcess> w(new WorkerProcess());
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
-    failure = {CallStatus::kProtocolError, 0, 0, std::string("socketpair: ") + std::strerror(errno)};
+    failure = {CallStatus::kProtocolError, 0, 0,
+               std::string("socketpair: ") + std::strerror(errno)};
     return nullptr;
   }
   w->control_fd_ = sockets[0];
@@ -77,7 +83,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     // and could not reach the cache directory by path.
     const int opened = open(spec.so_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (opened < 0) {
-      failure = {CallStatus::kProtocolError, 0, 0, "load: cannot open " + spec.so_path + ": " + std::strerror(errno)};
+      failure = {CallStatus::kProtocolError, 0, 0,
+                 "load: cannot open " + spec.so_path + ": " + std::strerror(errno)};
       close(sockets[1]);
       return nullptr;
     }
@@ -105,12 +112,13 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   posix_spawnattr_setsigdefault(&attr, &defaults);  // kbench ignores SIGPIPE; the worker must not
   posix_spawnattr_setsigmask(&attr, &empty);
   posix_spawnattr_setpgroup(&attr, 0);  // its own group, so one signal reaches all it forks
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
-  std::vector<std::string> args = {spec.worker_exe, "--workload", std::string(spec.workload->id),
-                                   "--size", size_name(spec.size), "--threads", std::to_string(spec.threads),
-                                   "--cpus", join_cpus(spec.cpus), "--mem-limit-mb",
-                                   std::to_string(spec.mem_limit_mb)};
+  std::vector<std::string> args = {
+      spec.worker_exe,      "--workload",     std::string(spec.workload->id),   "--size",
+      size_name(spec.size), "--threads",      std::to_string(spec.threads),     "--cpus",
+      join_cpus(spec.cpus), "--mem-limit-mb", std::to_string(spec.mem_limit_mb)};
   if (shared_object >= 0) {
     posix_spawn_file_actions_adddup2(&actions, shared_object, worker::kSharedObjectFd);
     args.push_back("--candidate");
@@ -124,7 +132,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  const int rc = posix_spawn(&w->pid_, spec.worker_exe.c_str(), &actions, &attr, argv.data(), envp.data());
+  const int rc =
+      posix_spawn(&w->pid_, spec.worker_exe.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   for (int fd : {inputs, outputs, control, log, shared_object})
@@ -146,7 +155,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   worker::Hello hello{};
   if (recv(w->control_fd_, &hello, sizeof hello, MSG_WAITALL) != sizeof hello ||
       hello.magic != worker::kHelloMagic) {
-    failure = {CallStatus::kCrashed, 0, 0, "worker " + w->death_message() + " while loading the kernel"};
+    failure = {CallStatus::kCrashed, 0, 0,
+               "worker " + w->death_message() + " while loading the kernel"};
     return nullptr;
   }
   const auto code = static_cast<worker::HelloCode>(hello.code);
@@ -180,7 +190,8 @@ bool WorkerProcess::wait_readable(double deadline_s, CallOutcome& outcome) {
     const int ready = poll(&pfd, 1, slice);
     if (ready > 0 && (pfd.revents & POLLIN)) return true;
     int status = 0;
-    const bool died = waitpid(pid_, &status, WNOHANG) == pid_ && (WIFEXITED(status) || WIFSIGNALED(status));
+    const bool died =
+        waitpid(pid_, &status, WNOHANG) == pid_ && (WIFEXITED(status) || WIFSIGNALED(status));
     if (died || (ready > 0 && (pfd.revents & (POLLHUP | POLLERR)))) {
       if (died) {
         alive_ = false;
@@ -220,13 +231,14 @@ CallOutcome WorkerProcess::call(double timeout_s) {
       }
       return outcome;
     }
-    const ssize_t got = recv(control_fd_, reinterpret_cast<char*>(&reply) + received, sizeof reply - received,
-                             MSG_DONTWAIT);
+    const ssize_t got = recv(control_fd_, reinterpret_cast<char*>(&reply) + received,
+                             sizeof reply - received, MSG_DONTWAIT);
     if (got > 0) {
       received += static_cast<std::size_t>(got);
     } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
       // End of file: the worker died or closed its end mid-call.
-      return {CallStatus::kCrashed, now_seconds() - start, 0, "worker " + death_message() + " during kb_run"};
+      return {CallStatus::kCrashed, now_seconds() - start, 0,
+              "worker " + death_message() + " during kb_run"};
     }
   }
   outcome.seconds = now_seconds() - start;
@@ -255,7 +267,8 @@ void WorkerProcess::freeze() {
   kill(-pid_, SIGSTOP);
   kill(pid_, SIGSTOP);  // in case the candidate moved the worker out of its process group
   int status = 0;
-  // Returns once the worker has stopped (or died), so nothing of it runs while kbench reads outputs.
+  // Returns once the worker has stopped (or died), so nothing of it runs while kbench reads
+  // outputs.
   if (waitpid(pid_, &status, WUNTRACED) == pid_ && !WIFSTOPPED(status)) {
     alive_ = false;
     exit_description_ = describe_exit(status);
@@ -311,7 +324,7 @@ double WorkerProcess::cpu_seconds() const {
 }
 
 std::string WorkerProcess::log_tail(std::size_t max_bytes) const {
-  struct stat st{};
+  struct stat st {};
   if (log_fd_ < 0 || fstat(log_fd_, &st) != 0 || st.st_size == 0) return "";
   const auto size = static_cast<std::size_t>(st.st_size);
   const std::size_t n = std::min(size, max_bytes);

@@ -38,8 +38,9 @@ struct CallOutcome {
 
 class WorkerProcess {
  public:
-  // Starts the worker and waits for its hello. On failure returns nullptr and sets `failure` (status
-  // kCrashed / kTimeout / kProtocolError with `message`; a load failure says "load:" or "entry:").
+  // Starts the worker and waits for its hello. On failure returns nullptr and sets `failure`
+  // (status kCrashed / kTimeout / kProtocolError with `message`; a load failure says "load:" or
+  // "entry:").
   static std::unique_ptr<WorkerProcess> start(const WorkerSpec& spec, CallOutcome& failure);
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;

@@ -1,6 +1,6 @@
-// The wire protocol between kbench and a worker process: fixed file descriptors and 8-byte messages on
-// a Unix socket. The worker is untrusted once a candidate is loaded, so kbench validates every message
-// and judges results only by the outputs it reads back.
+// The wire protocol between kbench and a worker process: fixed file descriptors and 8-byte messages
+// on a Unix socket. The worker is untrusted once a candidate is loaded, so kbench validates every
+// message and judges results only by the outputs it reads back.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +11,13 @@ namespace kbench::worker {
 constexpr int kInputsFd = 3;   // memfd with the inputs (mapped read-only by the worker)
 constexpr int kOutputsFd = 4;  // memfd with the outputs (read-write)
 constexpr int kControlFd = 5;  // socket: requests in, replies out
-constexpr int kSharedObjectFd = 6;  // the candidate's shared object, opened by kbench (absent: baseline)
+constexpr int kSharedObjectFd =
+    6;  // the candidate's shared object, opened by kbench (absent: baseline)
 // stdout and stderr go to a log file kbench reads for diagnostics.
 
-// Started as root, a candidate's worker drops to this user/group (nobody) before loading the candidate,
-// so it cannot read kbench's or the baseline worker's memory, descriptors or files under /root.
+// Started as root, a candidate's worker drops to this user/group (nobody) before loading the
+// candidate, so it cannot read kbench's or the baseline worker's memory, descriptors or files under
+// /root.
 constexpr unsigned kUnprivilegedId = 65534;
 
 constexpr std::uint32_t kHelloMagic = 0x4b42484c;  // "KBHL"
@@ -23,9 +25,9 @@ constexpr std::uint32_t kReplyMagic = 0x4b425250;  // "KBRP"
 
 enum class HelloCode : std::int32_t {
   kReady = 0,
-  kLoadFailed = 1,   // dlopen failed (unresolved symbol, bad ELF): a build problem of the candidate
-  kNoEntryPoint = 2, // no kb_run with C linkage
-  kSetupFailed = 3,  // the worker itself could not start (bad arguments, mapping failed)
+  kLoadFailed = 1,  // dlopen failed (unresolved symbol, bad ELF): a build problem of the candidate
+  kNoEntryPoint = 2,  // no kb_run with C linkage
+  kSetupFailed = 3,   // the worker itself could not start (bad arguments, mapping failed)
 };
 
 struct Hello {

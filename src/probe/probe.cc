@@ -134,15 +134,17 @@ struct ComputeKernel {
   double flops_per_iter;  // per thread
 };
 
-// Seconds of CPU the calling thread has run: a thread that another process time-slices with does not
-// accumulate it while descheduled, so rates per CPU-second stay those of the hardware on a busy box.
+// Seconds of CPU the calling thread has run: a thread that another process time-slices with does
+// not accumulate it while descheduled, so rates per CPU-second stay those of the hardware on a busy
+// box.
 double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// Summed per-thread rate (iterations per CPU-second) of every thread running `iters` iterations at once.
+// Summed per-thread rate (iterations per CPU-second) of every thread running `iters` iterations at
+// once.
 double iters_per_cpu_second(const ComputeKernel& kernel, int threads, std::int64_t iters) {
   float sink = 0;
   double rate = 0;
@@ -175,7 +177,8 @@ double best_gflops(const ComputeKernel& kernel, int threads) {
       std::max<std::int64_t>(1, std::llround(static_cast<double>(iters) * kRunSeconds / seconds));
   double best = 0;
   for (int r = 0; r < kRepeats; ++r) {
-    best = std::max(best, kernel.flops_per_iter * iters_per_cpu_second(kernel, threads, iters) / 1e9);
+    best =
+        std::max(best, kernel.flops_per_iter * iters_per_cpu_second(kernel, threads, iters) / 1e9);
   }
   return best;
 }

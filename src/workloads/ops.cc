@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
+#include <hwy/highway.h>
 
 #include "core/bf16.h"
 
@@ -20,8 +20,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 namespace {
 
-// Recycles freed scratch blocks within a thread. A block serves a request of up to its own size and at
-// least half of it, so a small request never pins a huge block.
+// Recycles freed scratch blocks within a thread. A block serves a request of up to its own size and
+// at least half of it, so a small request never pins a huge block.
 class ScratchPool {
  public:
   // Bounds what an idle thread keeps: enough for the largest cpu-size baseline's scratch.
@@ -105,7 +105,8 @@ F32Buffer load_f32(const kb_tensor& t) {
       std::memcpy(buf.data(), t.data, n * sizeof(float));
       break;
     case KB_I32:
-      for (std::size_t i = 0; i < n; ++i) buf.data()[i] = static_cast<float>(static_cast<const int32_t*>(t.data)[i]);
+      for (std::size_t i = 0; i < n; ++i)
+        buf.data()[i] = static_cast<float>(static_cast<const int32_t*>(t.data)[i]);
       break;
   }
   return buf;
@@ -125,11 +126,13 @@ void round_like(kb_dtype out_dtype, float* values, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) values[i] = round_to_bf16(values[i]);
 }
 
-void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
-           const float* b, std::int64_t ldb, bool b_transposed, float beta, float* c, std::int64_t ldc) {
+void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+           std::int64_t lda, const float* b, std::int64_t ldb, bool b_transposed, float beta,
+           float* c, std::int64_t ldc) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+              static_cast<blasint>(ldc));
 }
 
 namespace {

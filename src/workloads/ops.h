@@ -1,5 +1,5 @@
-// Building blocks for baselines: the library calls and vectorized loops an eager framework would run
-// op by op (dtype conversion, sgemm, row softmax pieces), on f32 scratch buffers.
+// Building blocks for baselines: the library calls and vectorized loops an eager framework would
+// run op by op (dtype conversion, sgemm, row softmax pieces), on f32 scratch buffers.
 #pragma once
 
 #include <cstddef>
@@ -9,9 +9,10 @@
 
 namespace kbench::ops {
 
-// A 64-byte-aligned f32 scratch buffer. Memory comes from a per-thread cache of freed buffers, as an
-// eager framework's caching allocator would provide: results never depend on it, but without it every
-// call page-faults its scratch afresh (0.8-1.5 ms per MB on the reference VM, 10-20% of the 8p baseline).
+// A 64-byte-aligned f32 scratch buffer. Memory comes from a per-thread cache of freed buffers, as
+// an eager framework's caching allocator would provide: results never depend on it, but without it
+// every call page-faults its scratch afresh (0.8-1.5 ms per MB on the reference VM, 10-20% of the
+// 8p baseline).
 class F32Buffer {
  public:
   explicit F32Buffer(std::size_t n);
@@ -42,9 +43,11 @@ void store(const float* values, kb_tensor& out);
 void round_like(kb_dtype out_dtype, float* values, std::size_t n);
 
 // C[M,N] = alpha * A[M,K] @ op(B) + beta * C, row-major; op(B) = B[K,N], or B[N,K]^T when
-// b_transposed. Single library call (OpenBLAS sgemm; see docs/baselines.md for the measured choice).
-void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a, std::int64_t lda,
-           const float* b, std::int64_t ldb, bool b_transposed, float beta, float* c, std::int64_t ldc);
+// b_transposed. Single library call (OpenBLAS sgemm; see docs/baselines.md for the measured
+// choice).
+void sgemm(std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+           std::int64_t lda, const float* b, std::int64_t ldb, bool b_transposed, float beta,
+           float* c, std::int64_t ldc);
 
 // In-place vectorized elementwise ops (Highway), each one pass over memory.
 void exp_inplace(float* x, std::size_t n);

@@ -18,7 +18,9 @@ constexpr std::array kWorkloads = {
 #undef KBENCH_WORKLOAD
 }  // namespace
 
-std::span<const Workload* const> all_workloads() { return kWorkloads; }
+std::span<const Workload* const> all_workloads() {
+  return kWorkloads;
+}
 
 const Workload* find_workload(std::string_view id_or_name) {
   for (const Workload* w : kWorkloads)

@@ -1,5 +1,6 @@
 // What a workload is: its identity, size presets, and the three implementations kbench compares a
-// candidate against (reference = truth, baseline = the bar to beat, which doubles as the fp32 oracle).
+// candidate against (reference = truth, baseline = the bar to beat, which doubles as the fp32
+// oracle).
 #pragma once
 
 #include <cstdint>
