@@ -1,14 +1,11 @@
 // `kbench check`: outputs computed by another framework, read from .npy files and judged against
 // the fp32 oracle by the same rule as `kbench eval`, recorded in the store like an evaluation.
 #include <filesystem>
-#include <iostream>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
 #include "harness/interop.h"
-#include "store/result_json.h"
-#include "store/sinks.h"
 
 namespace kbench::cli {
 
@@ -32,12 +29,7 @@ int check_command(const CheckOptions& options) {
   const EvalResult result = check_output_files(w, size, *seed, options.outputs);
   if (store) store->record(result, current_environment());
 
-  if (options.json) {
-    std::cout << dump_json(to_json(result, {.include_samples = true, .include_source = false}), 2)
-              << "\n";
-  } else {
-    write_verdict(std::cout, result);
-  }
+  print_result(result, options.json);
   return 0;
 }
 

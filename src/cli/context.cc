@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 
 #include "core/environment.h"
 #include "harness/evaluator.h"
+#include "store/result_json.h"
+#include "store/sinks.h"
 #include "workloads/registry.h"
 
 namespace kbench::cli {
@@ -61,6 +64,15 @@ PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure) {
   const PeakReport peaks = measure_peaks(threads);
   store.cache_put(key, peaks.to_json().dump());
   return peaks;
+}
+
+void print_result(const EvalResult& result, bool json) {
+  if (json) {
+    std::cout << dump_json(to_json(result, {.include_samples = true, .include_source = false}), 2)
+              << "\n";
+  } else {
+    write_verdict(std::cout, result);
+  }
 }
 
 ProgressLine::ProgressLine(std::string prefix)

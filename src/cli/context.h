@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/eval_result.h"
 #include "probe/probe.h"
 #include "store/store.h"
 #include "workloads/workload.h"
@@ -31,6 +32,10 @@ ResultStore open_store(const std::string& db_option);
 // This machine's peaks for `threads` threads from the store's cache, measured (and cached) when
 // missing. Progress goes to stderr.
 PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure = false);
+
+// One evaluation's outcome on stdout: the verdict block, or with `json` one object (samples
+// included, source left out). Shared by eval and check so both report alike.
+void print_result(const EvalResult& result, bool json);
 
 // A single self-rewriting status line on stderr when it is a terminal; silent otherwise.
 class ProgressLine {

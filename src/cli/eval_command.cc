@@ -1,14 +1,11 @@
 // `kbench eval`: one candidate through the three gates, recorded in the store.
 #include <filesystem>
-#include <iostream>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
 #include "harness/compiler.h"
 #include "harness/evaluator.h"
-#include "store/result_json.h"
-#include "store/sinks.h"
 
 namespace kbench::cli {
 
@@ -48,12 +45,7 @@ int eval_command(const EvalCommandOptions& options) {
   progress.update("");
   if (!options.no_record) store.record(result, current_environment());
 
-  if (options.json) {
-    std::cout << dump_json(to_json(result, {.include_samples = true, .include_source = false}), 2)
-              << "\n";
-  } else {
-    write_verdict(std::cout, result);
-  }
+  print_result(result, options.json);
   return 0;
 }
 
