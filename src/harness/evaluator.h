@@ -35,6 +35,10 @@ struct EvalOptions {
   std::optional<std::uint64_t> seed;  // base seed; drawn fresh when unset
   std::string worker_exe;             // kbench-worker
   std::string cache_dir;              // compiled candidates
+  // The baseline's GEMM path per shape class (ops::set_gemm_plan's encoding), resolved per machine
+  // by the caller (cli::baseline_gemm_plan) before any side starts; used by the baseline worker and
+  // the in-process oracle, and recorded in the result.
+  std::string gemm_plan;
   std::function<void(const std::string&)> progress;  // short status lines, may be empty
 };
 

@@ -23,6 +23,7 @@
 
 #include "harness/shared_tensors.h"
 #include "harness/worker_protocol.h"
+#include "workloads/gemm.h"
 #include "workloads/registry.h"
 
 namespace kbench::worker {
@@ -30,6 +31,7 @@ namespace {
 
 struct Args {
   std::string workload, size, cpus;
+  std::string gemm_plan;  // the baseline's GEMM path per shape class (ops::set_gemm_plan)
   bool candidate = false;  // load the shared object on kSharedObjectFd instead of the baseline
   int threads = 1;
   long long mem_limit_mb = 0;  // 0: no limit (baselines)
@@ -49,6 +51,8 @@ Args parse_args(int argc, char** argv) {
       a.threads = std::atoi(value.c_str());
     else if (key == "--cpus")
       a.cpus = value;
+    else if (key == "--gemm-plan")
+      a.gemm_plan = value;
     else if (key == "--mem-limit-mb")
       a.mem_limit_mb = std::atoll(value.c_str());
     else
@@ -154,6 +158,7 @@ int serve(const Args& args) {
   limit_resources(args.mem_limit_mb);
 
   KernelFn kernel = workload->baseline;
+  if (!args.candidate) ops::set_gemm_plan(args.gemm_plan);
   if (args.candidate) {
     drop_privileges(args);
     filter_syscalls();

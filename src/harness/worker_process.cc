@@ -123,6 +123,9 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     posix_spawn_file_actions_adddup2(&actions, shared_object, worker::kSharedObjectFd);
     args.push_back("--candidate");
     args.push_back("1");
+  } else if (!spec.gemm_plan.empty()) {
+    args.push_back("--gemm-plan");
+    args.push_back(spec.gemm_plan);
   }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

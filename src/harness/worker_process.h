@@ -23,6 +23,7 @@ struct WorkerSpec {
   int inputs_fd = -1;   // memfd with the inputs (the worker maps it read-only)
   int outputs_fd = -1;  // memfd with this worker's outputs
   double startup_timeout_s = 10;
+  std::string gemm_plan;  // baselines only: ops::set_gemm_plan's encoding of the chosen GEMM paths
 };
 
 // How a call ended. Only kOk says the kernel returned 0; whether its outputs are right is the

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -17,12 +18,25 @@ struct PeakReport {
   std::optional<double> bf16_dot_gflops;
   // vfmadd*ph, 2 flops per fp16 lane; absent without avx512_fp16.
   std::optional<double> fp16_fma_gflops;
+  // tdpbf16ps on register-resident tiles, 2*16*16*32 flops per instruction; absent without amx_bf16
+  // or when the kernel refuses the tile-data permission (arch_prctl ARCH_REQ_XCOMP_PERM).
+  std::optional<double> amx_bf16_gflops;
+  // The library ceiling: the fastest bf16 GEMM (bf16 in and out, f32 accumulation) this machine's
+  // libraries reach at a large square shape, over every path ops::gemm offers (oneDNN bf16, oneDNN
+  // f32 after widening, OpenBLAS sgemm after widening). 0 when not measured.
+  double library_gemm_gflops = 0;
+  std::string library_gemm_method;  // the winning path and shape, e.g. "onednn_bf16 2048^3"
   // STREAM triad convention: 16 bytes read and 8 written per element; write-allocate not counted.
   double mem_bw_gbps = 0;
   // Which loops ran, e.g. "fp32:avx512f bf16:avx512_bf16 mem:triad".
   std::string isa_used;
   // Wall time of the whole probe.
   double seconds_taken = 0;
+
+  // The fastest unit that computes bf16 matmul math (bf16 products, f32 sums): AMX-BF16 where
+  // present, else avx512_bf16 dot, else fp32 FMA after widening. fp16 is other math and never
+  // counts. Returns {GFLOP/s, unit name as in to_json: "amx_bf16" | "bf16_dot" | "fp32_fma"}.
+  std::pair<double, std::string> bf16_matmul_peak() const;
 
   nlohmann::json to_json() const;
   static PeakReport from_json(const nlohmann::json& j);

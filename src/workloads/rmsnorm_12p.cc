@@ -191,6 +191,7 @@ const Workload kRmsNorm12p = {
     .reference = reference,
     .baseline = baseline,
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1e-2},  // JAXBench's allclose
+    .math = MathClass::kF32Vector,
     .scaffold = kScaffold,
 };
 

@@ -26,6 +26,10 @@ const char* group_name(Group group) {
   return group == Group::kProduction ? "production" : "kernelbench_l2";
 }
 
+const char* math_class_name(MathClass math) {
+  return math == MathClass::kBf16Matmul ? "bf16_matmul" : "f32_vector";
+}
+
 std::vector<kb_param> abi_params(const Problem& problem) {
   std::vector<kb_param> params;
   params.reserve(problem.params.size());

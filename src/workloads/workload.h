@@ -52,6 +52,13 @@ struct Tolerance {
   double max_rel_l2 = 1e-2;
 };
 
+// The math a workload's FLOPs are made of, which fixes the compute roof it is measured against:
+// bf16 matmul-class work (bf16 products summed in f32) against the machine's fastest unit for that
+// math (PeakReport::bf16_matmul_peak), anything else against fp32 FMA. Whether the compute roof or
+// the memory roof binds follows from flops / min_bytes against the machine's balance.
+enum class MathClass { kBf16Matmul, kF32Vector };
+const char* math_class_name(MathClass math);  // "bf16_matmul" / "f32_vector"
+
 struct Workload {
   std::string_view id;    // "8p"
   std::string_view name;  // "8p_GEMM"
@@ -66,6 +73,7 @@ struct Workload {
   // ops like a bf16 framework) or f32 (the oracle: same code, no intermediate rounding).
   KernelFn baseline;
   Tolerance tolerance;
+  MathClass math = MathClass::kBf16Matmul;
   // A naive but correct candidate, printed by `kbench scaffold`.
   std::string_view scaffold;
 };

@@ -1,0 +1,89 @@
+// The GEMM building block of every matmul-class baseline: C = epilogue(A @ op(B)) on bf16 or f32
+// operands, through whichever library path is fastest on this machine for this shape class, with
+// the elementwise epilogue fused into the GEMM output as a compiler fuses it (oneDNN post-ops, or
+// one pass per output tile while the tile is still in cache).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kbench/kernel.h"
+
+namespace kbench::ops {
+
+// The honest library paths for a bf16 GEMM with f32 accumulation.
+enum class GemmPath {
+  kOnednnBf16,    // oneDNN matmul on bf16 operands (its own AMX / avx512_bf16 / emulation dispatch)
+  kOnednnF32,     // widen to f32, oneDNN f32 matmul
+  kOpenblasSgemm  // widen to f32, OpenBLAS sgemm
+};
+inline constexpr GemmPath kAllGemmPaths[] = {GemmPath::kOnednnBf16, GemmPath::kOnednnF32,
+                                             GemmPath::kOpenblasSgemm};
+const char* gemm_path_name(GemmPath path);  // "onednn_bf16" | "onednn_f32" | "openblas_sgemm"
+std::optional<GemmPath> parse_gemm_path(std::string_view name);
+
+// A row-major matrix operand: bf16 or f32 values, `rows` x `cols`, rows `ld` elements apart.
+struct Matrix {
+  const void* data = nullptr;
+  kb_dtype dtype = KB_BF16;
+  std::int64_t rows = 0, cols = 0, ld = 0;
+};
+struct MutableMatrix {
+  void* data = nullptr;
+  kb_dtype dtype = KB_BF16;
+  std::int64_t rows = 0, cols = 0, ld = 0;
+};
+
+enum class Activation { kNone, kRelu, kSilu, kGeluTanh, kGeluErf };
+
+// Applied to each element of the f32 product in this order before the single store into C:
+//   y = alpha * (A @ op(B)); y += bias[col]; y = act(y); y *= multiplier[row, col].
+struct Epilogue {
+  float alpha = 1.0f;
+  const float* bias = nullptr;  // f32, one per column of C; null for none
+  Activation activation = Activation::kNone;
+  std::optional<Matrix> multiplier;  // same extents as C; null for none
+};
+
+// The shape class a path choice is made for: everything that changes which library is fastest.
+struct GemmShapeClass {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool b_transposed = false;
+  bool f32_operands = false;  // any operand f32 (the oracle, or an f32 intermediate)
+  int threads = 1;
+  std::string key() const;  // "768x2688x768:nn:bf16:t1"
+};
+
+// C[M,N] = epilogue(A[M,K] @ op(B)), op(B) = B[K,N], or B[N,K]^T when b_transposed. Rounds to C's
+// dtype once, at the end. Bf16 operands take the path the process plan chose for their shape class
+// (the default path when the plan has none, recording the class as requested); f32 operands always
+// run in f32 (oneDNN f32 or OpenBLAS, per the plan), so the f32 oracle never rounds.
+void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatrix& c,
+          const Epilogue& epilogue = {});
+
+// The same GEMM on an explicitly chosen path; false when this machine's libraries cannot run it
+// (e.g. oneDNN has no bf16 matmul for this CPU).
+bool gemm_on_path(GemmPath path, const Matrix& a, const Matrix& b, bool b_transposed,
+                  const MutableMatrix& c, const Epilogue& epilogue = {});
+
+// ---- The per-process plan: which path each shape class takes ----
+
+// Replaces the plan with `encoded` ("key=path;key=path"); throws std::invalid_argument when
+// malformed.
+void set_gemm_plan(const std::string& encoded);
+std::string gemm_plan_encoded();
+// Shape classes gemm() met that the plan had no entry for (cleared by set_gemm_plan).
+std::vector<GemmShapeClass> unplanned_gemm_classes();
+
+// Times every path on random operands of `shape` (best of a few calls each, this thread pinned
+// where it runs) and returns the fastest that works, with each path's best milliseconds.
+struct PathTiming {
+  GemmPath path;
+  double best_ms;
+};
+GemmPath measure_fastest_path(const GemmShapeClass& shape, std::vector<PathTiming>* timings);
+
+}  // namespace kbench::ops
