@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libopenblas-dev      # sgemm for baselines; also linked by candidates
+  libdnnl-dev          # oneDNN: bf16/f32 matmul with fused post-ops for baselines; linked by candidates
   libhwy-dev           # Highway: vectorized exp in baselines
   libsqlite3-dev       # results store
   libssl-dev           # SHA-256 for the compile cache

@@ -33,6 +33,13 @@ ResultStore open_store(const std::string& db_option);
 // missing. Progress goes to stderr.
 PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure = false);
 
+// The GEMM path per shape class for `workload`'s baseline at `size` on `threads` threads, in
+// ops::set_gemm_plan's encoding: each class the baseline meets is measured once per machine (every
+// library path timed, the fastest kept) and cached in the store like the peaks. Progress goes to
+// stderr. Also installs the plan in this process, for the in-process oracle.
+std::string baseline_gemm_plan(ResultStore& store, const Workload& workload, Size size,
+                               int threads);
+
 // One evaluation's outcome on stdout: the verdict block, or with `json` one object (samples
 // included, source left out). Shared by eval and check so both report alike.
 void print_result(const EvalResult& result, bool json);

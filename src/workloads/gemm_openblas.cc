@@ -1,0 +1,144 @@
+// The OpenBLAS path (widen, sgemm per block of rows, fused epilogue per block) and the epilogue
+// every non-native path shares.
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <hwy/contrib/math/math-inl.h>
+#include <hwy/highway.h>
+
+#include "core/bf16.h"
+#include "workloads/gemm_paths.h"
+#include "workloads/ops.h"
+
+namespace kbench::ops::detail {
+namespace hn = hwy::HWY_NAMESPACE;
+namespace {
+
+// The f32 values of a bf16 or f32 matrix, packed densely (ld = cols).
+F32Buffer widen(const Matrix& m) {
+  F32Buffer out(static_cast<std::size_t>(m.rows * m.cols));
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    float* dst = out.data() + r * m.cols;
+    if (m.dtype == KB_BF16)
+      convert_bf16_to_f32(static_cast<const bf16_t*>(m.data) + r * m.ld, dst,
+                          static_cast<std::size_t>(m.cols));
+    else
+      std::memcpy(dst, static_cast<const float*>(m.data) + r * m.ld,
+                  static_cast<std::size_t>(m.cols) * sizeof(float));
+  }
+  return out;
+}
+
+template <class D, class V>
+V activate(D d, V v, Activation activation) {
+  switch (activation) {
+    case Activation::kNone:
+      return v;
+    case Activation::kRelu:
+      // Keeps NaN (a NaN lane compares false), as jax.nn.relu does.
+      return hn::IfThenElse(hn::Lt(v, hn::Zero(d)), hn::Zero(d), v);
+    case Activation::kSilu:
+      return hn::Div(v, hn::Add(hn::Set(d, 1.0f), hn::Exp(d, hn::Neg(v))));
+    case Activation::kGeluTanh: {
+      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      const V inner = hn::Mul(hn::Set(d, 0.7978845608028654f),
+                              hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), hn::Mul(v, v)), v, v));
+      return hn::Mul(hn::Mul(hn::Set(d, 0.5f), v), hn::Add(hn::Set(d, 1.0f), hn::Tanh(d, inner)));
+    }
+    case Activation::kGeluErf:
+      break;  // not reached: epilogue_row runs GELU-erf rows in scalar code
+  }
+  return v;
+}
+
+void epilogue_row(float* __restrict y, std::int64_t row, std::int64_t cols,
+                  const Epilogue& epilogue) {
+  const hn::ScalableTag<float> d;
+  const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  const float* mult = nullptr;
+  if (epilogue.multiplier && epilogue.multiplier->dtype == KB_F32)
+    mult = static_cast<const float*>(epilogue.multiplier->data) + row * epilogue.multiplier->ld;
+  const bf16_t* mult_bf16 = nullptr;
+  if (epilogue.multiplier && epilogue.multiplier->dtype == KB_BF16)
+    mult_bf16 = static_cast<const bf16_t*>(epilogue.multiplier->data) + row * epilogue.multiplier->ld;
+  const auto alpha = hn::Set(d, epilogue.alpha);
+  // No vector erf in this Highway: GELU-erf rows take the scalar loop whole.
+  const std::int64_t vector_end = epilogue.activation == Activation::kGeluErf ? 0 : cols;
+  std::int64_t c = 0;
+  for (; c + lanes <= vector_end; c += lanes) {
+    auto v = hn::Mul(hn::LoadU(d, y + c), alpha);
+    if (epilogue.bias) v = hn::Add(v, hn::LoadU(d, epilogue.bias + c));
+    v = activate(d, v, epilogue.activation);
+    if (mult) v = hn::Mul(v, hn::LoadU(d, mult + c));
+    hn::StoreU(v, d, y + c);
+  }
+  for (; c < cols; ++c) {  // the ragged tail, scalar with the same operations in the same order
+    float v = y[c] * epilogue.alpha;
+    if (epilogue.bias) v += epilogue.bias[c];
+    switch (epilogue.activation) {
+      case Activation::kNone:
+        break;
+      case Activation::kRelu:
+        v = v < 0.0f ? 0.0f : v;
+        break;
+      case Activation::kSilu:
+        v = v / (1.0f + std::exp(-v));
+        break;
+      case Activation::kGeluTanh:
+        v = 0.5f * v * (1.0f + std::tanh(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+        break;
+      case Activation::kGeluErf:
+        v = 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f));
+        break;
+    }
+    if (mult) v *= mult[c];
+    y[c] = v;
+  }
+  if (mult_bf16) {  // the multiplier is the last step, so applying it afterwards is the same
+    for (std::int64_t j = 0; j < cols; ++j) y[j] *= bf16_to_f32(mult_bf16[j]);
+  }
+}
+
+}  // namespace
+
+int gemm_threads() { return omp_get_max_threads(); }
+
+void apply_epilogue_and_store(float* values, std::int64_t ld, std::int64_t row0, std::int64_t rows,
+                              const Epilogue& epilogue, const MutableMatrix& c) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* y = values + r * ld;
+    epilogue_row(y, row0 + r, c.cols, epilogue);
+    if (c.dtype == KB_BF16)
+      convert_f32_to_bf16(y, static_cast<bf16_t*>(c.data) + (row0 + r) * c.ld,
+                          static_cast<std::size_t>(c.cols));
+    else
+      std::memcpy(static_cast<float*>(c.data) + (row0 + r) * c.ld, y,
+                  static_cast<std::size_t>(c.cols) * sizeof(float));
+  }
+}
+
+bool openblas_gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatrix& c,
+                   const Epilogue& epilogue) {
+  const F32Buffer a32 = widen(a);
+  const F32Buffer b32 = widen(b);
+  const std::int64_t m = c.rows, n = c.cols, k = a.cols;
+  // Blocks of rows whose f32 product (about 1 MiB) stays in L2 while the epilogue and the store
+  // read it back; at least 64 rows so that sgemm's repacking of B per block stays under 1%.
+  const std::int64_t block = std::clamp<std::int64_t>((1 << 18) / std::max<std::int64_t>(n, 1), 64, m);
+  F32Buffer tile(static_cast<std::size_t>(std::min(block, m) * n));
+  for (std::int64_t row0 = 0; row0 < m; row0 += block) {
+    const std::int64_t rows = std::min(block, m - row0);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(rows), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
+                a32.data() + row0 * k, static_cast<blasint>(k), b32.data(),
+                static_cast<blasint>(b_transposed ? k : n), 0.0f, tile.data(), static_cast<blasint>(n));
+    apply_epilogue_and_store(tile.data(), n, row0, rows, epilogue, c);
+  }
+  return true;
+}
+
+}  // namespace kbench::ops::detail
