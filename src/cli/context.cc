@@ -66,12 +66,6 @@ PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure) {
   return peaks;
 }
 
-std::string baseline_gemm_plan(ResultStore& store, const Workload& workload, Size size,
-                               int threads) {
-  (void)store, (void)workload, (void)size, (void)threads;
-  return "";
-}
-
 void print_result(const EvalResult& result, bool json) {
   if (json) {
     std::cout << dump_json(to_json(result, {.include_samples = true, .include_source = false}), 2)

@@ -22,7 +22,8 @@
 #include <vector>
 
 #include "core/bf16.h"
-#include "workloads/ops.h"
+#include "core/tensor.h"
+#include "workloads/gemm.h"
 #include "workloads/row_ops.h"
 #include "workloads/workload.h"
 
@@ -118,61 +119,54 @@ int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb
   return 0;
 }
 
-// Writes one head's f32 result into the output tensor in its dtype.
-void store_head(const float* head, std::size_t n, kb_tensor& out, std::int64_t offset) {
-  if (out.dtype == KB_BF16) {
-    convert_f32_to_bf16(head, static_cast<bf16_t*>(out.data) + offset, n);
-  } else {
-    std::memcpy(static_cast<float*>(out.data) + offset, head, n * sizeof(float));
-  }
-}
-
-// Op by op, as an eager framework runs the original, one (batch, head) at a time: sgemm for the
-// full S x S scores, scale, mask, row softmax, sgemm with value. The elementwise ops run row by row
-// while a 4*S-byte row of scores is in L1. With a bf16 output the probabilities (the second GEMM's
-// operand) are rounded to bf16, as a bf16 framework would hold them; with an f32 output (the
-// oracle) nothing is. The scores stay f32, as an einsum with f32 accumulation fused into its
-// softmax consumer keeps them: a literal bf16 scores tensor (|q.k| ~ 11, bf16 step 1/16) moves the
-// exponents by up to ~0.03, which at cpu size put this baseline's worst element at 95% of the
-// allclose bound against the oracle (40% with f32 scores). The bar to beat must pass its own check.
+// What a fusing compiler emits for the original, one (batch, head) at a time: a GEMM for the full
+// S x S scores with the D^-0.5 scale fused into it, one pass per row for mask and softmax while the
+// row is in L1, and a GEMM with value writing the head's output directly. With a bf16 output the
+// probabilities (the second GEMM's operand) are stored in bf16, as the program's bf16 tensor is;
+// with an f32 output (the oracle) nothing is rounded. The scores stay f32, as an einsum with f32
+// accumulation fused into its softmax consumer keeps them: a literal bf16 scores tensor (|q.k| ~
+// 11, bf16 step 1/16) moves the exponents by up to ~0.03, which at cpu size put this baseline's
+// worst element at 95% of the allclose bound against the oracle (40% with f32 scores).
 int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
   const auto [batch, num_heads, seq_len, head_dim] = *shape;
-  const bool bf16_probabilities = out[0].dtype == KB_BF16;
+  const kb_dtype probability_dtype = out[0].dtype;
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-  const auto head_size = static_cast<std::size_t>(seq_len * head_dim);
-  ops::F32Buffer q(head_size), k(head_size), v(head_size), head_out(head_size);
-  ops::F32Buffer scores(static_cast<std::size_t>(seq_len * seq_len));
+  ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
+  ops::ScratchMatrix probabilities(probability_dtype, seq_len, seq_len);
+  const std::size_t out_element = dtype_size(out[0].dtype);
 
   for (std::int64_t bh = 0; bh < batch * num_heads; ++bh) {
     const std::int64_t head_offset = bh * seq_len * head_dim;
-    convert_bf16_to_f32(static_cast<const bf16_t*>(in[0].data) + head_offset, q.data(), head_size);
-    convert_bf16_to_f32(static_cast<const bf16_t*>(in[1].data) + head_offset, k.data(), head_size);
-    convert_bf16_to_f32(static_cast<const bf16_t*>(in[2].data) + head_offset, v.data(), head_size);
-
-    ops::sgemm(seq_len, seq_len, head_dim, 1.0f, q.data(), head_dim, k.data(), head_dim,
-               /*b_transposed=*/true, 0.0f, scores.data(), seq_len);
+    const auto head = [&](const kb_tensor& t) {
+      return ops::Matrix{static_cast<const bf16_t*>(t.data) + head_offset, KB_BF16, seq_len,
+                         head_dim, head_dim};
+    };
+    ops::gemm(head(in[0]), head(in[1]), /*b_transposed=*/true, scores.out(), {.alpha = scale});
 
     // Row i costs i + 1: interleaved chunks balance the triangle across threads.
 #pragma omp parallel for schedule(static, 16)
     for (std::int64_t i = 0; i < seq_len; ++i) {
-      float* row = scores.data() + i * seq_len;
+      auto* row = static_cast<float*>(scores.row(i));
       // Keys j > i hold -1e9 after the mask, and exp(-1e9 - max) is exactly 0 in f32: the softmax
       // over the visible prefix followed by zeros is the masked softmax, bit for bit.
       const auto visible = static_cast<std::size_t>(i + 1);
-      row_ops::scale_inplace(row, visible, scale);
       const float max_score = row_ops::max_value(row, visible);
       const float sum = row_ops::exp_inplace_sum(row, visible, max_score);
       row_ops::scale_inplace(row, visible, 1.0f / sum);
-      if (bf16_probabilities) row_ops::round_to_bf16_inplace(row, visible);
       std::fill(row + visible, row + seq_len, 0.0f);
+      if (probability_dtype == KB_BF16)
+        convert_f32_to_bf16(row, static_cast<bf16_t*>(probabilities.row(i)),
+                            static_cast<std::size_t>(seq_len));
     }
 
-    ops::sgemm(seq_len, head_dim, seq_len, 1.0f, scores.data(), seq_len, v.data(), head_dim,
-               /*b_transposed=*/false, 0.0f, head_out.data(), head_dim);
-    store_head(head_out.data(), head_size, out[0], head_offset);
+    const ops::Matrix p = probability_dtype == KB_BF16 ? probabilities.in() : scores.in();
+    ops::gemm(
+        p, head(in[2]), /*b_transposed=*/false,
+        {static_cast<char*>(out[0].data) + static_cast<std::size_t>(head_offset) * out_element,
+         out[0].dtype, seq_len, head_dim, head_dim});
   }
   return 0;
 }

@@ -81,10 +81,32 @@ bool gemm_on_path(GemmPath path, const Matrix& a, const Matrix& b, bool b_transp
   return detail::openblas_gemm(a, b, b_transposed, c, epilogue);
 }
 
+Matrix matrix_of(const kb_tensor& t) {
+  const std::int64_t cols = t.rank > 0 ? t.shape[t.rank - 1] : 1;
+  return {t.data, t.dtype, cols > 0 ? kb_numel(&t) / cols : 0, cols, cols};
+}
+
+MutableMatrix mutable_matrix_of(kb_tensor& t) {
+  const Matrix m = matrix_of(t);
+  return {t.data, t.dtype, m.rows, m.cols, m.ld};
+}
+
+ScratchMatrix::ScratchMatrix(kb_dtype dtype, std::int64_t rows, std::int64_t cols)
+    : storage_(static_cast<std::size_t>(
+          (rows * cols * static_cast<std::int64_t>(dtype_size(dtype)) + 3) / 4)),
+      dtype_(dtype),
+      rows_(rows),
+      cols_(cols) {}
+
+void* ScratchMatrix::row(std::int64_t r) {
+  return static_cast<char*>(static_cast<void*>(storage_.data())) +
+         r * cols_ * static_cast<std::int64_t>(dtype_size(dtype_));
+}
+
 void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatrix& c,
           const Epilogue& epilogue) {
-  GemmShapeClass shape{a.rows, c.cols, a.cols, b_transposed, any_f32(a, b, epilogue),
-                       detail::gemm_threads()};
+  GemmShapeClass shape{
+      a.rows, c.cols, a.cols, b_transposed, any_f32(a, b, epilogue), detail::gemm_threads()};
   const std::string key = shape.key();
   GemmPath path = kDefaultPath;
   {
@@ -143,7 +165,8 @@ std::vector<GemmShapeClass> unplanned_gemm_classes() {
 GemmPath measure_fastest_path(const GemmShapeClass& shape, std::vector<PathTiming>* timings) {
   const kb_dtype operand_dtype = shape.f32_operands ? KB_F32 : KB_BF16;
   HostTensor a({"a", operand_dtype, {shape.m, shape.k}});
-  HostTensor b({"b", operand_dtype,
+  HostTensor b({"b",
+                operand_dtype,
                 {shape.b_transposed ? shape.n : shape.k, shape.b_transposed ? shape.k : shape.n}});
   HostTensor c({"c", shape.f32_operands ? KB_F32 : KB_BF16, {shape.m, shape.n}});
   kb_tensor a_view = a.view(), b_view = b.view();

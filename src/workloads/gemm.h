@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kbench/kernel.h"
+#include "workloads/ops.h"
 
 namespace kbench::ops {
 
@@ -68,6 +69,25 @@ void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatr
 // (e.g. oneDNN has no bf16 matmul for this CPU).
 bool gemm_on_path(GemmPath path, const Matrix& a, const Matrix& b, bool b_transposed,
                   const MutableMatrix& c, const Epilogue& epilogue = {});
+
+// A rank >= 1 tensor as a matrix: its last axis is the columns, all others flattened into rows.
+Matrix matrix_of(const kb_tensor& t);
+MutableMatrix mutable_matrix_of(kb_tensor& t);
+
+// A scratch activation of rows x cols in `dtype` (bf16 in the timed baseline, f32 in the oracle,
+// so the oracle never rounds between ops), from the baselines' caching allocator.
+class ScratchMatrix {
+ public:
+  ScratchMatrix(kb_dtype dtype, std::int64_t rows, std::int64_t cols);
+  Matrix in() const { return {storage_.data(), dtype_, rows_, cols_, cols_}; }
+  MutableMatrix out() { return {storage_.data(), dtype_, rows_, cols_, cols_}; }
+  void* row(std::int64_t r);
+
+ private:
+  F32Buffer storage_;
+  kb_dtype dtype_;
+  std::int64_t rows_, cols_;
+};
 
 // ---- The per-process plan: which path each shape class takes ----
 

@@ -8,16 +8,15 @@
 // Character compute-bound: 2*M*K*N flops against 2*(M*K + K*N + M*N) bytes.
 // Deviations
 //   - The cpu preset is (M, K, N) = (768, 768, 2688): M = K and N = 3.5 K as in the original,
-//     with every extent a multiple of 128. Its baseline takes 50-65 ms on one Zen 3 core
-//     (docs/baselines.md).
+//     with every extent a multiple of 128 (baseline times per machine in docs/baselines.md).
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include "core/bf16.h"
+#include "workloads/gemm.h"
 #include "workloads/matmul_ops.h"
-#include "workloads/ops.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -88,17 +87,13 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
   return 0;
 }
 
-// What jnp.dot on bf16 costs an eager CPU framework without bf16 GEMM support (oneDNN 2.6 has none
-// on AVX2): widen both operands to f32, one sgemm, round the result once.
+// What XLA emits for jnp.dot on bf16 operands: one library GEMM accumulating in f32, rounded once,
+// on the path measured fastest on this machine for this shape (docs/baselines.md).
 int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
-  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
-  const ops::F32Buffer a = ops::load_f32(in[0]);
-  const ops::F32Buffer b = ops::load_f32(in[1]);
-  const ops::F32Buffer c = ops::matmul(a.data(), b.data(), m, k, n);
-  ops::store(c.data(), out[0]);
+  if (!shape_of_call(in, num_inputs, out, num_outputs)) return 1;
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
+            ops::mutable_matrix_of(out[0]));
   return 0;
 }
 

@@ -18,7 +18,11 @@ namespace kbench::ops::detail {
 namespace hn = hwy::HWY_NAMESPACE;
 namespace {
 
-// The f32 values of a bf16 or f32 matrix, packed densely (ld = cols).
+template <class D, class V>
+V activate(D d, V v, Activation activation);
+
+}  // namespace
+
 F32Buffer widen(const Matrix& m) {
   F32Buffer out(static_cast<std::size_t>(m.rows * m.cols));
   for (std::int64_t r = 0; r < m.rows; ++r) {
@@ -32,6 +36,8 @@ F32Buffer widen(const Matrix& m) {
   }
   return out;
 }
+
+namespace {
 
 template <class D, class V>
 V activate(D d, V v, Activation activation) {
@@ -64,7 +70,8 @@ void epilogue_row(float* __restrict y, std::int64_t row, std::int64_t cols,
     mult = static_cast<const float*>(epilogue.multiplier->data) + row * epilogue.multiplier->ld;
   const bf16_t* mult_bf16 = nullptr;
   if (epilogue.multiplier && epilogue.multiplier->dtype == KB_BF16)
-    mult_bf16 = static_cast<const bf16_t*>(epilogue.multiplier->data) + row * epilogue.multiplier->ld;
+    mult_bf16 =
+        static_cast<const bf16_t*>(epilogue.multiplier->data) + row * epilogue.multiplier->ld;
   const auto alpha = hn::Set(d, epilogue.alpha);
   // No vector erf in this Highway: GELU-erf rows take the scalar loop whole.
   const std::int64_t vector_end = epilogue.activation == Activation::kGeluErf ? 0 : cols;
@@ -105,7 +112,9 @@ void epilogue_row(float* __restrict y, std::int64_t row, std::int64_t cols,
 
 }  // namespace
 
-int gemm_threads() { return omp_get_max_threads(); }
+int gemm_threads() {
+  return omp_get_max_threads();
+}
 
 void apply_epilogue_and_store(float* values, std::int64_t ld, std::int64_t row0, std::int64_t rows,
                               const Epilogue& epilogue, const MutableMatrix& c) {
@@ -128,14 +137,16 @@ bool openblas_gemm(const Matrix& a, const Matrix& b, bool b_transposed, const Mu
   const std::int64_t m = c.rows, n = c.cols, k = a.cols;
   // Blocks of rows whose f32 product (about 1 MiB) stays in L2 while the epilogue and the store
   // read it back; at least 64 rows so that sgemm's repacking of B per block stays under 1%.
-  const std::int64_t block = std::clamp<std::int64_t>((1 << 18) / std::max<std::int64_t>(n, 1), 64, m);
+  const std::int64_t block =
+      std::clamp<std::int64_t>((1 << 18) / std::max<std::int64_t>(n, 1), 64, m);
   F32Buffer tile(static_cast<std::size_t>(std::min(block, m) * n));
   for (std::int64_t row0 = 0; row0 < m; row0 += block) {
     const std::int64_t rows = std::min(block, m - row0);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, b_transposed ? CblasTrans : CblasNoTrans,
                 static_cast<blasint>(rows), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
                 a32.data() + row0 * k, static_cast<blasint>(k), b32.data(),
-                static_cast<blasint>(b_transposed ? k : n), 0.0f, tile.data(), static_cast<blasint>(n));
+                static_cast<blasint>(b_transposed ? k : n), 0.0f, tile.data(),
+                static_cast<blasint>(n));
     apply_epilogue_and_store(tile.data(), n, row0, rows, epilogue, c);
   }
   return true;

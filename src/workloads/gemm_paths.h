@@ -2,6 +2,7 @@
 #pragma once
 
 #include "workloads/gemm.h"
+#include "workloads/ops.h"
 
 namespace kbench::ops::detail {
 
@@ -19,6 +20,9 @@ bool openblas_gemm(const Matrix& a, const Matrix& b, bool b_transposed, const Mu
 // then the store into C's dtype. Shared by every path that does not fuse natively.
 void apply_epilogue_and_store(float* values, std::int64_t ld, std::int64_t row0, std::int64_t rows,
                               const Epilogue& epilogue, const MutableMatrix& c);
+
+// The f32 values of a bf16 or f32 matrix, packed densely (ld = cols), for the paths that widen.
+F32Buffer widen(const Matrix& m);
 
 // Threads the calling kernel may use (the OpenMP budget the worker set).
 int gemm_threads();

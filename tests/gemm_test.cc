@@ -1,0 +1,182 @@
+// ops::gemm on every library path against a double-precision reference: edge shapes, both layouts
+// of B, every epilogue, bf16 and f32 outputs; and the per-process plan's encoding.
+#include "workloads/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/bf16.h"
+#include "core/input_gen.h"
+#include "core/tensor.h"
+
+namespace kbench::ops {
+namespace {
+
+struct Case {
+  std::int64_t m, n, k;
+  bool b_transposed;
+};
+
+double activate(Activation act, double x) {
+  switch (act) {
+    case Activation::kNone:
+      return x;
+    case Activation::kRelu:
+      return x < 0 ? 0 : x;
+    case Activation::kSilu:
+      return x / (1 + std::exp(-x));
+    case Activation::kGeluTanh:
+      return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case Activation::kGeluErf:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  }
+  return x;
+}
+
+struct Operands {
+  HostTensor a, b, bias, mult;
+};
+
+Operands make_operands(const Case& c, kb_dtype operand_dtype, std::uint64_t seed) {
+  Operands o{
+      HostTensor({"a", operand_dtype, {c.m, c.k}}),
+      HostTensor({"b", operand_dtype, {c.b_transposed ? c.n : c.k, c.b_transposed ? c.k : c.n}}),
+      HostTensor({"bias", KB_F32, {c.n}}), HostTensor({"mult", KB_BF16, {c.m, c.n}})};
+  kb_tensor views[] = {o.a.view(), o.b.view(), o.bias.view(), o.mult.view()};
+  fill_input(InitRule::normal(1.0), seed, 0, views[0]);
+  fill_input(InitRule::normal(0.1), seed, 1, views[1]);
+  fill_input(InitRule::normal(0.5), seed, 2, views[2]);
+  fill_input(InitRule::normal(1.0), seed, 3, views[3]);
+  return o;
+}
+
+double value(const HostTensor& t, std::int64_t i) {
+  return t.spec().dtype == KB_BF16 ? bf16_to_f32(t.as<bf16_t>()[i]) : t.as<float>()[i];
+}
+
+// Max |got - want| / (1 + |want|) of the path's result against the double reference.
+// Which parts of the epilogue a case uses; the operands are made per case.
+struct EpilogueCase {
+  float alpha = 1.0f;
+  bool bias = false;
+  Activation activation = Activation::kNone;
+  bool multiplier = false;
+};
+
+double gemm_error(GemmPath path, const Case& c, kb_dtype operand_dtype, kb_dtype out_dtype,
+                  const EpilogueCase& parts, bool& ran) {
+  Operands o = make_operands(c, operand_dtype, 7);
+  Epilogue e{.alpha = parts.alpha, .activation = parts.activation};
+  if (parts.bias) e.bias = o.bias.as<float>();
+  if (parts.multiplier) e.multiplier = Matrix{o.mult.data(), KB_BF16, c.m, c.n, c.n};
+  HostTensor out({"c", out_dtype, {c.m, c.n}});
+  const Matrix a{o.a.data(), operand_dtype, c.m, c.k, c.k};
+  const std::int64_t b_rows = c.b_transposed ? c.n : c.k, b_cols = c.b_transposed ? c.k : c.n;
+  const Matrix b{o.b.data(), operand_dtype, b_rows, b_cols, b_cols};
+  ran = gemm_on_path(path, a, b, c.b_transposed, {out.data(), out_dtype, c.m, c.n, c.n}, e);
+  if (!ran) return 0;
+  double worst = 0;
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      double acc = 0;
+      for (std::int64_t p = 0; p < c.k; ++p)
+        acc += value(o.a, i * c.k + p) * value(o.b, c.b_transposed ? j * c.k + p : p * c.n + j);
+      double want = e.alpha * acc;
+      if (e.bias) want += o.bias.as<float>()[j];
+      want = activate(e.activation, want);
+      if (e.multiplier) want *= value(o.mult, i * c.n + j);
+      const double got = value(out, i * c.n + j);
+      worst = std::max(worst, std::abs(got - want) / (1 + std::abs(want)));
+    }
+  }
+  return worst;
+}
+
+const Case kCases[] = {{1, 1, 1, false},    {37, 61, 45, false}, {37, 61, 45, true},
+                       {16, 32, 64, false}, {65, 17, 130, true}, {130, 257, 33, false}};
+
+const EpilogueCase kEpilogues[] = {
+    {},
+    {.alpha = 0.125f},
+    {.bias = true, .activation = Activation::kRelu},
+    {.activation = Activation::kSilu, .multiplier = true},
+    {.alpha = 2.0f, .bias = true, .activation = Activation::kGeluTanh},
+    {.activation = Activation::kGeluErf},
+};
+
+class GemmPathTest : public ::testing::TestWithParam<GemmPath> {};
+
+TEST_P(GemmPathTest, MatchesReferenceOnEdgeShapesAndEveryEpilogue) {
+  const GemmPath path = GetParam();
+  int ran_count = 0;
+  for (const kb_dtype operands : {KB_BF16, KB_F32}) {
+    for (const kb_dtype out : {KB_BF16, KB_F32}) {
+      for (const Case& c : kCases) {
+        for (const EpilogueCase& e : kEpilogues) {
+          bool ran = false;
+          const double err = gemm_error(path, c, operands, out, e, ran);
+          if (!ran) continue;
+          ++ran_count;
+          // bf16 output: one rounding (2^-8 relative) plus f32 accumulation; f32 output: f32 sums.
+          const double bound = out == KB_BF16 ? 1e-2 : 2e-4;
+          EXPECT_LE(err, bound) << gemm_path_name(path) << " " << c.m << "x" << c.n << "x" << c.k
+                                << (c.b_transposed ? " nt" : " nn") << " act "
+                                << static_cast<int>(e.activation) << " operands "
+                                << dtype_name(operands) << " out " << dtype_name(out);
+        }
+      }
+    }
+  }
+  if (path == GemmPath::kOpenblasSgemm || path == GemmPath::kOnednnF32) {
+    EXPECT_GT(ran_count, 0) << "the f32 paths run on every x86-64 CPU";
+  }
+  if (ran_count == 0) GTEST_SKIP() << gemm_path_name(path) << " is not available on this CPU";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPaths, GemmPathTest, ::testing::ValuesIn(kAllGemmPaths),
+                         [](const auto& path) { return std::string(gemm_path_name(path.param)); });
+
+TEST(GemmPlan, RoundTripsAndRejectsMalformed) {
+  set_gemm_plan("8x8x8:nn:bf16:t1=onednn_bf16;4x4x4:nt:f32:t2=openblas_sgemm");
+  EXPECT_EQ(gemm_plan_encoded(), "4x4x4:nt:f32:t2=openblas_sgemm;8x8x8:nn:bf16:t1=onednn_bf16");
+  EXPECT_THROW(set_gemm_plan("8x8x8:nn:bf16:t1=cublas"), std::invalid_argument);
+  EXPECT_THROW(set_gemm_plan("=onednn_bf16"), std::invalid_argument);
+  set_gemm_plan("");
+  EXPECT_EQ(gemm_plan_encoded(), "");
+}
+
+TEST(GemmPlan, RecordsUnplannedClassesAndFollowsThePlan) {
+  set_gemm_plan("");
+  const Case c{8, 8, 8, false};
+  Operands o = make_operands(c, KB_BF16, 3);
+  HostTensor out({"c", KB_BF16, {8, 8}});
+  gemm({o.a.data(), KB_BF16, 8, 8, 8}, {o.b.data(), KB_BF16, 8, 8, 8}, false,
+       {out.data(), KB_BF16, 8, 8, 8});
+  const auto unplanned = unplanned_gemm_classes();
+  ASSERT_EQ(unplanned.size(), 1u);
+  EXPECT_EQ(unplanned[0].m, 8);
+  EXPECT_FALSE(unplanned[0].f32_operands);
+  set_gemm_plan(unplanned[0].key() + "=onednn_f32");
+  gemm({o.a.data(), KB_BF16, 8, 8, 8}, {o.b.data(), KB_BF16, 8, 8, 8}, false,
+       {out.data(), KB_BF16, 8, 8, 8});
+  EXPECT_TRUE(unplanned_gemm_classes().empty());
+  set_gemm_plan("");
+}
+
+TEST(GemmPlan, MeasuresAWorkingPath) {
+  std::vector<PathTiming> timings;
+  const GemmPath best = measure_fastest_path({64, 64, 64, false, false, 1}, &timings);
+  ASSERT_FALSE(timings.empty());
+  bool best_timed = false;
+  for (const PathTiming& t : timings) {
+    EXPECT_GT(t.best_ms, 0);
+    best_timed |= t.path == best;
+  }
+  EXPECT_TRUE(best_timed);
+}
+
+}  // namespace
+}  // namespace kbench::ops
