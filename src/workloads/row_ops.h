@@ -36,7 +36,7 @@ float exp_inplace_sum(float* x, std::size_t n, float shift);
 // x[i] *= factor.
 void scale_inplace(float* x, std::size_t n, float factor);
 
-// x[i] = bf16(x[i]) (round to nearest even): the vectorized form of ops::round_like for bf16.
+// x[i] = bf16(x[i]) (round to nearest even): vectorized.
 void round_to_bf16_inplace(float* x, std::size_t n);
 
 }  // namespace kbench::row_ops

@@ -68,7 +68,8 @@ struct Workload {
   Problem (*problem)(Size size);
   // Straightforward, independent code accumulating in double; writes f32 outputs. The truth.
   KernelFn reference;
-  // The bar to beat: library calls + vectorized loops, composed op by op like an eager framework.
+  // The bar to beat: the machine's fastest library GEMM (ops::gemm) with elementwise epilogues
+  // fused into it and one vectorized pass per reduction, as a fusing compiler emits the program.
   // Writes outputs in whatever dtype the output tensors declare: bf16 (as timed, rounding between
   // ops like a bf16 framework) or f32 (the oracle: same code, no intermediate rounding).
   KernelFn baseline;
