@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "core/amx.h"
 #include "core/environment.h"
 
 namespace kbench::cli {
@@ -23,16 +24,37 @@ int probe_command(const ProbeOptions& options) {
   std::printf("machine      %s (%d logical CPUs; %s)\n", env.cpu_model.c_str(), env.logical_cpus,
               env.cpu_flags.c_str());
   std::printf("threads      %d\n", peaks.threads);
-  std::printf("fp32 FMA     %8.1f GFLOP/s\n", peaks.fp32_fma_gflops);
+  const auto method = [&peaks](const char* figure) -> std::string {
+    const auto it = peaks.methods.find(figure);
+    return it == peaks.methods.end() ? "" : "  (" + it->second + ")";
+  };
+  std::printf("fp32 FMA     %8.1f GFLOP/s%s\n", peaks.fp32_fma_gflops, method("fp32_fma").c_str());
   if (peaks.bf16_dot_gflops)
-    std::printf("bf16 dot     %8.1f GFLOP/s\n", *peaks.bf16_dot_gflops);
+    std::printf("bf16 dot     %8.1f GFLOP/s%s\n", *peaks.bf16_dot_gflops,
+                method("bf16_dot").c_str());
   else
     std::printf("bf16 dot          n/a (no avx512_bf16)\n");
   if (peaks.fp16_fma_gflops)
-    std::printf("fp16 FMA     %8.1f GFLOP/s\n", *peaks.fp16_fma_gflops);
+    std::printf("fp16 FMA     %8.1f GFLOP/s%s\n", *peaks.fp16_fma_gflops,
+                method("fp16_fma").c_str());
   else
     std::printf("fp16 FMA          n/a (no avx512_fp16)\n");
-  std::printf("memory       %8.1f GB/s\n", peaks.mem_bw_gbps);
+  if (peaks.amx_bf16_gflops)
+    std::printf("AMX bf16     %8.1f GFLOP/s%s\n", *peaks.amx_bf16_gflops,
+                method("amx_bf16").c_str());
+  else if (cpu_has_amx_bf16())
+    std::printf("AMX bf16          n/a (the kernel refused the tile-data permission)\n");
+  else
+    std::printf("AMX bf16          n/a (no amx_bf16)\n");
+  if (!peaks.library_gemm_method.empty())
+    std::printf("library GEMM %8.1f GFLOP/s  (%s, bf16 in and out)\n", peaks.library_gemm_gflops,
+                peaks.library_gemm_method.c_str());
+  else
+    std::printf("library GEMM      n/a (no library path ran)\n");
+  const auto [matmul_peak, matmul_unit] = peaks.bf16_matmul_peak();
+  std::printf("bf16 matmul  %8.1f GFLOP/s  (%s: the fastest unit for bf16 matmul math here)\n",
+              matmul_peak, matmul_unit.c_str());
+  std::printf("memory       %8.1f GB/s%s\n", peaks.mem_bw_gbps, method("mem_bw").c_str());
   std::printf("method       %s\n", peaks.isa_used.c_str());
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <grp.h>
 #include <seccomp.h>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/amx.h"
 #include "harness/shared_tensors.h"
 #include "harness/worker_protocol.h"
 #include "workloads/gemm.h"
@@ -155,11 +157,16 @@ int serve(const Args& args) {
 
   pin_to_cpus(args.cpus);
   openblas_set_num_threads(args.threads);
+  // libgomp sized its default team before the pinning above; oneDNN and OpenMP kernels use this.
+  omp_set_num_threads(args.threads);
   limit_resources(args.mem_limit_mb);
 
   KernelFn kernel = workload->baseline;
   if (!args.candidate) ops::set_gemm_plan(args.gemm_plan);
   if (args.candidate) {
+    // AMX tiles need a process-wide permission before their first use; granted here, candidates
+    // may use them directly (or call arch_prctl themselves, which the filter allows).
+    if (cpu_has_amx_bf16()) request_amx_permission();
     drop_privileges(args);
     filter_syscalls();
     // Loading runs the candidate's static constructors: from here on this process is untrusted.

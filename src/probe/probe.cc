@@ -6,8 +6,11 @@
 // slack and still fits the 16 ymm registers of AVX2 beside the two constant operands. Each ISA
 // variant is compiled with a target attribute and chosen at run time from /proc/cpuinfo, so one
 // binary measures AVX-512 machines with their AVX-512 units and AVX2 machines without faulting.
+// AMX tiles get the same treatment (a loop of tdpbf16ps on register-resident tiles), and the
+// library ceiling is the best bf16 GEMM the linked libraries reach, through ops::gemm_on_path.
 #include "probe/probe.h"
 
+#include <cblas.h>
 #include <immintrin.h>
 #include <omp.h>
 #include <sys/mman.h>
@@ -19,14 +22,22 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <new>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
+#include "core/amx.h"
 #include "core/environment.h"
+#include "core/input_gen.h"
+#include "core/tensor.h"
 #include "core/timer.h"
+#include "workloads/gemm.h"
 
 #if !defined(__x86_64__)
 #error "kbench probe measures x86-64 vector units only"
@@ -128,10 +139,71 @@ float mul_add_f32_12x4_sse2(std::int64_t iters) {
   return _mm_cvtss_f32(sum);  // every lane holds the same value
 }
 
+// ---- AMX-BF16 tiles ----
+
+// The 64-byte operand of ldtilecfg, palette 1: rows and bytes per row of each tile register.
+struct alignas(64) TileConfig {
+  std::uint8_t palette = 1;
+  std::uint8_t start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t bytes_per_row[16] = {};
+  std::uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64, "ldtilecfg reads exactly 64 bytes");
+
+constexpr int kAmxAccumulators = 4;
+// One tdpbf16ps: C (16x16 f32) += A (16 rows x 32 bf16) . B (16 rows of 16 bf16 pairs), i.e.
+// 16 x 16 x 32 multiply-adds.
+constexpr double kAmxFlopsPerInstruction = 2.0 * 16 * 16 * 32;
+
+// Four accumulators C0..C3 (tmm0-3) on one A (tmm4) and one B (tmm5): the tile unit takes a
+// tdpbf16ps every 16 cycles, while one takes several times that to finish, so a single
+// accumulator would leave the unit idle; four independent ones keep it busy, and A and B never
+// leave their registers. Operands of 1/16 add 32 x 2^-8 = 1/8 per instruction to each element, so
+// the accumulators stay small for any run length. The caller holds the tile-data permission.
+__attribute__((target("amx-tile,amx-bf16"))) float dot_bf16_4tiles_amx(std::int64_t iters) {
+  TileConfig config;
+  for (int t = 0; t < 6; ++t) {
+    config.rows[t] = 16;
+    config.bytes_per_row[t] = 64;
+  }
+  alignas(64) std::uint16_t operand[16 * 32];
+  std::fill(std::begin(operand), std::end(operand), std::uint16_t{0x3d80});  // bf16 1/16
+  alignas(64) float result[16 * 16];
+  // GCC's tile intrinsics are asm statements that do not tell the compiler which memory they read:
+  // this barrier makes the stores above happen before them.
+  asm volatile("" : : "r"(&config), "r"(operand) : "memory");
+  _tile_loadconfig(&config);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, operand, 64);
+  _tile_loadd(5, operand, 64);
+  for (std::int64_t i = 0; i < iters; ++i) {
+    _tile_dpbf16ps(0, 4, 5);
+    _tile_dpbf16ps(1, 4, 5);
+    _tile_dpbf16ps(2, 4, 5);
+    _tile_dpbf16ps(3, 4, 5);
+  }
+  float sum = 0;
+  _tile_stored(0, result, 64);
+  sum += result[0];
+  _tile_stored(1, result, 64);
+  sum += result[0];
+  _tile_stored(2, result, 64);
+  sum += result[0];
+  _tile_stored(3, result, 64);
+  sum += result[0];
+  _tile_release();  // back to the init state: context switches save no tile data
+  return sum;
+}
+
 struct ComputeKernel {
   const char* isa;
   float (*run)(std::int64_t iters);
   double flops_per_iter;  // per thread
+  const char* method;     // the instruction and register shape, for PeakReport::methods
 };
 
 // Seconds of CPU the calling thread has run: a thread that another process time-slices with does
@@ -180,6 +252,110 @@ double best_gflops(const ComputeKernel& kernel, int threads) {
     best =
         std::max(best, kernel.flops_per_iter * iters_per_cpu_second(kernel, threads, iters) / 1e9);
   }
+  return best;
+}
+
+// ---- Library ceiling ----
+
+// Square extents tried for the library GEMM, largest first: 2048^3 (17 GFLOP) is large enough for
+// every path to reach its steady rate on many cores; at 1536^3 (7 GFLOP) one core's packing and
+// edge overheads are already under a few percent; smaller ones keep slow machines in budget.
+constexpr std::int64_t kLibraryExtents[] = {2048, 1536, 1024, 512};
+// The largest extent whose one call, at the measured fp32 FMA rate, takes at most this long: one
+// AVX-512 core (140-175 GFLOP/s on the Ice Lake dev VM) gets 1536^3, two or more get 2048^3; f32
+// library paths run at about half that rate, so a call lasts 0.1-0.2 s...
+constexpr double kLibraryCallSeconds = 0.08;
+// ...and each path gets a warm-up call plus timed calls until this much time has passed (at most
+// kLibraryMaxCalls): under a second per path, usually about half of one.
+constexpr double kLibraryPathSeconds = 0.4;
+constexpr int kLibraryMaxCalls = 6;
+
+struct LibraryCeiling {
+  double gflops = 0;
+  std::string method;                         // "openblas_sgemm 1536^3"
+  std::map<std::string, double> path_gflops;  // every path that ran
+};
+
+std::int64_t library_gemm_extent(double fp32_gflops) {
+  for (const std::int64_t n : kLibraryExtents) {
+    const double flops =
+        2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+    if (flops / (fp32_gflops * 1e9) <= kLibraryCallSeconds) return n;
+  }
+  return kLibraryExtents[std::size(kLibraryExtents) - 1];
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Seconds one call of `path` took, or a negative value when the path cannot run here. On one
+// thread, the process's CPU time when that is the shorter: time another process held the core is
+// not the library's (helper threads a library starts anyway only add CPU time, so this never
+// flatters it). On more threads, the wall time: the libraries run their own thread teams, and CPU
+// time divided by the team size would flatter one that left members idle.
+double timed_call_seconds(ops::GemmPath path, const ops::Matrix& a, const ops::Matrix& b,
+                          const ops::MutableMatrix& c, int threads) {
+  const double wall_start = now_seconds(), cpu_start = process_cpu_seconds();
+  bool works = false;
+  try {
+    works = ops::gemm_on_path(path, a, b, /*b_transposed=*/false, c);
+  } catch (const std::exception&) {
+    works = false;  // a library that fails here is a path this machine does not have
+  }
+  if (!works) return -1;
+  const double wall = now_seconds() - wall_start, cpu = process_cpu_seconds() - cpu_start;
+  return threads == 1 ? std::min(wall, cpu) : wall;
+}
+
+// Best seconds per call of one path, or a negative value when the path cannot run here. The first
+// call warms up (oneDNN creates and JIT-compiles its primitive, OpenBLAS starts its threads) and
+// counts only when it alone used the path's budget.
+double best_path_seconds(ops::GemmPath path, const ops::Matrix& a, const ops::Matrix& b,
+                         const ops::MutableMatrix& c, int threads) {
+  const double path_start = now_seconds();
+  double best = -1;
+  for (int call = 0; call <= kLibraryMaxCalls; ++call) {
+    const double seconds = timed_call_seconds(path, a, b, c, threads);
+    if (seconds < 0) return -1;
+    if (call > 0 || now_seconds() - path_start > kLibraryPathSeconds)
+      best = best < 0 ? seconds : std::min(best, seconds);
+    if (now_seconds() - path_start > kLibraryPathSeconds && best > 0) break;
+  }
+  return best;
+}
+
+// The fastest bf16-in, bf16-out GEMM over every library path, with `threads` OpenMP and OpenBLAS
+// threads (both restored afterwards); best of the calls.
+LibraryCeiling best_library_gemm(int threads, double fp32_gflops) {
+  const std::int64_t n = library_gemm_extent(fp32_gflops);
+  HostTensor a({"a", KB_BF16, {n, n}}), b({"b", KB_BF16, {n, n}}), c({"c", KB_BF16, {n, n}});
+  kb_tensor a_view = a.view(), b_view = b.view();
+  fill_input(InitRule::normal(1.0), 1, 0, a_view);
+  fill_input(InitRule::normal(0.02), 1, 1, b_view);
+  const ops::Matrix ma{a.data(), KB_BF16, n, n, n}, mb{b.data(), KB_BF16, n, n, n};
+  const ops::MutableMatrix mc{c.data(), KB_BF16, n, n, n};
+
+  const int saved_omp = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+  const double flops =
+      2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  LibraryCeiling best;
+  for (const ops::GemmPath path : ops::kAllGemmPaths) {
+    const double seconds = best_path_seconds(path, ma, mb, mc, threads);
+    if (seconds <= 0) continue;
+    const double gflops = flops / seconds / 1e9;
+    best.path_gflops[ops::gemm_path_name(path)] = gflops;
+    if (gflops > best.gflops) {
+      best.gflops = gflops;
+      best.method = std::string(ops::gemm_path_name(path)) + " " + std::to_string(n) + "^3";
+    }
+  }
+  omp_set_num_threads(saved_omp);
+  openblas_set_num_threads(saved_blas);
   return best;
 }
 
@@ -265,8 +441,14 @@ std::size_t triad_elements(int threads) {
 // lines before writing them (write-allocate), so actual DRAM traffic is up to 4/3 of what is
 // counted; kernels writing outputs with ordinary stores see the same, so this is the bandwidth they
 // can reach.
-double best_triad_gbps(int threads) {
-  constexpr int kPasses = 8;
+struct Triad {
+  static constexpr int kPasses = 8;
+  double gbps = 0;
+  std::size_t mib_per_array = 0;
+};
+
+Triad best_triad(int threads) {
+  constexpr int kPasses = Triad::kPasses;
   const std::size_t n = triad_elements(threads);
   const auto count = static_cast<std::int64_t>(n);
   Buffer a = allocate_doubles(n), b = allocate_doubles(n), c = allocate_doubles(n);
@@ -289,28 +471,46 @@ double best_triad_gbps(int threads) {
     best = std::max(best, 3.0 * sizeof(double) * static_cast<double>(n) / seconds / 1e9);
   }
   g_double_sink = pa[n / 2];
-  return best;
+  return {best, n * sizeof(double) >> 20};
 }
 
 }  // namespace
 
+std::pair<double, std::string> PeakReport::bf16_matmul_peak() const {
+  if (amx_bf16_gflops) return {*amx_bf16_gflops, "amx_bf16"};
+  if (bf16_dot_gflops) return {*bf16_dot_gflops, "bf16_dot"};
+  return {fp32_fma_gflops, "fp32_fma"};
+}
+
 nlohmann::json PeakReport::to_json() const {
+  const auto optional_number = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
   nlohmann::json j;
+  j["version"] = kFormatVersion;
   j["threads"] = threads;
   j["fp32_fma_gflops"] = fp32_fma_gflops;
-  j["bf16_dot_gflops"] =
-      bf16_dot_gflops ? nlohmann::json(*bf16_dot_gflops) : nlohmann::json(nullptr);
-  j["fp16_fma_gflops"] =
-      fp16_fma_gflops ? nlohmann::json(*fp16_fma_gflops) : nlohmann::json(nullptr);
+  j["bf16_dot_gflops"] = optional_number(bf16_dot_gflops);
+  j["fp16_fma_gflops"] = optional_number(fp16_fma_gflops);
+  j["amx_bf16_gflops"] = optional_number(amx_bf16_gflops);
+  j["library_gemm_gflops"] = library_gemm_gflops;
+  j["library_gemm_method"] = library_gemm_method;
+  j["library_gemm_paths"] = library_gemm_paths;
   j["mem_bw_gbps"] = mem_bw_gbps;
+  const auto [peak, unit] = bf16_matmul_peak();
+  j["bf16_matmul_peak"] = {{"gflops", peak}, {"unit", unit}};
   j["isa_used"] = isa_used;
+  j["methods"] = methods;
   j["seconds_taken"] = seconds_taken;
   return j;
 }
 
 PeakReport PeakReport::from_json(const nlohmann::json& j) {
+  if (j.value("version", 0) != kFormatVersion)
+    throw std::runtime_error("probe record of another format version");
+  // at(): a key the writer always writes must be there, null or not.
   const auto optional_number = [&j](const char* key) -> std::optional<double> {
-    if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+    if (j.at(key).is_null()) return std::nullopt;
     return j.at(key).get<double>();
   };
   PeakReport r;
@@ -318,8 +518,13 @@ PeakReport PeakReport::from_json(const nlohmann::json& j) {
   r.fp32_fma_gflops = j.at("fp32_fma_gflops").get<double>();
   r.bf16_dot_gflops = optional_number("bf16_dot_gflops");
   r.fp16_fma_gflops = optional_number("fp16_fma_gflops");
+  r.amx_bf16_gflops = optional_number("amx_bf16_gflops");
+  r.library_gemm_gflops = j.at("library_gemm_gflops").get<double>();
+  r.library_gemm_method = j.at("library_gemm_method").get<std::string>();
+  r.library_gemm_paths = j.at("library_gemm_paths").get<std::map<std::string, double>>();
   r.mem_bw_gbps = j.at("mem_bw_gbps").get<double>();
-  r.isa_used = j.value("isa_used", "");
+  r.isa_used = j.at("isa_used").get<std::string>();
+  r.methods = j.at("methods").get<std::map<std::string, std::string>>();
   r.seconds_taken = j.value("seconds_taken", 0.0);
   return r;
 }
@@ -330,28 +535,59 @@ PeakReport measure_peaks(int threads) {
   report.threads = threads > 0 ? threads : omp_get_max_threads();
 
   // Flops per iteration = chains x lanes x flops per lane per instruction.
-  ComputeKernel fp32{"sse2", mul_add_f32_12x4_sse2, kChains * 4 * 2.0};
+  ComputeKernel fp32{"sse2", mul_add_f32_12x4_sse2, kChains * 4 * 2.0,
+                     "sse2 mulps+addps, 12 chains x 4 lanes"};
   if (cpu_has("avx512f"))
-    fp32 = {"avx512f", fma_f32_12x16_avx512, kChains * 16 * 2.0};
+    fp32 = {"avx512f", fma_f32_12x16_avx512, kChains * 16 * 2.0,
+            "avx512f vfmadd231ps zmm, 12 chains x 16 lanes"};
   else if (cpu_has("avx2") && cpu_has("fma"))
-    fp32 = {"avx2+fma", fma_f32_12x8_avx2, kChains * 8 * 2.0};
+    fp32 = {"avx2+fma", fma_f32_12x8_avx2, kChains * 8 * 2.0,
+            "avx2 vfmadd231ps ymm, 12 chains x 8 lanes"};
   report.fp32_fma_gflops = best_gflops(fp32, report.threads);
   report.isa_used = std::string("fp32:") + fp32.isa;
+  report.methods["fp32_fma"] = fp32.method;
 
   if (cpu_has("avx512f") && cpu_has("avx512_bf16")) {
     // 32 bf16 products summed pairwise into 16 f32 lanes: 2 multiply-adds = 4 flops per f32 lane.
-    const ComputeKernel bf16{"avx512_bf16", dot_bf16_12x16_avx512, kChains * 16 * 4.0};
+    const ComputeKernel bf16{"avx512_bf16", dot_bf16_12x16_avx512, kChains * 16 * 4.0,
+                             "avx512_bf16 vdpbf16ps zmm, 12 chains x 16 lanes"};
     report.bf16_dot_gflops = best_gflops(bf16, report.threads);
     report.isa_used += " bf16:avx512_bf16";
+    report.methods["bf16_dot"] = bf16.method;
   }
   if (cpu_has("avx512_fp16") && cpu_has("avx512bw")) {
-    const ComputeKernel fp16{"avx512_fp16", fma_fp16_12x32_avx512, kChains * 32 * 2.0};
+    const ComputeKernel fp16{"avx512_fp16", fma_fp16_12x32_avx512, kChains * 32 * 2.0,
+                             "avx512_fp16 vfmadd231ph zmm, 12 chains x 32 lanes"};
     report.fp16_fma_gflops = best_gflops(fp16, report.threads);
     report.isa_used += " fp16:avx512_fp16";
+    report.methods["fp16_fma"] = fp16.method;
+  }
+  // The permission is process-wide: the OpenMP threads of best_gflops inherit it.
+  if (cpu_has_amx_bf16() && request_amx_permission()) {
+    const ComputeKernel amx{"amx_bf16", dot_bf16_4tiles_amx,
+                            kAmxAccumulators * kAmxFlopsPerInstruction,
+                            "amx_bf16 tdpbf16ps, 4 accumulator tiles 16x16 f32"};
+    report.amx_bf16_gflops = best_gflops(amx, report.threads);
+    report.isa_used += " amx:amx_bf16";
+    report.methods["amx_bf16"] = amx.method;
   }
 
-  report.mem_bw_gbps = best_triad_gbps(report.threads);
+  const LibraryCeiling library = best_library_gemm(report.threads, report.fp32_fma_gflops);
+  report.library_gemm_gflops = library.gflops;
+  report.library_gemm_method = library.method;
+  report.library_gemm_paths = library.path_gflops;
+  if (!library.method.empty()) {
+    report.isa_used += " library:" + library.method.substr(0, library.method.find(' '));
+    report.methods["library_gemm"] = library.method +
+                                     ", bf16 in and out, f32 accumulation, best of up to " +
+                                     std::to_string(kLibraryMaxCalls) + " calls per path";
+  }
+
+  const Triad triad = best_triad(report.threads);
+  report.mem_bw_gbps = triad.gbps;
   report.isa_used += " mem:triad";
+  report.methods["mem_bw"] = "STREAM triad, 3 arrays x " + std::to_string(triad.mib_per_array) +
+                             " MiB, best of " + std::to_string(Triad::kPasses) + " passes";
   report.seconds_taken = now_seconds() - start;
   return report;
 }

@@ -2,6 +2,7 @@
 // reports.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -26,10 +27,16 @@ struct PeakReport {
   // f32 after widening, OpenBLAS sgemm after widening). 0 when not measured.
   double library_gemm_gflops = 0;
   std::string library_gemm_method;  // the winning path and shape, e.g. "onednn_bf16 2048^3"
+  // GFLOP/s of every path that ran, by ops::gemm_path_name; a path this machine lacks is absent.
+  std::map<std::string, double> library_gemm_paths;
   // STREAM triad convention: 16 bytes read and 8 written per element; write-allocate not counted.
   double mem_bw_gbps = 0;
   // Which loops ran, e.g. "fp32:avx512f bf16:avx512_bf16 mem:triad".
   std::string isa_used;
+  // How each figure was measured, keyed by its name in to_json ("fp32_fma", "bf16_dot", "fp16_fma",
+  // "amx_bf16", "library_gemm", "mem_bw"), e.g. "amx_bf16": "amx_bf16 tdpbf16ps, 4 accumulator
+  // tiles 16x16 f32"; only the figures that were measured have an entry.
+  std::map<std::string, std::string> methods;
   // Wall time of the whole probe.
   double seconds_taken = 0;
 
@@ -38,14 +45,17 @@ struct PeakReport {
   // counts. Returns {GFLOP/s, unit name as in to_json: "amx_bf16" | "bf16_dot" | "fp32_fma"}.
   std::pair<double, std::string> bf16_matmul_peak() const;
 
+  // The JSON form, stamped with kFormatVersion. from_json throws on a missing key or another
+  // version, so a cached entry from an older probe (one that lacks a figure) is measured again.
+  static constexpr int kFormatVersion = 2;
   nlohmann::json to_json() const;
   static PeakReport from_json(const nlohmann::json& j);
 };
 
 // Measures the peaks with `threads` OpenMP threads (<= 0: omp_get_max_threads()), each running the
-// same register-resident loop; multi-thread numbers are the sum over threads. Takes about a second
-// on one thread. Each figure is the best of several ~50 ms runs, since interference only slows a
-// run.
+// same register-resident loop; multi-thread numbers are the sum over threads. The library ceiling
+// runs each ops::gemm_on_path path with that many threads. Takes about three seconds on one thread.
+// Each figure is the best of several runs, since interference only slows a run.
 PeakReport measure_peaks(int threads);
 
 }  // namespace kbench
