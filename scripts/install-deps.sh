@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev   # JSON output and records
   libcli11-dev         # command line
   libgtest-dev libgmock-dev  # tests
+  libbenchmark-dev     # bench/: micro-benchmarks of GEMM paths and input generation
   python3-numpy        # the interop test's NumPy kernel (tests/interop_test.cc; skipped without it)
 )
 

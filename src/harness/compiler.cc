@@ -21,10 +21,15 @@ std::string candidate_compiler() {
 }
 
 std::vector<std::string> candidate_flags() {
+  // -DHWY_WANT_AVX3_DL: Highway 1.0.3 otherwise stops every file that includes hwy/highway.h with
+  // "#error Logic error: best baseline should be included in dynamic targets" where -march=native
+  // implies its AVX3_DL target (Sapphire Rapids and later); the reason is beside the same define in
+  // the top-level CMakeLists.txt. Being a flag, it is part of the compile cache key.
   // -Wl,-z,defs turns an unresolved symbol into a build error here instead of a load failure later.
   return {"-std=c++20",
           "-O3",
           "-march=native",
+          "-DHWY_WANT_AVX3_DL",
           "-fPIC",
           "-shared",
           "-fopenmp",
@@ -35,7 +40,7 @@ std::vector<std::string> candidate_flags() {
 }
 
 namespace {
-const std::vector<std::string> kLinkLibraries = {"-lopenblas", "-lhwy", "-lm"};
+const std::vector<std::string> kLinkLibraries = {"-lopenblas", "-ldnnl", "-lhwy", "-lm"};
 
 // The compiler's identity for the cache key: its first --version line (a compiler upgrade must not
 // reuse objects built by the old one).
