@@ -15,6 +15,7 @@ packages=(
   libcli11-dev         # command line
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev     # bench/: micro-benchmarks of GEMM paths and input generation
+  libjemalloc2         # the XLA:CPU peer's allocator (scripts/xla-peer.sh), as a framework would cache
   python3-numpy        # the interop test's NumPy kernel (tests/interop_test.cc; skipped without it)
 )
 
