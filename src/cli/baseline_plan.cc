@@ -91,7 +91,7 @@ std::string baseline_gemm_plan(ResultStore& store, const Workload& workload, Siz
   std::string plan;
   for (const ops::GemmShapeClass& shape : classes) {
     const std::string path_key =
-        "gemm-path/" + current_environment().machine_id() + "/" + shape.key();
+        "gemm-path-v2/" + current_environment().machine_id() + "/" + shape.key();
     std::optional<ops::GemmPath> path;
     if (const auto cached = store.cache_get(path_key)) {
       try {
