@@ -1,16 +1,24 @@
-// Philox4x32-10 against the Random123 known answers, and the reproducibility and distributions of
-// the workload inputs drawn from it.
+// Philox4x32-10 against the Random123 known answers, the reproducibility and distributions of the
+// workload inputs drawn from it, and every compiled vector path of the generator against the
+// scalar reference, byte for byte.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/bf16.h"
 #include "core/input_gen.h"
+#include "core/input_gen_internal.h"
 #include "core/philox.h"
+#include "core/sha256.h"
 #include "core/tensor.h"
 
 namespace kbench {
@@ -127,6 +135,194 @@ TEST(FillInput, RandIntInHalfOpenRange) {
   // Each count is binomial with mean n/7 ~ 14286 and sd ~ 111; 1000 is 9 sd.
   for (int c : counts) EXPECT_NEAR(c, kSamples / kHigh, 1000);
 }
+
+TEST(FillInput, RejectsRandIntBoundsAnI32CannotHold) {
+  EXPECT_THROW(filled(InitRule::randint((std::int64_t{1} << 31) + 1), KB_I32, 4, 1),
+               std::invalid_argument);
+  EXPECT_THROW(filled(InitRule::randint(-1), KB_I32, 4, 1), std::invalid_argument);
+  EXPECT_NO_THROW(filled(InitRule::randint(std::int64_t{1} << 31), KB_I32, 4, 1));
+  // Float tensors take any bound, with the reference's 64-bit wrap-around above 2^32.
+  EXPECT_NO_THROW(filled(InitRule::randint(std::int64_t{1} << 40), KB_F32, 4, 1));
+}
+
+std::string digest(const HostTensor& t) {
+  return sha256_hex(std::string_view(static_cast<const char*>(t.data()), t.spec().bytes()));
+}
+
+// SHA-256 of 100003 elements (seed 2024, stream 3) written by the generator before it was
+// vectorized (commit 8790e9a, Release -march=native build): inputs must not move under changes to
+// the generator, in any build type.
+TEST(FillInput, MatchesPinnedDigests) {
+  struct Pinned {
+    InitRule rule;
+    kb_dtype dtype;
+    const char* sha256;
+  };
+  const Pinned pinned[] = {
+      {InitRule::normal(), KB_BF16,
+       "e5ef4a17e501af80c16f013419b4f3cd0318a16ecd329aa731c22923fd8930d8"},
+      {InitRule::normal(), KB_F32,
+       "f45f2fbff1266a6dee4e42855e89a9e3942a74339b91c550b45ac748db770406"},
+      {InitRule::normal(0.02), KB_BF16,
+       "14349297bf557f6b49236feabac3392b1c8ae81ae03cb6f115963c0b91287825"},
+      {InitRule::normal(0.1, 1.0), KB_BF16,
+       "3ea81dd38a6874bf2cff36d1729da874dc3cb0df5b4238ecea3abc792799ddb8"},
+      {InitRule::normal(2.5, -3.0), KB_I32,
+       "d6d42bae4155a72da0b475b464cb94250cb09ad84959dc3c3db2c46928e658ca"},
+      {InitRule::uniform(0.0, 1.0), KB_BF16,
+       "037355429fce6791fa15c55c55475b40d2d677bb4f407c004b7501e4634a1ee0"},
+      {InitRule::uniform(-1.0, 3.0), KB_F32,
+       "562c3e175c798522bc80f178a335294b764efe14422a63151407fea5165fdc79"},
+      {InitRule::uniform(-100.0, 100.0), KB_I32,
+       "96b246fc92861d27131fea5182524c6fd336a26c9ee0a7ef26bc65f6299a88e1"},
+      {InitRule::randint(50257), KB_I32,
+       "e488672aff2cb6106933c3124df573941175cc562f1a8a54dd7916bbf9981358"},
+      {InitRule::randint(7), KB_F32,
+       "46fa00fc8e3ad6f4c0630093765e1e25e5234fbbb625a2b92f450befaeede4bd"},
+  };
+  for (const Pinned& p : pinned) {
+    SCOPED_TRACE(testing::Message()
+                 << "rule kind " << static_cast<int>(p.rule.kind) << " scale " << p.rule.scale
+                 << " shift " << p.rule.shift << " dtype " << p.dtype);
+    HostTensor scalar(TensorSpec{"x", p.dtype, {100003}});
+    kb_tensor view = scalar.view();
+    input_gen_detail::fill_input_scalar(p.rule, 2024, 3, view);
+    EXPECT_EQ(digest(scalar), p.sha256) << "scalar reference";
+    EXPECT_EQ(digest(filled(p.rule, p.dtype, 100003, 2024, 3)), p.sha256) << "fill_input";
+  }
+}
+
+// ---- The vector paths against the scalar reference ----
+
+// Rules that reach every branch of the vector draw: the exact-in-f32 unit normal (with both signs
+// of a zero mean), normals and uniforms through double, randint bounds that need the high half of
+// the 64-bit product or wrap it (float tensors only; an i32 tensor takes bounds up to 2^31).
+struct RuleCase {
+  const char* name;
+  InitRule rule;
+  bool fits_i32;
+};
+const RuleCase kRuleCases[] = {
+    {"normal()", InitRule::normal(), true},
+    {"normal(1, -0)", InitRule::normal(1.0, -0.0), true},
+    {"normal(0.02)", InitRule::normal(0.02), true},
+    {"normal(0.1, 1)", InitRule::normal(0.1, 1.0), true},
+    {"normal(2.5, -3)", InitRule::normal(2.5, -3.0), true},
+    {"uniform(0, 1)", InitRule::uniform(0.0, 1.0), true},
+    {"uniform(-1, 3)", InitRule::uniform(-1.0, 3.0), true},
+    {"uniform(-1e-3, 7.5)", InitRule::uniform(-1e-3, 7.5), true},
+    {"randint(0)", InitRule::randint(0), true},
+    {"randint(1)", InitRule::randint(1), true},
+    {"randint(7)", InitRule::randint(7), true},
+    {"randint(50257)", InitRule::randint(50257), true},
+    {"randint(2^31)", InitRule::randint(std::int64_t{1} << 31), true},
+    {"randint(2^32 - 1)", InitRule::randint((std::int64_t{1} << 32) - 1), false},
+    {"randint(2^32)", InitRule::randint(std::int64_t{1} << 32), false},
+    {"randint(2^40 + 12345)", InitRule::randint((std::int64_t{1} << 40) + 12345), false},
+};
+
+// Around every vector length (4, 8, 16 u32 lanes) and step (4 vectors), and one length of several
+// OpenMP tiles (2^16 values) with a ragged end: over a million values where the build is optimized,
+// three tiles in unoptimized (sanitizer) builds, where a million would take minutes per target.
+const std::int64_t kShortLengths[] = {0, 1, 3, 4, 5, 17, 63, 64, 65, 129};
+#ifdef __OPTIMIZE__
+constexpr std::int64_t kLongLength = 1000003;
+#else
+constexpr std::int64_t kLongLength = 2 * 65536 + 3;
+#endif
+
+struct SeedStream {
+  std::uint64_t seed;
+  std::uint32_t stream;
+};
+const SeedStream kSeedStreams[] = {{0, 0}, {1, 7}, {0xDEADBEEFCAFEF00Dull, 0xFFFFFFFFu}};
+
+// The first element (by index) where two fills of the same spec differ, or -1.
+std::int64_t first_difference(const HostTensor& a, const HostTensor& b) {
+  const std::size_t size = dtype_size(a.spec().dtype);
+  const auto* pa = static_cast<const unsigned char*>(a.data());
+  const auto* pb = static_cast<const unsigned char*>(b.data());
+  for (std::int64_t i = 0; i < a.spec().numel(); ++i)
+    if (std::memcmp(pa + i * size, pb + i * size, size) != 0) return i;
+  return -1;
+}
+
+std::string element_bits(const HostTensor& t, std::int64_t i) {
+  std::uint32_t bits = 0;
+  if (t.spec().dtype == KB_BF16)
+    bits = t.as<bf16_t>()[i];
+  else
+    std::memcpy(&bits, t.as<char>() + i * 4, 4);
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", bits);
+  return text;
+}
+
+void expect_vector_matches_scalar(const RuleCase& c, kb_dtype dtype, std::int64_t n, SeedStream s) {
+  HostTensor reference(TensorSpec{"x", dtype, {n}});
+  kb_tensor view = reference.view();
+  input_gen_detail::fill_input_scalar(c.rule, s.seed, s.stream, view);
+  const HostTensor vector = filled(c.rule, dtype, n, s.seed, s.stream);
+  const std::int64_t i = first_difference(reference, vector);
+  EXPECT_EQ(i, -1) << c.name << " dtype " << dtype << " n " << n << " seed " << s.seed << " stream "
+                   << s.stream << ": element " << i << " is " << element_bits(vector, i)
+                   << ", the reference has " << element_bits(reference, i);
+}
+
+// One test per Highway target input_gen_simd.cc may be compiled for: runs where this build has it
+// and the CPU supports it, and says why it skipped otherwise.
+class VectorPath : public testing::TestWithParam<std::int64_t> {
+ protected:
+  void SetUp() override {
+    const std::int64_t target = GetParam();
+    if ((input_gen_detail::compiled_simd_targets() & target) == 0)
+      GTEST_SKIP() << hwy::TargetName(target) << " is not compiled into input_gen_simd.cc";
+    if ((hwy::SupportedTargets() & target) == 0)
+      GTEST_SKIP() << "this CPU does not support " << hwy::TargetName(target);
+    hwy::SetSupportedTargetsForTest(target);
+    ASSERT_EQ(input_gen_detail::dispatched_simd_target(), target);
+  }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+};
+
+TEST_P(VectorPath, BitIdenticalToScalarReference) {
+  for (const RuleCase& c : kRuleCases) {
+    for (kb_dtype dtype : {KB_BF16, KB_F32, KB_I32}) {
+      if (dtype == KB_I32 && !c.fits_i32) continue;
+      for (std::int64_t n : kShortLengths)
+        for (SeedStream s : kSeedStreams) expect_vector_matches_scalar(c, dtype, n, s);
+      expect_vector_matches_scalar(c, dtype, kLongLength, kSeedStreams[2]);
+    }
+  }
+}
+
+// Blocks from 2^32 on carry a non-zero second counter word, which no test-sized tensor reaches
+// through fill_input: spans there, straddling the boundary, against the scalar span.
+TEST_P(VectorPath, CounterHighWord) {
+  constexpr std::int64_t kFirst = (std::int64_t{1} << 34) - 40;  // element 4 * 2^32 - 40
+  constexpr std::int64_t kCount = 101;
+  for (const RuleCase& c : {kRuleCases[0], kRuleCases[3], kRuleCases[6], kRuleCases[11]}) {
+    const auto job = input_gen_detail::make_fill_job(c.rule, 99, 2, KB_F32);
+    std::vector<float> reference(kCount), vector(kCount);
+    input_gen_detail::fill_span_scalar(job, kFirst, kCount, reference.data());
+    input_gen_detail::fill_span_simd(job, kFirst, kCount, vector.data());
+    EXPECT_EQ(std::memcmp(reference.data(), vector.data(), kCount * sizeof(float)), 0) << c.name;
+  }
+  // The scalar span itself against Philox directly: element 2^34 is word 0 of block 2^32.
+  const auto job =
+      input_gen_detail::make_fill_job(InitRule::randint(std::int64_t{1} << 31), 99, 2, KB_I32);
+  std::int32_t value = 0;
+  input_gen_detail::fill_span_scalar(job, std::int64_t{1} << 34, 1, &value);
+  const PhiloxBlock bits = philox4x32_10({0, 1, 2, 0}, philox_key(99));
+  EXPECT_EQ(value, static_cast<std::int32_t>(bits[0] >> 1));
+}
+
+INSTANTIATE_TEST_SUITE_P(X86, VectorPath,
+                         testing::Values(HWY_SCALAR, HWY_EMU128, HWY_SSSE3, HWY_SSE4, HWY_AVX2,
+                                         HWY_AVX3, HWY_AVX3_DL),
+                         [](const testing::TestParamInfo<std::int64_t>& target) {
+                           return std::string(hwy::TargetName(target.param));
+                         });
 
 }  // namespace
 }  // namespace kbench

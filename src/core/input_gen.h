@@ -24,7 +24,10 @@ struct InitRule {
 };
 
 // Fills `t` (any dtype; floats are rounded to bf16 where t is bf16) with values drawn by `rule`
-// from the Philox stream (seed, stream). Element i depends only on (seed, stream, i).
+// from the Philox stream (seed, stream). Element i depends only on (seed, stream, i), not on the
+// thread count or the vector ISA. Throws std::invalid_argument for a randint into an i32 tensor
+// whose bound is outside [0, 2^31]; normal and uniform values written to i32 are truncated and
+// must fit it.
 void fill_input(const InitRule& rule, std::uint64_t seed, std::uint32_t stream, kb_tensor& t);
 
 }  // namespace kbench
