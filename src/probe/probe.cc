@@ -257,18 +257,15 @@ double best_gflops(const ComputeKernel& kernel, int threads) {
 
 // ---- Library ceiling ----
 
-// Square extents tried for the library GEMM, largest first: 2048^3 (17 GFLOP) is large enough for
-// every path to reach its steady rate on many cores; at 1536^3 (7 GFLOP) one core's packing and
-// edge overheads are already under a few percent; smaller ones keep slow machines in budget.
+// Square extents tried for the library GEMM, largest first: 2048^3 (17 GFLOP), the shape at which
+// oneDNN and OpenBLAS were measured in the platform issue, is large enough for every path to reach
+// its steady rate; on the Ice Lake dev VM the paths' rates moved by up to 1.5x between 1536^3 and
+// 2048^3, so the largest shape the budget allows is used. Smaller ones keep slow machines in
+// budget.
 constexpr std::int64_t kLibraryExtents[] = {2048, 1536, 1024, 512};
-// The largest extent whose one call, at the measured fp32 FMA rate, takes at most this long: one
-// AVX-512 core (140-175 GFLOP/s on the Ice Lake dev VM) gets 1536^3, two or more get 2048^3; f32
-// library paths run at about half that rate, so a call lasts 0.1-0.2 s...
-constexpr double kLibraryCallSeconds = 0.08;
-// ...and each path gets a warm-up call plus timed calls until this much time has passed (at most
-// kLibraryMaxCalls): under a second per path, usually about half of one.
-constexpr double kLibraryPathSeconds = 0.4;
-constexpr int kLibraryMaxCalls = 6;
+// The largest extent whose one call, at the measured fp32 FMA rate, takes at most this long: every
+// AVX-512 or AVX2+FMA core of 86 GFLOP/s or more gets 2048^3.
+constexpr double kLibraryCallSeconds = 0.2;
 
 struct LibraryCeiling {
   double gflops = 0;
@@ -285,73 +282,26 @@ std::int64_t library_gemm_extent(double fp32_gflops) {
   return kLibraryExtents[std::size(kLibraryExtents) - 1];
 }
 
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// Seconds one call of `path` took, or a negative value when the path cannot run here. On one
-// thread, the process's CPU time when that is the shorter: time another process held the core is
-// not the library's (helper threads a library starts anyway only add CPU time, so this never
-// flatters it). On more threads, the wall time: the libraries run their own thread teams, and CPU
-// time divided by the team size would flatter one that left members idle.
-double timed_call_seconds(ops::GemmPath path, const ops::Matrix& a, const ops::Matrix& b,
-                          const ops::MutableMatrix& c, int threads) {
-  const double wall_start = now_seconds(), cpu_start = process_cpu_seconds();
-  bool works = false;
-  try {
-    works = ops::gemm_on_path(path, a, b, /*b_transposed=*/false, c);
-  } catch (const std::exception&) {
-    works = false;  // a library that fails here is a path this machine does not have
-  }
-  if (!works) return -1;
-  const double wall = now_seconds() - wall_start, cpu = process_cpu_seconds() - cpu_start;
-  return threads == 1 ? std::min(wall, cpu) : wall;
-}
-
-// Best seconds per call of one path, or a negative value when the path cannot run here. The first
-// call warms up (oneDNN creates and JIT-compiles its primitive, OpenBLAS starts its threads) and
-// counts only when it alone used the path's budget.
-double best_path_seconds(ops::GemmPath path, const ops::Matrix& a, const ops::Matrix& b,
-                         const ops::MutableMatrix& c, int threads) {
-  const double path_start = now_seconds();
-  double best = -1;
-  for (int call = 0; call <= kLibraryMaxCalls; ++call) {
-    const double seconds = timed_call_seconds(path, a, b, c, threads);
-    if (seconds < 0) return -1;
-    if (call > 0 || now_seconds() - path_start > kLibraryPathSeconds)
-      best = best < 0 ? seconds : std::min(best, seconds);
-    if (now_seconds() - path_start > kLibraryPathSeconds && best > 0) break;
-  }
-  return best;
-}
-
 // The fastest bf16-in, bf16-out GEMM over every library path, with `threads` OpenMP and OpenBLAS
 // threads (both restored afterwards); best of the calls.
 LibraryCeiling best_library_gemm(int threads, double fp32_gflops) {
   const std::int64_t n = library_gemm_extent(fp32_gflops);
-  HostTensor a({"a", KB_BF16, {n, n}}), b({"b", KB_BF16, {n, n}}), c({"c", KB_BF16, {n, n}});
-  kb_tensor a_view = a.view(), b_view = b.view();
-  fill_input(InitRule::normal(1.0), 1, 0, a_view);
-  fill_input(InitRule::normal(0.02), 1, 1, b_view);
-  const ops::Matrix ma{a.data(), KB_BF16, n, n, n}, mb{b.data(), KB_BF16, n, n, n};
-  const ops::MutableMatrix mc{c.data(), KB_BF16, n, n, n};
-
   const int saved_omp = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
   const double flops =
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  // The same measurement that picks the baselines' paths (paths taking turns, best call each).
+  std::vector<ops::PathTiming> timings;
+  ops::measure_fastest_path({n, n, n, /*b_transposed=*/false, /*f32_operands=*/false, threads},
+                            &timings);
   LibraryCeiling best;
-  for (const ops::GemmPath path : ops::kAllGemmPaths) {
-    const double seconds = best_path_seconds(path, ma, mb, mc, threads);
-    if (seconds <= 0) continue;
-    const double gflops = flops / seconds / 1e9;
-    best.path_gflops[ops::gemm_path_name(path)] = gflops;
+  for (const ops::PathTiming& t : timings) {
+    const double gflops = flops / (t.best_ms * 1e-3) / 1e9;
+    best.path_gflops[ops::gemm_path_name(t.path)] = gflops;
     if (gflops > best.gflops) {
       best.gflops = gflops;
-      best.method = std::string(ops::gemm_path_name(path)) + " " + std::to_string(n) + "^3";
+      best.method = std::string(ops::gemm_path_name(t.path)) + " " + std::to_string(n) + "^3";
     }
   }
   omp_set_num_threads(saved_omp);
@@ -578,9 +528,8 @@ PeakReport measure_peaks(int threads) {
   report.library_gemm_paths = library.path_gflops;
   if (!library.method.empty()) {
     report.isa_used += " library:" + library.method.substr(0, library.method.find(' '));
-    report.methods["library_gemm"] = library.method +
-                                     ", bf16 in and out, f32 accumulation, best of up to " +
-                                     std::to_string(kLibraryMaxCalls) + " calls per path";
+    report.methods["library_gemm"] =
+        library.method + ", bf16 in and out, f32 accumulation, best call of each path";
   }
 
   const Triad triad = best_triad(report.threads);
