@@ -10,6 +10,8 @@ export KBENCH_CACHE="${KBENCH_CACHE:-$(mktemp -d /tmp/kbench-test-cache.XXXXXX)}
 export KBENCH_DB="$KBENCH_CACHE/results.db"
 
 scripts/build.sh -DKBENCH_WERROR=ON
+# Every test, label "march" included: scripts/check-march.sh compiles the build and the candidate
+# command for -march=x86-64-v3 and sapphirerapids, CPUs CI may have and this machine may lack.
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 600)
 
 # The worker's address-space limit cannot coexist with ASan's shadow memory, so the tests that start

@@ -35,9 +35,9 @@ TEST_P(AdversarialCandidate, GetsItsExpectedVerdict) {
   const std::string path = source_path("tests/adversarial/" + GetParam());
   const std::string expected = expected_status(path);
   ASSERT_FALSE(expected.empty()) << path << " lacks a '// expect: <status>' first line";
-  const CliRun run =
-      run_kbench("eval --workload 12p_RMSNorm --size smoke --candidate " + path +
-                 " --timeout-s 2 --warmup 2 --iters 10 --json --db " + temp_db(GetParam()));
+  const CliRun run = run_kbench("eval --workload 12p_RMSNorm --size smoke --candidate " + path +
+                                " --timeout-s 2 --warmup 2 --iters 10 --max-iters 10 --json --db " +
+                                temp_db(GetParam()));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto result = nlohmann::json::parse(run.out);
   EXPECT_EQ(result["status"], expected) << "error: " << result["error"] << "\n"

@@ -14,7 +14,8 @@ namespace kbench::testing {
 namespace {
 
 nlohmann::json eval_json(const std::string& args) {
-  const CliRun run = run_kbench("eval --size smoke --warmup 1 --iters 5 --json " + args);
+  const CliRun run =
+      run_kbench("eval --size smoke --warmup 1 --iters 5 --max-iters 5 --json " + args);
   EXPECT_EQ(run.exit_code, 0) << run.out;
   return nlohmann::json::parse(run.out);
 }
@@ -72,15 +73,24 @@ TEST(Cli, AaRunTimesTheBaselineAgainstItself) {
   const auto result = eval_json("--workload 12p --aa --db " + temp_db("aa"));
   EXPECT_EQ(result["status"], "correct");
   EXPECT_EQ(result["candidate_path"], "builtin:baseline");
-  for (const char* key :
-       {"speedup", "speedup_ci95", "gflops", "pct_peak_flops", "gbps", "pct_peak_bw"})
+  for (const char* key : {"speedup", "speedup_ci95", "gflops", "pct_peak_flops", "gbps",
+                          "pct_peak_bw", "noise", "speedup_verdict", "pct_roofline", "bound"})
     EXPECT_FALSE(result[key].is_null()) << key;
+  EXPECT_TRUE(result.contains("baseline_path"));
+  for (const char* key : {"cv_candidate", "cv_baseline", "steal_pct", "disturbed_calls", "stable",
+                          "stop_reason", "estimator"})
+    EXPECT_TRUE(result["noise"].contains(key)) << key;
+  if (result["candidate"].contains("adjusted_ms")) {  // absent where the kernel has no schedstat
+    EXPECT_EQ(result["candidate"]["samples_ms"].size(), result["candidate"]["adjusted_ms"].size());
+  }
 }
 
 TEST(Cli, RunChecksAndTimesBaselinesAndResultsShowsThem) {
   const std::string db = temp_db("run");
   const CliRun run = run_kbench(
-      "run --workload 12p --workload 8p --size smoke --warmup 1 --iters 3 --json --db " + db);
+      "run --workload 12p --workload 8p --size smoke --warmup 1 --iters 3 --max-iters 3 --json "
+      "--db " +
+      db);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto results = nlohmann::json::parse(run.out);
   ASSERT_EQ(results.size(), 2u);
@@ -98,6 +108,44 @@ TEST(Cli, RunChecksAndTimesBaselinesAndResultsShowsThem) {
   EXPECT_EQ(nlohmann::json::parse(json.out).size(), 1u);
 }
 
+TEST(Cli, CalibrateReportsTheSpreadOfAaRunsAndRecordsThem) {
+  const std::string db = temp_db("calibrate");
+  const std::string common =
+      "calibrate -w 12p --size smoke --warmup 1 --iters 5 --max-iters 40 --time-budget-s 1 --db " +
+      db;
+  const CliRun run = run_kbench(common + " --runs 3 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto report = nlohmann::json::parse(run.out);
+  EXPECT_EQ(report["workload"], "12p_RMSNorm");
+  ASSERT_EQ(report["runs"].size(), 3u);
+  for (const auto& r : report["runs"]) {
+    EXPECT_GT(r["speedup"].get<double>(), 0);
+    EXPECT_TRUE(r["stable"].is_boolean());
+    EXPECT_GE(r["pairs"].get<int>(), 5);
+    EXPECT_LE(r["pairs"].get<int>(), 40);
+    for (const char* key : {"speedup_ci95", "stop_reason", "steal_pct", "disturbed_calls"})
+      EXPECT_TRUE(r.contains(key)) << key;
+  }
+  EXPECT_EQ(report["all"]["runs"], 3);
+  for (const char* key : {"min", "median", "max", "stddev", "ci_excludes_one_share"})
+    EXPECT_TRUE(report["all"][key].is_number()) << key;
+  EXPECT_LE(report["all"]["min"].get<double>(), report["all"]["max"].get<double>());
+  for (const char* key : {"stable_runs", "false_claims", "steal_pct_mean", "disturbed_share_mean"})
+    EXPECT_TRUE(report[key].is_number()) << key;
+  // Nothing is asserted about the spread itself: it is this machine's noise, not a property of
+  // the code.
+
+  const CliRun text = run_kbench(common + " --runs 1 --no-record");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  for (const char* part : {"A/A runs=1", "all runs", "false claims", "steal"})
+    EXPECT_NE(text.out.find(part), std::string::npos) << part << " in\n" << text.out;
+
+  const auto recorded =
+      nlohmann::json::parse(run_kbench("results --json --kind calibrate --db " + db).out);
+  EXPECT_EQ(recorded.size(), 3u);
+  EXPECT_FALSE(recorded[0]["noise"].is_null());
+}
+
 TEST(Cli, UsageErrorsExitTwoWithOneLine) {
   const std::string db = temp_db("usage");
   for (const std::string& args :
@@ -106,7 +154,8 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
                                 "eval --workload 8p --candidate " +
                                     source_path("examples/8p_GEMM_fast.cpp") + " --size huge",
                                 "eval --workload 8p", "run --suite nonsense", "list --bogus-flag",
-                                "scaffold 0x", "results --format xml"}) {
+                                "scaffold 0x", "results --format xml", "calibrate -w 12p --runs 0",
+                                "eval --workload 8p --aa --iters 9 --max-iters 3"}) {
     const std::string cmd = kbench_exe() + " " + args + " --db " + db + " 2>&1 1>/dev/null";
     FILE* pipe = ::popen(cmd.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
@@ -121,7 +170,9 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
 
 TEST(Cli, AFailedEvaluationLeavesEarlierRecordsIntact) {
   const std::string db = temp_db("intact");
-  ASSERT_EQ(run_kbench("run --workload 12p --size smoke --iters 2 --warmup 0 --json --db " + db)
+  ASSERT_EQ(run_kbench("run --workload 12p --size smoke --iters 2 --max-iters 2 --warmup 0 --json "
+                       "--db " +
+                       db)
                 .exit_code,
             0);
   const auto before = nlohmann::json::parse(run_kbench("results --json --db " + db).out);

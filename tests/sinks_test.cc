@@ -2,6 +2,7 @@
 // metrics, an aligned table, and the eval verdict block.
 #include "store/sinks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -212,6 +213,100 @@ TEST(VerdictTest, CorrectResultShowsTimingSpeedupAndUtilization) {
   }
   EXPECT_NE(text.find("/tmp/gemm.cc  (000012345678)\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("diagnostics"), std::string::npos);
+}
+
+EvalResult measured_result() {
+  EvalResult r = correct_result();
+  r.utilization->math = "bf16_matmul";
+  r.utilization->peak_flops_kind = "bf16_dot";
+  r.utilization->intensity = 170;
+  r.utilization->balance = 30;
+  r.utilization->bound = "compute";
+  r.utilization->roofline_ms = 1.0;
+  r.utilization->pct_roofline = 80.0;
+  r.utilization->library_gflops = 200;
+  r.utilization->library_method = "onednn_bf16 2048^3";
+  r.utilization->pct_library = 61.7;
+  r.speedup_verdict = "faster";
+  NoiseReport n;
+  n.cv_candidate = 0.04;
+  n.cv_baseline = 0.03;
+  n.steal_pct = 0.5;
+  n.calls = 100;
+  n.disturbed_calls = 7;
+  n.accounted = true;
+  n.stable = true;
+  n.stop_reason = "ci_target";
+  n.ci_half_width_pct = 1.8;
+  r.noise = n;
+  r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
+  return r;
+}
+
+TEST(VerdictTest, ShowsNoiseRooflineLibraryCeilingAndBaselinePath) {
+  std::ostringstream out;
+  write_verdict(out, measured_result());
+  const std::string text = out.str();
+  for (const char* part :
+       {"2.00x  (95% CI 1.90x .. 2.10x)  faster", "noise", "stable; 7 of 100 calls disturbed",
+        "steal 0.5%", "CV 4.0% / 3.0%", "ci_target after 50 pairs (CI +-1.8%)",
+        "80.0% of roofline (compute-bound on bf16_dot", "61.7% of library ceiling",
+        "onednn_bf16 2048^3", "path 768x2688x768:onednn_bf16"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
+  }
+}
+
+TEST(VerdictTest, UnstableRunClaimsNoDifference) {
+  EvalResult r = measured_result();
+  r.noise->stable = false;
+  r.noise->unstable_reason = "CI half-width 7.5% > 5%";
+  r.speedup_verdict = "unstable";
+  std::ostringstream out;
+  write_verdict(out, r);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("unstable: no significant difference claimed"), std::string::npos) << text;
+  EXPECT_NE(text.find("UNSTABLE (CI half-width 7.5% > 5%)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("  faster"), std::string::npos) << text;
+}
+
+TEST(VerdictTest, UnmeasuredRooflineSaysSo) {
+  EvalResult r = correct_result();  // utilization without roofs, as records before the roofline
+  std::ostringstream out;
+  write_verdict(out, r);
+  EXPECT_NE(out.str().find("roofline     unknown"), std::string::npos) << out.str();
+}
+
+TEST(TableSinkTest, ShowsRooflineAndNoiseColumns) {
+  const std::vector<EvalResult> results = {measured_result(), failed_result()};
+  std::ostringstream out;
+  write_results(out, results, Format::kTable);
+  const std::string text = out.str();
+  for (const char* part :
+       {"%roof", "bound", "noise", "80.0", "compute", "stable", "unit", "bf16_dot", "%lib", "61.7"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << " in\n" << text;
+}
+
+TEST(CsvSinkTest, CarriesNoiseRooflineAndPathColumns) {
+  const std::vector<EvalResult> results = {measured_result()};
+  std::ostringstream out;
+  write_results(out, results, Format::kCsv);
+  const auto rows = parse_csv(out.str());
+  ASSERT_GE(rows.size(), 2u);
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(rows[0].begin(), rows[0].end(), name);
+    EXPECT_NE(it, rows[0].end()) << name;
+    return it == rows[0].end() ? std::string() : rows[1][it - rows[0].begin()];
+  };
+  EXPECT_EQ(column("pct_roofline"), "80");
+  EXPECT_EQ(column("bound"), "compute");
+  EXPECT_EQ(column("peak_flops_kind"), "bf16_dot");
+  EXPECT_EQ(column("pct_library"), "61.7");
+  EXPECT_EQ(column("stable"), "true");
+  EXPECT_EQ(column("steal_pct"), "0.5");
+  EXPECT_EQ(column("disturbed_calls"), "7");
+  EXPECT_EQ(column("stop_reason"), "ci_target");
+  EXPECT_EQ(column("speedup_verdict"), "faster");
+  EXPECT_EQ(column("baseline_path"), "768x2688x768:onednn_bf16");
 }
 
 TEST(VerdictTest, FailureShowsErrorAndDiagnosticsTail) {

@@ -125,5 +125,61 @@ TEST(BootstrapRatioCi, RejectsBadArguments) {
   EXPECT_THROW(bootstrap_ratio_ci(two, two, 0.95, 0, 0), std::invalid_argument);
 }
 
+TEST(BootstrapMedianCi, BracketsTheMedianAndNarrowsWithMoreSamples) {
+  const auto few = fake_timings(1.0, 20, 14), many = fake_timings(1.0, 500, 14);
+  const auto [lo, hi] = bootstrap_median_ci(few, 0.95, 2000, 5);
+  EXPECT_LE(lo, median(few));
+  EXPECT_GE(hi, median(few));
+  const auto wide = bootstrap_median_ci(few, 0.95, 2000, 5);
+  const auto narrow = bootstrap_median_ci(many, 0.95, 2000, 5);
+  EXPECT_LT(narrow.second - narrow.first, 0.6 * (wide.second - wide.first));
+  EXPECT_EQ(bootstrap_median_ci(few, 0.95, 500, 9), bootstrap_median_ci(few, 0.95, 500, 9));
+  const std::vector<double> constant(10, 3.0);
+  EXPECT_EQ(bootstrap_median_ci(constant, 0.95, 100, 1), std::pair(3.0, 3.0));
+  EXPECT_THROW(bootstrap_median_ci({}, 0.95, 100, 0), std::invalid_argument);
+  EXPECT_THROW(bootstrap_median_ci(constant, 0.0, 100, 0), std::invalid_argument);
+}
+
+TEST(MedianCi, SignTestOrderStatistics) {
+  // n = 10: P(B <= 1) = 11/1024 <= 0.025 < P(B <= 2), so k = 2: [x(2), x(9)] (97.9% coverage).
+  const std::vector<double> ten = {10, 1, 9, 2, 8, 3, 7, 4, 6, 5};
+  EXPECT_EQ(median_ci(ten, 0.95), std::pair(2.0, 9.0));
+  // n = 20: k = 6, [x(6), x(15)].
+  std::vector<double> twenty;
+  for (int i = 20; i >= 1; --i) twenty.push_back(i);
+  EXPECT_EQ(median_ci(twenty, 0.95), std::pair(6.0, 15.0));
+  // n = 30: k = 10.
+  std::vector<double> thirty;
+  for (int i = 1; i <= 30; ++i) thirty.push_back(i);
+  EXPECT_EQ(median_ci(thirty, 0.95), std::pair(10.0, 21.0));
+  // Too few samples for 95%: the whole range.
+  EXPECT_EQ(median_ci(std::vector<double>{3, 1, 2, 5, 4}, 0.95), std::pair(1.0, 5.0));
+  EXPECT_EQ(median_ci(std::vector<double>{7}, 0.95), std::pair(7.0, 7.0));
+  // Lower confidence, narrower: n = 10 at 80% gives k = 3 (P(B <= 2) = 56/1024 <= 0.1).
+  EXPECT_EQ(median_ci(ten, 0.80), std::pair(3.0, 8.0));
+  EXPECT_THROW(median_ci(std::vector<double>{}, 0.95), std::invalid_argument);
+  EXPECT_THROW(median_ci(ten, 1.0), std::invalid_argument);
+}
+
+TEST(MedianCi, CoversTheTrueMedianAtLeastNominallyOnSmallSamples) {
+  std::mt19937_64 rng(99);
+  std::lognormal_distribution<double> skewed(0.0, 0.5);  // median exactly 1
+  int covered = 0;
+  constexpr int kRuns = 2000;
+  for (int run = 0; run < kRuns; ++run) {
+    std::vector<double> x(10);
+    for (double& v : x) v = skewed(rng);
+    const auto [lo, hi] = median_ci(x, 0.95);
+    if (lo <= 1.0 && 1.0 <= hi) ++covered;
+  }
+  EXPECT_GE(covered, kRuns * 0.96);  // exact coverage 97.85%; 0.96 leaves 4 sigma for chance
+}
+
+TEST(Stddev, PopulationFormula) {
+  EXPECT_DOUBLE_EQ(stddev(std::vector<double>{2, 4, 4, 4, 5, 5, 7, 9}), 2.0);
+  EXPECT_DOUBLE_EQ(stddev(std::vector<double>{5}), 0.0);
+  EXPECT_THROW(stddev(std::vector<double>{}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace kbench

@@ -67,6 +67,44 @@ EvalResult make_result(int i, const std::string& workload = "8p_GEMM",
   r.speedup = (2.0 + i) / (1.0 + i);
   r.speedup_ci95 = std::pair(1.9, 2.1);
   r.utilization = Utilization{100.5, 40.2, 20.25, 10.125, 250.0, 200.0, "fp32_fma"};
+  r.utilization->math = "bf16_matmul";
+  r.utilization->intensity = 170.5;
+  r.utilization->balance = 30.25;
+  r.utilization->bound = "compute";
+  r.utilization->roofline_ms = 0.875;
+  r.utilization->pct_roofline = 87.5;
+  r.utilization->library_gflops = 180.0;
+  r.utilization->library_method = "onednn_bf16 2048^3";
+  r.utilization->pct_library = 55.8;
+  // Scheduler measurements for the candidate's calls only: the baseline's stay unmeasured (NULL).
+  r.candidate->used = 5;
+  r.candidate->wall_median_ms = 1.5 + i;
+  r.candidate->wait_ms = {0.0, 0.5, 0.0, 0.25, 0.0};
+  r.candidate->offcpu_ms = {0.0, 0.5, 0.0, 0.25, 0.125};
+  r.candidate->cpu_ms = {1.0, 0.9, 1.1, 0.8, 1.2};
+  r.candidate->adjusted_ms = {1.0, 0.9, 1.1, 0.8, 1.25};
+  r.candidate->disturbed = {0, 1, 0, 1, 2};
+  r.speedup_verdict = "faster";
+  NoiseReport noise;
+  noise.cv_candidate = 0.125;
+  noise.cv_baseline = 0.0625;
+  noise.steal_pct = 1.5;
+  noise.calls = 9;
+  noise.disturbed_calls = 3;
+  noise.candidate_disturbed = 3;
+  noise.unadjustable_calls = 1;
+  noise.clean_pairs = 2;
+  noise.accounted = true;
+  noise.estimator = "median_pair_ratio_adjusted";
+  noise.ci_half_width_pct = 5.0;
+  noise.stable = i % 2 == 0;
+  noise.unstable_reason = noise.stable ? "" : "CI half-width 5.0% > 5%";
+  noise.stop_reason = "time_budget";
+  noise.min_iters = 10;
+  noise.max_iters = 500;
+  noise.time_budget_s = 10;
+  r.noise = noise;
+  r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
   r.warmup = 3;
   r.wall_s = 1.25 + i;
   r.created_at =
@@ -93,10 +131,39 @@ void expect_same_timing(const std::optional<TimingSummary>& a,
   expect_same_double(a->min_ms, b->min_ms, side);
   expect_same_double(a->mean_ms, b->mean_ms, side);
   EXPECT_EQ(a->iters, b->iters) << side;
-  ASSERT_EQ(a->samples_ms.size(), b->samples_ms.size()) << side;
-  for (std::size_t i = 0; i < a->samples_ms.size(); ++i) {
-    expect_same_double(a->samples_ms[i], b->samples_ms[i], side);
+  EXPECT_EQ(a->used, b->used) << side;
+  expect_same_double(a->wall_median_ms, b->wall_median_ms, side);
+  for (const auto field :
+       {&TimingSummary::samples_ms, &TimingSummary::wait_ms, &TimingSummary::offcpu_ms,
+        &TimingSummary::cpu_ms, &TimingSummary::adjusted_ms}) {
+    ASSERT_EQ(((*a).*field).size(), ((*b).*field).size()) << side;
+    for (std::size_t i = 0; i < ((*a).*field).size(); ++i)
+      expect_same_double(((*a).*field)[i], ((*b).*field)[i], side);
   }
+  EXPECT_EQ(a->disturbed, b->disturbed) << side;
+}
+
+void expect_same_noise(const std::optional<NoiseReport>& a, const std::optional<NoiseReport>& b) {
+  ASSERT_EQ(a.has_value(), b.has_value());
+  if (!a) return;
+  expect_same_double(a->cv_candidate, b->cv_candidate, "cv_candidate");
+  expect_same_double(a->cv_baseline, b->cv_baseline, "cv_baseline");
+  expect_same_double(a->steal_pct, b->steal_pct, "steal_pct");
+  EXPECT_EQ(a->calls, b->calls);
+  EXPECT_EQ(a->disturbed_calls, b->disturbed_calls);
+  EXPECT_EQ(a->candidate_disturbed, b->candidate_disturbed);
+  EXPECT_EQ(a->baseline_disturbed, b->baseline_disturbed);
+  EXPECT_EQ(a->unadjustable_calls, b->unadjustable_calls);
+  EXPECT_EQ(a->clean_pairs, b->clean_pairs);
+  EXPECT_EQ(a->accounted, b->accounted);
+  EXPECT_EQ(a->estimator, b->estimator);
+  expect_same_double(a->ci_half_width_pct, b->ci_half_width_pct, "ci_half_width_pct");
+  EXPECT_EQ(a->stable, b->stable);
+  EXPECT_EQ(a->unstable_reason, b->unstable_reason);
+  EXPECT_EQ(a->stop_reason, b->stop_reason);
+  EXPECT_EQ(a->min_iters, b->min_iters);
+  EXPECT_EQ(a->max_iters, b->max_iters);
+  expect_same_double(a->time_budget_s, b->time_budget_s, "time_budget_s");
 }
 
 void expect_same(const EvalResult& a, const EvalResult& b) {
@@ -136,7 +203,19 @@ void expect_same(const EvalResult& a, const EvalResult& b) {
     expect_same_double(a.utilization->peak_gflops, b.utilization->peak_gflops, "peak_gflops");
     expect_same_double(a.utilization->peak_gbps, b.utilization->peak_gbps, "peak_gbps");
     EXPECT_EQ(a.utilization->peak_flops_kind, b.utilization->peak_flops_kind);
+    EXPECT_EQ(a.utilization->math, b.utilization->math);
+    expect_same_double(a.utilization->intensity, b.utilization->intensity, "intensity");
+    expect_same_double(a.utilization->balance, b.utilization->balance, "balance");
+    EXPECT_EQ(a.utilization->bound, b.utilization->bound);
+    expect_same_double(a.utilization->roofline_ms, b.utilization->roofline_ms, "roofline_ms");
+    expect_same_double(a.utilization->pct_roofline, b.utilization->pct_roofline, "pct_roofline");
+    expect_same_double(a.utilization->library_gflops, b.utilization->library_gflops, "library");
+    EXPECT_EQ(a.utilization->library_method, b.utilization->library_method);
+    expect_same_double(a.utilization->pct_library, b.utilization->pct_library, "pct_library");
   }
+  EXPECT_EQ(a.speedup_verdict, b.speedup_verdict);
+  expect_same_noise(a.noise, b.noise);
+  EXPECT_EQ(a.baseline_gemm_plan, b.baseline_gemm_plan);
   EXPECT_EQ(a.warmup, b.warmup);
   expect_same_double(a.wall_s, b.wall_s, "wall_s");
   EXPECT_EQ(a.created_at, b.created_at);
@@ -224,6 +303,75 @@ TEST_F(StoreTest, NonFiniteAndAbsentValuesRoundTrip) {
   EXPECT_EQ(query("SELECT candidate_median_ms FROM results"), "NULL");
   EXPECT_EQ(query("SELECT json_extract(full_json, '$.correctness.max_abs_err') FROM results"),
             "nan");
+}
+
+TEST_F(StoreTest, Schema2ColumnsHoldNoiseRooflineAndPerCallMeasurements) {
+  ResultStore store = ResultStore::open(db_path_);
+  store.record(make_result(2), test_environment());
+  EXPECT_EQ(query("SELECT stable || ' ' || stop_reason || ' ' || disturbed_calls || ' ' || "
+                  "steal_pct || ' ' || speedup_verdict FROM results"),
+            "1 time_budget 3 1.5 faster");
+  EXPECT_EQ(query("SELECT bound || ' ' || pct_roofline || ' ' || baseline_gemm_plan FROM results"),
+            "compute 87.5 768x2688x768:onednn_bf16");
+  EXPECT_EQ(query("SELECT group_concat(disturbed) FROM (SELECT disturbed FROM samples WHERE "
+                  "side = 'candidate' ORDER BY iter)"),
+            "0,1,0,1,2");
+  EXPECT_EQ(query("SELECT count(*) FROM samples WHERE side = 'baseline' AND wait_ms IS NULL"), "4");
+  EXPECT_EQ(query("SELECT json_extract(full_json, '$.noise.estimator') FROM results"),
+            "median_pair_ratio_adjusted");
+}
+
+// A file written by a kbench of schema 1: the v2 columns dropped again and the v2 keys removed from
+// full_json, as the older version wrote it.
+TEST_F(StoreTest, Schema1FileIsMigratedInPlaceAndItsRecordsStillRead) {
+  EvalResult old_record = make_result(1);
+  { ResultStore::open(db_path_).record(old_record, test_environment()); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  for (const char* sql : {
+           "ALTER TABLE results DROP COLUMN speedup_verdict",
+           "ALTER TABLE results DROP COLUMN stable",
+           "ALTER TABLE results DROP COLUMN steal_pct",
+           "ALTER TABLE results DROP COLUMN disturbed_calls",
+           "ALTER TABLE results DROP COLUMN stop_reason",
+           "ALTER TABLE results DROP COLUMN pct_roofline",
+           "ALTER TABLE results DROP COLUMN bound",
+           "ALTER TABLE results DROP COLUMN baseline_gemm_plan",
+           "ALTER TABLE samples DROP COLUMN wait_ms",
+           "ALTER TABLE samples DROP COLUMN offcpu_ms",
+           "ALTER TABLE samples DROP COLUMN cpu_ms",
+           "ALTER TABLE samples DROP COLUMN adjusted_ms",
+           "ALTER TABLE samples DROP COLUMN disturbed",
+           "UPDATE results SET full_json = json_remove(full_json, '$.noise', '$.speedup_verdict', "
+           "'$.baseline_path', '$.candidate.used', '$.candidate.wall_median_ms', "
+           "'$.baseline.used', '$.baseline.wall_median_ms', '$.math', '$.intensity', "
+           "'$.balance', '$.bound', '$.roofline_ms', '$.pct_roofline', '$.library_gflops', "
+           "'$.library_method', '$.pct_library')",
+           "PRAGMA user_version = 1",
+       }) {
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+
+  ResultStore store = ResultStore::open(db_path_);
+  EXPECT_EQ(query("PRAGMA user_version"), "2");
+  store.record(make_result(2), test_environment());
+  const std::vector<EvalResult> back = store.recent(-1);
+  ASSERT_EQ(back.size(), 2u);
+  expect_same(make_result(2), back[0]);
+  // The old record: what schema 1 knew, unchanged; the rest absent, not invented.
+  const EvalResult& old = back[1];
+  EXPECT_EQ(old.workload, old_record.workload);
+  EXPECT_FALSE(old.noise.has_value());
+  EXPECT_TRUE(old.speedup_verdict.empty());
+  EXPECT_TRUE(old.baseline_gemm_plan.empty());
+  ASSERT_TRUE(old.candidate && old.utilization);
+  EXPECT_EQ(old.candidate->samples_ms, old_record.candidate->samples_ms);
+  EXPECT_TRUE(old.candidate->wait_ms.empty());
+  EXPECT_EQ(old.candidate->used, old.candidate->iters);
+  EXPECT_EQ(old.utilization->bound, "");
+  EXPECT_DOUBLE_EQ(old.utilization->gflops, old_record.utilization->gflops);
 }
 
 TEST_F(StoreTest, EnvironmentsAreDeduplicatedByContent) {
@@ -469,15 +617,33 @@ TEST(DefaultDbPathTest, FollowsKbenchDbThenXdgThenHome) {
 
 TEST(ResultJsonTest, HasTheDocumentedKeys) {
   const nlohmann::json j = to_json(make_result(1));
-  for (const char* key : {"workload",       "size",           "threads",
-                          "status",         "error",          "correctness",
-                          "candidate",      "baseline",       "speedup",
-                          "speedup_ci95",   "gflops",         "pct_peak_flops",
-                          "gbps",           "pct_peak_bw",    "kind",
-                          "candidate_path", "candidate_hash", "candidate_source",
-                          "warmup",         "wall_s",         "created_at",
-                          "diagnostics",    "peak_gflops",    "peak_gbps"}) {
+  for (const char* key : {"workload",       "size",
+                          "threads",        "status",
+                          "error",          "correctness",
+                          "candidate",      "baseline",
+                          "speedup",        "speedup_ci95",
+                          "gflops",         "pct_peak_flops",
+                          "gbps",           "pct_peak_bw",
+                          "kind",           "candidate_path",
+                          "candidate_hash", "candidate_source",
+                          "warmup",         "wall_s",
+                          "created_at",     "diagnostics",
+                          "peak_gflops",    "peak_gbps",
+                          "noise",          "speedup_verdict",
+                          "baseline_path",  "math",
+                          "intensity",      "balance",
+                          "bound",          "roofline_ms",
+                          "pct_roofline",   "library_gflops",
+                          "library_method", "pct_library"}) {
     EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"cv_candidate", "cv_baseline", "steal_pct", "disturbed_calls", "stable",
+                          "stop_reason", "clean_pairs", "ci_half_width_pct", "estimator"}) {
+    EXPECT_TRUE(j["noise"].contains(key)) << key;
+  }
+  for (const char* key : {"wait_ms", "offcpu_ms", "cpu_ms", "adjusted_ms", "disturbed"}) {
+    EXPECT_TRUE(j["candidate"].contains(key)) << key;
+    EXPECT_FALSE(j["baseline"].contains(key)) << key << ": not measured, so absent";
   }
   for (const char* key :
        {"passed", "trials", "max_abs_err", "max_rel_err", "rel_l2_err", "seeds", "detail"}) {

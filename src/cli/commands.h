@@ -29,8 +29,10 @@ struct EvalCommandOptions {
   bool aa = false;  // A/A: the baseline evaluated as a candidate against itself
   std::string size = "cpu";
   int threads = 1;
-  int warmup = 5;
-  int iters = 50;
+  int warmup = 2;
+  int iters = 5;  // the minimum; timing goes on until the CI is within 2% or the budget is spent
+  int max_iters = 500;
+  double time_budget_s = 10;
   int trials = 3;
   double timeout_s = 10;
   long long mem_limit_mb = 4096;
@@ -45,8 +47,28 @@ struct RunCommandOptions {
   std::string suite = "all";
   std::string size = "cpu";
   int threads = 1;
-  int warmup = 5;
-  int iters = 50;
+  int warmup = 2;
+  int iters = 5;
+  int max_iters = 500;
+  double time_budget_s = 10;
+  std::optional<std::uint64_t> seed;
+  bool json = false;
+  bool no_record = false;
+  std::string db;
+};
+
+// Repeated A/A evaluations (the baseline against itself): how far apart the point estimates land
+// and how often a CI wrongly excludes 1.0 on this machine, now.
+struct CalibrateOptions {
+  std::string workload;
+  int runs = 10;
+  std::string size = "cpu";
+  int threads = 1;
+  int warmup = 2;
+  int iters = 5;
+  int max_iters = 500;
+  double time_budget_s = 10;
+  int trials = 1;  // correctness of the baseline is not what is calibrated
   std::optional<std::uint64_t> seed;
   bool json = false;
   bool no_record = false;
@@ -86,6 +108,7 @@ int probe_command(const ProbeOptions& options);
 int scaffold_command(const ScaffoldOptions& options);
 int eval_command(const EvalCommandOptions& options);
 int run_command(const RunCommandOptions& options);
+int calibrate_command(const CalibrateOptions& options);
 int results_command(const ResultsOptions& options);
 int export_command(const ExportOptions& options);
 int check_command(const CheckOptions& options);

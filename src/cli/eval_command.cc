@@ -23,12 +23,16 @@ int eval_command(const EvalCommandOptions& options) {
   threads_or_usage_error(options.threads);
   if (options.iters < 1 || options.warmup < 0 || options.trials < 1)
     throw UsageError("--iters and --trials must be at least 1, --warmup at least 0");
+  if (options.max_iters < options.iters) throw UsageError("--max-iters must be at least --iters");
+  if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
   if (options.timeout_s <= 0) throw UsageError("--timeout-s must be positive");
   eval.candidate_path = options.candidate;
   eval.baseline_as_candidate = options.aa;
   eval.threads = options.threads;
   eval.warmup = options.warmup;
   eval.iters = options.iters;
+  eval.max_iters = options.max_iters;
+  eval.time_budget_s = options.time_budget_s;
   eval.trials = options.trials;
   eval.call_timeout_s = options.timeout_s;
   eval.mem_limit_mb = options.mem_limit_mb;
@@ -39,6 +43,7 @@ int eval_command(const EvalCommandOptions& options) {
   // Open the store first: a bad --db must fail before minutes of evaluation, not after.
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(store, options.threads);
+  eval.gemm_plan = baseline_gemm_plan(store, *eval.workload, eval.size, eval.threads);
   ProgressLine progress(std::string(eval.workload->name));
   eval.progress = [&](const std::string& line) { progress.update(line); };
   const EvalResult result = evaluate(eval, peaks);

@@ -79,7 +79,17 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   eval_cmd->add_option("--warmup", eval.warmup, "Untimed calls per side before timing")
       ->capture_default_str();
-  eval_cmd->add_option("--iters", eval.iters, "Timed calls per side")->capture_default_str();
+  eval_cmd
+      ->add_option("--iters", eval.iters,
+                   "Minimum timed pairs; timing goes on until the speedup's 95% CI is within 2%, "
+                   "the time budget is spent or --max-iters is reached")
+      ->capture_default_str();
+  eval_cmd->add_option("--max-iters", eval.max_iters, "Maximum timed pairs")->capture_default_str();
+  eval_cmd
+      ->add_option("--time-budget-s", eval.time_budget_s,
+                   "Seconds of timing (warmup included) after which no new pair starts, once "
+                   "--iters pairs are timed")
+      ->capture_default_str();
   eval_cmd->add_option("--trials", eval.trials, "Correctness input sets (fresh seeds)")
       ->capture_default_str();
   eval_cmd->add_option("--timeout-s", eval.timeout_s, "Wall-time limit per kb_run call")
@@ -103,18 +113,50 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--size", run.size, "smoke, cpu or full")->capture_default_str();
   run_cmd->add_option("--threads", run.threads, "Threads")->capture_default_str();
   run_cmd->add_option("--warmup", run.warmup, "Untimed calls before timing")->capture_default_str();
-  run_cmd->add_option("--iters", run.iters, "Timed calls")->capture_default_str();
+  run_cmd->add_option("--iters", run.iters, "Minimum timed calls per workload")
+      ->capture_default_str();
+  run_cmd->add_option("--max-iters", run.max_iters, "Maximum timed calls per workload")
+      ->capture_default_str();
+  run_cmd
+      ->add_option("--time-budget-s", run.time_budget_s,
+                   "Seconds of timing per workload, until the median's 95% CI is within 2%")
+      ->capture_default_str();
   run_cmd->add_option("--seed", run.seed, "Base seed (default: drawn fresh)");
   run_cmd->add_flag("--json", run.json, "Print JSON");
   run_cmd->add_flag("--no-record", run.no_record, "Do not write results to the database");
   run_cmd->add_option("--db", run.db, "Results database");
+
+  CalibrateOptions calibrate;
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate",
+      "Repeated A/A runs (the baseline against itself): how far this machine's speedups scatter");
+  calibrate_cmd->add_option("--workload,-w", calibrate.workload, "Workload id or name")->required();
+  calibrate_cmd->add_option("--runs", calibrate.runs, "A/A evaluations")->capture_default_str();
+  calibrate_cmd->add_option("--size", calibrate.size, "smoke, cpu or full")->capture_default_str();
+  calibrate_cmd->add_option("--threads", calibrate.threads, "Threads")->capture_default_str();
+  calibrate_cmd->add_option("--warmup", calibrate.warmup, "Untimed pairs per run")
+      ->capture_default_str();
+  calibrate_cmd->add_option("--iters", calibrate.iters, "Minimum timed pairs per run")
+      ->capture_default_str();
+  calibrate_cmd->add_option("--max-iters", calibrate.max_iters, "Maximum timed pairs per run")
+      ->capture_default_str();
+  calibrate_cmd->add_option("--time-budget-s", calibrate.time_budget_s, "Seconds of timing per run")
+      ->capture_default_str();
+  calibrate_cmd->add_option("--trials", calibrate.trials, "Correctness input sets per run")
+      ->capture_default_str();
+  calibrate_cmd->add_option("--seed", calibrate.seed, "Base seed of the first run");
+  calibrate_cmd->add_flag("--json", calibrate.json, "Print one JSON object");
+  calibrate_cmd->add_flag("--no-record", calibrate.no_record,
+                          "Do not write the runs to the database (kind 'calibrate')");
+  calibrate_cmd->add_option("--db", calibrate.db, "Results database");
 
   ResultsOptions results;
   auto* results_cmd = app.add_subcommand("results", "Show recent records from the database");
   results_cmd->add_option("--limit,-n", results.limit, "How many (newest first)")
       ->capture_default_str();
   results_cmd->add_option("--workload,-w", results.workload, "Only this workload");
-  results_cmd->add_option("--kind", results.kind, "Only 'eval', 'run' or 'check' records");
+  results_cmd->add_option("--kind", results.kind,
+                          "Only 'eval', 'run', 'check' or 'calibrate' records");
   results_cmd->add_option("--format", results.format, "table, json or csv")->capture_default_str();
   results_cmd->add_flag("--json", results.json, "Same as --format json");
   results_cmd->add_option("--db", results.db, "Results database");
@@ -181,6 +223,7 @@ int main(int argc, char** argv) {
     if (*scaffold_cmd) return scaffold_command(scaffold);
     if (*eval_cmd) return eval_command(eval);
     if (*run_cmd) return run_command(run);
+    if (*calibrate_cmd) return calibrate_command(calibrate);
     if (*results_cmd) return results_command(results);
     if (*export_cmd) return export_command(export_options);
     if (*check_cmd) return check_command(check);

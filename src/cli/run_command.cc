@@ -36,6 +36,8 @@ int run_command(const RunCommandOptions& options) {
   threads_or_usage_error(options.threads);
   if (options.iters < 1 || options.warmup < 0)
     throw UsageError("--iters must be at least 1, --warmup at least 0");
+  if (options.max_iters < options.iters) throw UsageError("--max-iters must be at least --iters");
+  if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(store, options.threads);
 
@@ -47,8 +49,11 @@ int run_command(const RunCommandOptions& options) {
     run.threads = options.threads;
     run.warmup = options.warmup;
     run.iters = options.iters;
+    run.max_iters = options.max_iters;
+    run.time_budget_s = options.time_budget_s;
     run.seed = options.seed;
     run.worker_exe = worker_executable();
+    run.gemm_plan = baseline_gemm_plan(store, *run.workload, run.size, run.threads);
     ProgressLine progress(std::to_string(i + 1) + "/" + std::to_string(workloads.size()) + " " +
                           std::string(workloads[i]->name));
     run.progress = [&](const std::string& line) { progress.update(line); };

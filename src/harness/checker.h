@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "harness/eval_result.h"
+#include "kbench/kernel.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -24,6 +26,18 @@ struct CheckResult {
 // Compares `out` against `oracle` (n values each) under `tol`. `tensor_name` appears in `detail`.
 CheckResult check_close(const float* out, const float* oracle, std::size_t n, const Tolerance& tol,
                         const std::string& tensor_name);
+
+// The same rule on two tensors of any element types, read where they lie (bf16 and i32 widened to
+// f32 value by value, exactly as to_f32 does): the evaluator checks every timed output this way
+// without materializing f32 copies. Same numbers as check_close on to_f32 of both, up to the
+// rounding of the summation order in rel_l2_err (blocks of eight lanes; last bits only). A shape
+// mismatch (element count) fails with a detail saying so.
+CheckResult check_close(const kb_tensor& out, const kb_tensor& oracle, const Tolerance& tol,
+                        const std::string& tensor_name);
+
+// check_outputs over tensors: outputs[i] against oracle[i] by the tensor check_close above.
+CheckResult check_outputs(const Problem& problem, std::span<const kb_tensor> outputs,
+                          std::span<const kb_tensor> oracle, const Tolerance& tol);
 
 // The rule for a whole call: check_close on every output of `problem` (outputs[i] against
 // oracle[i], f32 values in the declared shape's order), merged worst-case: the largest errors, and

@@ -21,16 +21,58 @@ struct CorrectnessReport {
   std::string detail;      // the first failing check, naming the worst element
 };
 
+// One side's timed calls. The statistics are of the calls' adjusted times (wall time without the
+// run-queue wait of the critical thread, harness/noise.h) over `used` calls; the per-call vectors
+// hold every timed call, in order.
 struct TimingSummary {
   double median_ms = 0, p25_ms = 0, p75_ms = 0, min_ms = 0, mean_ms = 0;
-  int iters = 0;
-  std::vector<double> samples_ms;  // every timed call, in order
+  int iters = 0;                   // timed calls
+  std::vector<double> samples_ms;  // wall time of every timed call
+  int used = 0;                    // calls the statistics above are over (0: all, older records)
+  double wall_median_ms = 0;       // median wall time (the statistics above are of adjusted times)
+  // Measured by kbench from /proc around each call (empty where the kernel does not provide it):
+  std::vector<double> wait_ms;      // run-queue wait, summed over the worker's threads
+  std::vector<double> offcpu_ms;    // wall minus the busiest thread's on-CPU time
+  std::vector<double> cpu_ms;       // on-CPU time, summed over the worker's threads
+  std::vector<double> adjusted_ms;  // wall without the critical thread's run-queue wait (noise.h)
+  std::vector<std::uint8_t> disturbed;  // 0 clean, 1 only waited (adjustable), 2 disturbed
 };
 
+// The roofline of this machine for the result's math, and where the measured time sits on it.
+// Every number is 0 (and `bound` empty) where the peaks were not measured.
 struct Utilization {
   double gflops = 0, pct_peak_flops = 0, gbps = 0, pct_peak_bw = 0;
-  double peak_gflops = 0, peak_gbps = 0;  // the probe's measurements used as 100%
-  std::string peak_flops_kind;            // "fp32_fma"
+  double peak_gflops = 0, peak_gbps = 0;  // the roofs: compute (of `peak_flops_kind`) and memory
+  std::string peak_flops_kind;            // the compute unit: "amx_bf16", "bf16_dot", "fp32_fma"
+  std::string math;                       // the workload's math class: "bf16_matmul", "f32_vector"
+  double intensity = 0;                   // flops per minimal byte moved
+  double balance = 0;                     // peak_gflops / peak_gbps, flops per byte
+  std::string bound;                      // "compute" (intensity >= balance) or "memory"
+  double roofline_ms = 0;                 // max(flops / compute roof, bytes / bandwidth)
+  double pct_roofline = 0;                // 100 * roofline_ms / measured median
+  // The fastest bf16 GEMM this machine's libraries reach (kbench probe); bf16_matmul work only.
+  double library_gflops = 0;
+  std::string library_method;
+  double pct_library = 0;  // 100 * gflops / library_gflops
+};
+
+// The conditions the timing ran under, measured from outside the workers (harness/noise.h).
+struct NoiseReport {
+  double cv_candidate = 0, cv_baseline = 0;  // stddev / mean over every timed call of each side
+  double steal_pct = 0;     // hypervisor steal over the workers' CPUs during timing
+  int calls = 0;            // timed calls, both sides
+  int disturbed_calls = 0;  // of which disturbed (waited on a run queue, or worse)
+  int candidate_disturbed = 0, baseline_disturbed = 0;
+  int unadjustable_calls = 0;    // disturbed by what the adjusted time cannot take out (steal, ...)
+  int clean_pairs = 0;           // pairs with neither call disturbed (calls, for kind "run")
+  bool accounted = false;        // per-thread scheduler counters were readable
+  std::string estimator;         // "median_pair_ratio_adjusted" (eval), "median_adjusted" (run)
+  double ci_half_width_pct = 0;  // of the final estimate
+  bool stable = false;           // the estimate may be claimed; false says why in unstable_reason
+  std::string unstable_reason;
+  std::string stop_reason;  // "ci_target", "time_budget", "max_iters"
+  int min_iters = 0, max_iters = 0;
+  double time_budget_s = 0;
 };
 
 // What `kbench eval` produces (kind "eval") and `kbench run` per workload (kind "run": baseline
@@ -51,6 +93,12 @@ struct EvalResult {
   std::optional<TimingSummary> baseline;
   std::optional<double> speedup;                          // baseline median / candidate median
   std::optional<std::pair<double, double>> speedup_ci95;  // paired bootstrap
+  // "faster", "slower", "no significant difference" (CI covers 1.0) or "unstable" (noise.stable is
+  // false: no claim either way); empty without a speedup.
+  std::string speedup_verdict;
+  std::optional<NoiseReport> noise;  // whenever anything was timed
+  // The baseline's GEMM path per shape class (ops::set_gemm_plan's encoding); empty: the default.
+  std::string baseline_gemm_plan;
   std::optional<Utilization> utilization;  // of the candidate (of the baseline for kind "run")
   int warmup = 0;
   double wall_s = 0;

@@ -1,19 +1,26 @@
 // Gate by gate: compile, check on fresh seeds against the fp32 oracle, then time candidate and
-// baseline interleaved on fresh inputs, checking every timed output.
+// baseline interleaved on fresh inputs, checking every timed output, until the speedup is known to
+// 2% or the time budget is spent; calls disturbed by the rest of the machine are left out
+// (harness/noise.h).
 #include "harness/evaluator.h"
 
 #include <sched.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
+#include <map>
 #include <random>
 
 #include "core/stats.h"
 #include "core/timer.h"
 #include "harness/checker.h"
 #include "harness/compiler.h"
+#include "harness/noise.h"
 #include "harness/problem_instance.h"
+#include "harness/roofline.h"
+#include "harness/schedstat.h"
 #include "harness/worker_process.h"
 
 namespace kbench {
@@ -21,8 +28,6 @@ namespace {
 
 // Seeds of the timed calls are offset from the correctness seeds so no input set repeats.
 constexpr std::uint64_t kTimingSeedOffset = 1'000'000;
-// Bootstrap resamples for the speedup CI: enough that the 2.5/97.5 percentiles move < 0.1%.
-constexpr int kBootstrapResamples = 2000;
 // CPU-time slack: scheduler accounting is tick-based (10 ms), so small totals need headroom.
 constexpr double kCpuBudgetFactor = 1.2;
 constexpr double kCpuBudgetSlackS = 0.05;
@@ -36,20 +41,12 @@ std::uint64_t fresh_seed() {
 struct Side {
   SharedTensors* outputs;  // the instance's output arena, shared by all sides
   std::unique_ptr<WorkerProcess> worker;
-  // f32 copies of the last call's outputs, read while the worker is frozen; reused across calls.
-  std::vector<std::vector<float>> last_outputs;
 };
 
-// One call with poisoned outputs; on success, copies the outputs when `read_outputs`.
-CallOutcome call_side(Side& side, double timeout_s, bool read_outputs = true) {
+// One call with poisoned outputs, so anything the kernel leaves unwritten fails the check.
+CallOutcome call_side(Side& side, double timeout_s) {
   side.outputs->poison();
-  const CallOutcome outcome = side.worker->call(timeout_s);
-  if (outcome.status == CallStatus::kOk && read_outputs) {
-    side.last_outputs.resize(side.outputs->views().size());
-    for (std::size_t i = 0; i < side.last_outputs.size(); ++i)
-      to_f32(side.outputs->views()[i], side.last_outputs[i]);
-  }
-  return outcome;
+  return side.worker->call(timeout_s);
 }
 
 Status status_of(const CallOutcome& outcome) {
@@ -65,7 +62,7 @@ Status status_of(const CallOutcome& outcome) {
 
 Side start_side(const EvalOptions& options, ProblemInstance& instance, const std::string& so_path,
                 long long mem_limit_mb, CallOutcome& failure) {
-  Side side{&instance.shared_outputs(), nullptr, {}};
+  Side side{&instance.shared_outputs(), nullptr};
   WorkerSpec spec;
   spec.worker_exe = options.worker_exe;
   spec.workload = options.workload;
@@ -77,36 +74,51 @@ Side start_side(const EvalOptions& options, ProblemInstance& instance, const std
   spec.inputs_fd = instance.shared_inputs_fd();
   spec.outputs_fd = side.outputs->fd();
   spec.startup_timeout_s = std::max(10.0, options.call_timeout_s);
+  // Only a baseline worker reads it (a candidate's has no use for it); in an A/A run both are.
+  if (so_path.empty()) spec.gemm_plan = options.gemm_plan;
   side.worker = WorkerProcess::start(spec, failure);
   return side;
 }
 
-TimingSummary summary_of(std::vector<double> samples_ms) {
-  TimingSummary s;
-  s.iters = static_cast<int>(samples_ms.size());
-  s.median_ms = median(samples_ms);
-  s.p25_ms = quantile(samples_ms, 0.25);
-  s.p75_ms = quantile(samples_ms, 0.75);
-  s.min_ms = *std::min_element(samples_ms.begin(), samples_ms.end());
-  s.mean_ms = mean(samples_ms);
-  s.samples_ms = std::move(samples_ms);
-  return s;
-}
+// The timed calls of one side, with what kbench measured around each.
+struct Series {
+  std::vector<double> ms, wait_ms, offcpu_ms, cpu_ms, adjusted_ms;
+  std::vector<std::uint8_t> disturbed;
+  bool accounted = true;  // every call had scheduler counters
 
-Utilization utilization_of(const Problem& problem, double median_ms,
-                           const std::optional<PeakReport>& peaks) {
-  Utilization u;
-  const double seconds = median_ms * 1e-3;
-  u.gflops = problem.flops / seconds * 1e-9;
-  u.gbps = problem.min_bytes / seconds * 1e-9;
-  u.peak_flops_kind = "fp32_fma";
-  if (peaks) {
-    u.peak_gflops = peaks->fp32_fma_gflops;
-    u.peak_gbps = peaks->mem_bw_gbps;
-    if (u.peak_gflops > 0) u.pct_peak_flops = 100 * u.gflops / u.peak_gflops;
-    if (u.peak_gbps > 0) u.pct_peak_bw = 100 * u.gbps / u.peak_gbps;
+  void add(const CallOutcome& call, int threads) {
+    const CallTiming t = call_timing(call.seconds, call.sched, threads);
+    accounted = accounted && t.accounted;
+    ms.push_back(t.wall_ms);
+    wait_ms.push_back(t.wait_ms);
+    offcpu_ms.push_back(t.offcpu_ms);
+    cpu_ms.push_back(t.cpu_ms);
+    adjusted_ms.push_back(t.adjusted_ms);
+    disturbed.push_back(static_cast<std::uint8_t>(t.disturbed));
   }
-  return u;
+};
+
+// The side's summary: statistics of the adjusted times the estimator uses, with every call's data.
+TimingSummary summary_of(Series series) {
+  TimingSummary s;
+  s.iters = static_cast<int>(series.ms.size());
+  s.used = s.iters;
+  const TimingStats stats = summarize(series.adjusted_ms);
+  s.median_ms = stats.median;
+  s.p25_ms = stats.p25;
+  s.p75_ms = stats.p75;
+  s.min_ms = stats.min;
+  s.mean_ms = stats.mean;
+  s.wall_median_ms = median(series.ms);
+  s.samples_ms = std::move(series.ms);
+  if (series.accounted) {
+    s.wait_ms = std::move(series.wait_ms);
+    s.offcpu_ms = std::move(series.offcpu_ms);
+    s.cpu_ms = std::move(series.cpu_ms);
+    s.adjusted_ms = std::move(series.adjusted_ms);
+    s.disturbed = std::move(series.disturbed);
+  }
+  return s;
 }
 
 void fail(EvalResult& r, Status status, std::string error, std::string diagnostics = "") {
@@ -119,6 +131,43 @@ void report_progress(const EvalOptions& options, const std::string& line) {
   if (options.progress) options.progress(line);
 }
 
+std::string timing_progress(int iters, const SpeedupEstimate& e, double left_s) {
+  char buf[128];
+  if (e.pairs > 0) {
+    std::snprintf(buf, sizeof buf, "timing %d (CI +-%.1f%%, %.0f s left)", iters,
+                  100 * e.half_width, std::max(0.0, left_s));
+  } else {
+    std::snprintf(buf, sizeof buf, "timing %d", iters);
+  }
+  return buf;
+}
+
+StopRule stop_rule_of(const EvalOptions& options) {
+  StopRule rule;
+  rule.min_iters = options.iters;
+  rule.max_iters = std::max(options.iters, options.max_iters);
+  rule.time_budget_s = options.time_budget_s;
+  return rule;
+}
+
+// Copies of one call's outputs, kept while the other side runs into the same arena.
+class OutputSnapshot {
+ public:
+  explicit OutputSnapshot(const std::vector<TensorSpec>& specs) {
+    for (const TensorSpec& s : specs) tensors_.emplace_back(s);
+    for (HostTensor& t : tensors_) views_.push_back(t.view());
+  }
+  void take(std::span<const kb_tensor> from) {
+    for (std::size_t i = 0; i < tensors_.size(); ++i)
+      std::memcpy(tensors_[i].data(), from[i].data, tensors_[i].spec().bytes());
+  }
+  std::span<const kb_tensor> views() const { return views_; }
+
+ private:
+  std::vector<HostTensor> tensors_;
+  std::vector<kb_tensor> views_;
+};
+
 // Gate 2: the candidate alone on `options.trials` fresh input sets against the in-process fp32
 // oracle.
 bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Side& candidate,
@@ -130,7 +179,8 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
     const std::uint64_t seed = base_seed + static_cast<std::uint64_t>(trial);
     instance.generate(seed);
     std::vector<HostTensor> oracle_tensors = instance.run_trusted(w.baseline, options.threads);
-    const auto oracle = to_f32(oracle_tensors);
+    std::vector<kb_tensor> oracle;
+    for (HostTensor& t : oracle_tensors) oracle.push_back(t.view());
     const CallOutcome call = call_side(candidate, options.call_timeout_s);
     r.correctness.trials = trial + 1;
     r.correctness.seeds.push_back(seed);
@@ -143,7 +193,7 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
       return false;
     }
     const CheckResult c =
-        check_outputs(instance.problem(), candidate.last_outputs, oracle, w.tolerance);
+        check_outputs(instance.problem(), candidate.outputs->views(), oracle, w.tolerance);
     merge_check(r.correctness, c);
     if (!c.passed) {
       fail(r, Status::kIncorrect,
@@ -163,8 +213,16 @@ EvalResult new_result(const EvalOptions& options, const char* kind) {
   r.size = size_name(options.size);
   r.threads = options.threads;
   r.warmup = options.warmup;
+  r.baseline_gemm_plan = options.gemm_plan;
   r.created_at = now_iso8601();
   return r;
+}
+
+void record_bounds(const StopRule& rule, const std::string& stop, NoiseReport& noise) {
+  noise.stop_reason = stop;
+  noise.min_iters = rule.min_iters;
+  noise.max_iters = rule.max_iters;
+  noise.time_budget_s = rule.time_budget_s;
 }
 
 }  // namespace
@@ -233,13 +291,9 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   if (!baseline.worker) throw HarnessError("baseline worker failed to start: " + failure.message);
   const double cpu_before = candidate.worker->cpu_seconds();
   double candidate_wall_s = 0;
-  std::vector<double> candidate_ms, baseline_ms;
-  const int total = options.warmup + options.iters;
-  for (int i = 0; i < total; ++i) {
-    report_progress(options, "timing " + std::to_string(i + 1) + "/" + std::to_string(total));
-    instance.generate(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
-    CallOutcome cand, base;
-    // Alternate who runs first, so whatever the first call after new inputs pays hits both equally.
+  // Runs one pair on the current inputs, the order alternating with `i` so whatever the first call
+  // after new inputs pays hits both sides equally; `between` runs after the first call.
+  const auto run_pair = [&](int i, CallOutcome& cand, CallOutcome& base, auto&& between) -> bool {
     const bool candidate_first = i % 2 == 0;
     for (int turn = 0; turn < 2; ++turn) {
       if ((turn == 0) == candidate_first) {
@@ -247,33 +301,66 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
         if (cand.status != CallStatus::kOk) {
           fail(r, status_of(cand), cand.message + " (timed call " + std::to_string(i) + ")",
                candidate.worker->log_tail());
-          return finish();
+          return false;
         }
+        candidate_wall_s += cand.seconds;
       } else {
         base = call_side(baseline, options.call_timeout_s * 10);
         if (base.status != CallStatus::kOk)
           throw HarnessError("baseline failed during timing: " + base.message);
       }
+      if (turn == 0) between();
     }
+    return true;
+  };
+
+  const StopRule rule = stop_rule_of(options);
+  const double timing_start = now_seconds();
+  const std::map<int, CpuTicks> stat_before = read_proc_stat();
+  // Warmup: untimed pairs on the last correctness inputs (page faults of the arenas, thread pools,
+  // caches); their outputs are neither timed nor compared.
+  for (int i = 0; i < options.warmup; ++i) {
+    report_progress(options,
+                    "warmup " + std::to_string(i + 1) + "/" + std::to_string(options.warmup));
+    CallOutcome cand, base;
+    if (!run_pair(i, cand, base, [] {})) return finish();
+  }
+
+  OutputSnapshot first_outputs(instance.problem().outputs);
+  Series cand_series, base_series;
+  SpeedupEstimate estimate;
+  std::string stop;
+  for (int i = 0; stop.empty(); ++i) {
+    report_progress(options, timing_progress(i + 1, estimate,
+                                             rule.time_budget_s - (now_seconds() - timing_start)));
+    instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
+    CallOutcome cand, base;
+    if (!run_pair(i, cand, base, [&] { first_outputs.take(instance.shared_outputs().views()); }))
+      return finish();
     // Checked once both have run, so the check's memory traffic precedes neither side's call.
     if (!instance.inputs_intact()) {
       fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
       return finish();
     }
-    const CheckResult same = check_outputs(instance.problem(), candidate.last_outputs,
-                                           baseline.last_outputs, w.tolerance);
+    const bool candidate_first = i % 2 == 0;
+    const std::span<const kb_tensor> arena = instance.shared_outputs().views();
+    const CheckResult same =
+        check_outputs(instance.problem(), candidate_first ? first_outputs.views() : arena,
+                      candidate_first ? arena : first_outputs.views(), w.tolerance);
     if (!same.passed) {
       fail(r, Status::kIncorrect,
            "timed call " + std::to_string(i) +
                " disagrees with the baseline on the same fresh inputs: " + same.detail);
       return finish();
     }
-    candidate_wall_s += cand.seconds;
-    if (i >= options.warmup) {
-      candidate_ms.push_back(cand.seconds * 1e3);
-      baseline_ms.push_back(base.seconds * 1e3);
-    }
+    cand_series.add(cand, options.threads);
+    base_series.add(base, options.threads);
+    const int iters = i + 1;
+    estimate = estimate_speedup(base_series.adjusted_ms, cand_series.adjusted_ms);
+    stop = stop_reason(rule, iters, now_seconds() - timing_start, estimate);
   }
+  const double steal = steal_percent(stat_before, read_proc_stat(), worker_cpus(options.threads));
+
   const double cpu_used = candidate.worker->cpu_seconds() - cpu_before;
   const double cpu_budget =
       kCpuBudgetFactor * options.threads * candidate_wall_s + kCpuBudgetSlackS;
@@ -286,13 +373,18 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     return finish();
   }
 
+  NoiseReport noise =
+      noise_report({cand_series.ms, cand_series.disturbed}, {base_series.ms, base_series.disturbed},
+                   estimate, steal, cand_series.accounted && base_series.accounted);
+  record_bounds(rule, stop, noise);
   r.status = Status::kCorrect;
-  r.candidate = summary_of(candidate_ms);
-  r.baseline = summary_of(baseline_ms);
-  r.speedup = r.baseline->median_ms / r.candidate->median_ms;
-  r.speedup_ci95 =
-      bootstrap_ratio_ci(baseline_ms, candidate_ms, 0.95, kBootstrapResamples, base_seed);
-  r.utilization = utilization_of(instance.problem(), r.candidate->median_ms, peaks);
+  r.candidate = summary_of(std::move(cand_series));
+  r.baseline = summary_of(std::move(base_series));
+  r.speedup = estimate.speedup;
+  r.speedup_ci95 = estimate.ci95;
+  r.noise = std::move(noise);
+  r.speedup_verdict = significance(r);
+  r.utilization = utilization_of(instance.problem(), w.math, r.candidate->median_ms, peaks);
   return finish();
 }
 
@@ -329,20 +421,41 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   CallOutcome failure;
   Side baseline = start_side(options, instance, "", 0, failure);
   if (!baseline.worker) throw HarnessError("baseline worker failed to start: " + failure.message);
-  std::vector<double> samples_ms;
-  const int total = options.warmup + options.iters;
-  for (int i = 0; i < total; ++i) {
-    report_progress(options, "timing " + std::to_string(i + 1) + "/" + std::to_string(total));
-    instance.generate(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
-    const CallOutcome call =
-        call_side(baseline, options.call_timeout_s * 10, /*read_outputs=*/false);
-    if (call.status != CallStatus::kOk)
-      throw HarnessError("baseline failed during timing: " + call.message);
-    if (i >= options.warmup) samples_ms.push_back(call.seconds * 1e3);
+  const auto call = [&]() {
+    const CallOutcome outcome = call_side(baseline, options.call_timeout_s * 10);
+    if (outcome.status != CallStatus::kOk)
+      throw HarnessError("baseline failed during timing: " + outcome.message);
+    return outcome;
+  };
+  const StopRule rule = stop_rule_of(options);
+  const double timing_start = now_seconds();
+  const std::map<int, CpuTicks> stat_before = read_proc_stat();
+  instance.generate_shared(base_seed + kTimingSeedOffset - 1);
+  for (int i = 0; i < options.warmup; ++i) {
+    report_progress(options,
+                    "warmup " + std::to_string(i + 1) + "/" + std::to_string(options.warmup));
+    call();
   }
+  Series series;
+  SpeedupEstimate estimate;
+  std::string stop;
+  for (int i = 0; stop.empty(); ++i) {
+    report_progress(options, timing_progress(i + 1, estimate,
+                                             rule.time_budget_s - (now_seconds() - timing_start)));
+    instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
+    series.add(call(), options.threads);
+    const int iters = i + 1;
+    estimate = estimate_median(series.adjusted_ms);
+    stop = stop_reason(rule, iters, now_seconds() - timing_start, estimate);
+  }
+  const double steal = steal_percent(stat_before, read_proc_stat(), worker_cpus(options.threads));
+  NoiseReport noise =
+      noise_report({}, {series.ms, series.disturbed}, estimate, steal, series.accounted);
+  record_bounds(rule, stop, noise);
   r.status = Status::kCorrect;
-  r.baseline = summary_of(samples_ms);
-  r.utilization = utilization_of(instance.problem(), r.baseline->median_ms, peaks);
+  r.baseline = summary_of(std::move(series));
+  r.noise = std::move(noise);
+  r.utilization = utilization_of(instance.problem(), w.math, r.baseline->median_ms, peaks);
   r.wall_s = now_seconds() - start;
   return r;
 }

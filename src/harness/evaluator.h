@@ -27,8 +27,13 @@ struct EvalOptions {
   std::string candidate_path;  // C++ source of the candidate
   bool baseline_as_candidate =
       false;  // A/A check: the built-in baseline takes the candidate's seat
-  int warmup = 5;
-  int iters = 50;
+  // Timing is adaptive (harness/noise.h): after `warmup` untimed pairs, pairs are timed until the
+  // speedup's 95% CI is within 2% of it, or `time_budget_s` of timing has passed, or `max_iters`
+  // pairs; never fewer than `iters`.
+  int warmup = 2;
+  int iters = 5;  // the minimum of timed pairs (calls, for run_baseline)
+  int max_iters = 500;
+  double time_budget_s = 10;          // of the timing phase, warmup included
   int trials = 3;                     // correctness input sets
   double call_timeout_s = 10;         // per kb_run call
   long long mem_limit_mb = 4096;      // address-space limit of the candidate's worker

@@ -21,8 +21,10 @@ ProblemInstance::ProblemInstance(const Workload& workload, Size size)
     : workload_(workload),
       size_(size),
       problem_(workload.problem(size)),
-      shared_inputs_(SharedTensors::create(input_specs(problem_), "kbench-inputs")),
-      shared_outputs_(SharedTensors::create(problem_.outputs, "kbench-outputs")) {
+      shared_inputs_(SharedTensors::create(input_specs(problem_), "kbench-inputs",
+                                           /*writable_only_here=*/true)),
+      shared_outputs_(SharedTensors::create(problem_.outputs, "kbench-outputs")),
+      sealed_(shared_inputs_.sealed_against_writes()) {
   for (const InputSpec& in : problem_.inputs) inputs_.emplace_back(in.tensor);
 }
 
@@ -32,9 +34,19 @@ void ProblemInstance::generate(std::uint64_t seed) {
     fill_input(problem_.inputs[i].init, seed, static_cast<std::uint32_t>(i), view);
     std::memcpy(shared_inputs_.views()[i].data, inputs_[i].data(), inputs_[i].spec().bytes());
   }
+  private_current_ = true;
+}
+
+void ProblemInstance::generate_shared(std::uint64_t seed) {
+  if (!sealed_) return generate(seed);
+  for (std::size_t i = 0; i < inputs_.size(); ++i)
+    fill_input(problem_.inputs[i].init, seed, static_cast<std::uint32_t>(i),
+               shared_inputs_.views()[i]);
+  private_current_ = false;
 }
 
 bool ProblemInstance::inputs_intact() const {
+  if (!private_current_) return shared_inputs_.sealed_against_writes();
   for (std::size_t i = 0; i < inputs_.size(); ++i)
     if (std::memcmp(shared_inputs_.views()[i].data, inputs_[i].data(), inputs_[i].spec().bytes()) !=
         0)
@@ -51,6 +63,8 @@ std::vector<TensorSpec> ProblemInstance::output_specs(kb_dtype dtype) const {
 
 std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int threads,
                                                      kb_dtype output_dtype) {
+  if (!private_current_)
+    throw std::logic_error("run_trusted after generate_shared: the private inputs are stale");
   std::vector<HostTensor> outputs;
   for (const TensorSpec& s : output_specs(output_dtype)) outputs.emplace_back(s);
   std::vector<kb_tensor> in, out;

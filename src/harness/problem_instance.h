@@ -27,8 +27,17 @@ class ProblemInstance {
 
   // Draws every input from `seed` (input i uses Philox stream i) and publishes it to the workers.
   void generate(std::uint64_t seed);
-  // False when the shared inputs no longer equal what kbench wrote (a kernel wrote to its inputs).
+  // The same, drawn straight into the shared inputs, without updating the private copy that
+  // inputs(), run_trusted() and inputs_intact() use: for timed calls, whose inputs only the workers
+  // read. Falls back to generate() where the shared inputs could not be sealed against writes.
+  void generate_shared(std::uint64_t seed);
+  // False when the shared inputs may no longer equal what kbench wrote (a kernel wrote to its
+  // inputs). Where the shared inputs are sealed against writes (no worker can change them) after
+  // generate_shared(), it only checks the seal; otherwise it compares them byte for byte with the
+  // private copy.
   bool inputs_intact() const;
+  // The shared inputs carry the write seal (SharedTensors::sealed_against_writes).
+  bool inputs_sealed() const { return sealed_; }
 
   // Runs `kernel` in this process on the private inputs with f32 outputs: the oracle (baseline) or
   // the truth (reference). Only ever called with kbench's own trusted code.
@@ -43,6 +52,8 @@ class ProblemInstance {
   std::vector<HostTensor> inputs_;
   SharedTensors shared_inputs_;
   SharedTensors shared_outputs_;
+  bool sealed_ = false;
+  bool private_current_ = true;  // the private copy holds what the shared inputs hold
 };
 
 }  // namespace kbench

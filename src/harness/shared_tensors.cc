@@ -36,17 +36,28 @@ std::size_t layout(const std::vector<TensorSpec>& specs, std::vector<std::size_t
 
 }  // namespace
 
-SharedTensors SharedTensors::create(const std::vector<TensorSpec>& specs, const char* debug_name) {
+SharedTensors SharedTensors::create(const std::vector<TensorSpec>& specs, const char* debug_name,
+                                    bool writable_only_here) {
   SharedTensors t;
   t.specs_ = specs;
   t.bytes_ = layout(specs, t.offsets_);
   t.fd_ = memfd_create(debug_name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (t.fd_ < 0) throw_errno("memfd_create");
   if (ftruncate(t.fd_, static_cast<off_t>(t.bytes_)) != 0) throw_errno("ftruncate of tensor arena");
-  if (fcntl(t.fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-    throw_errno("sealing tensor arena");
+  // Mapped before the write seal: once sealed, no new writable mapping can be made, not even here.
   t.map(true);
+  constexpr int kSizeSeals = F_SEAL_SHRINK | F_SEAL_GROW;
+  const bool write_sealed =
+      writable_only_here && fcntl(t.fd_, F_ADD_SEALS, kSizeSeals | F_SEAL_FUTURE_WRITE) == 0;
+  if (!write_sealed && fcntl(t.fd_, F_ADD_SEALS, kSizeSeals) != 0)
+    throw_errno("sealing tensor arena");
+  if (fcntl(t.fd_, F_ADD_SEALS, F_SEAL_SEAL) != 0) throw_errno("sealing tensor arena");
   return t;
+}
+
+bool SharedTensors::sealed_against_writes() const {
+  const int seals = fcntl(fd_, F_GET_SEALS);
+  return seals >= 0 && (seals & F_SEAL_FUTURE_WRITE) != 0;
 }
 
 SharedTensors SharedTensors::attach(int fd, const std::vector<TensorSpec>& specs, bool writable) {

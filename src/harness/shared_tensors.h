@@ -14,8 +14,13 @@ namespace kbench {
 class SharedTensors {
  public:
   // Parent side: a new memfd sized for `specs`, mapped read-write. Its size is sealed, so a worker
-  // can neither shrink it (which would make kbench fault on access) nor grow it.
-  static SharedTensors create(const std::vector<TensorSpec>& specs, const char* debug_name);
+  // can neither shrink it (which would make kbench fault on access) nor grow it. With
+  // `writable_only_here`, it is also sealed against every write but through this mapping
+  // (F_SEAL_FUTURE_WRITE, Linux 5.1): no later mapping can be writable or made writable (mprotect,
+  // /proc/<pid>/mem), and write(2) and hole punching fail, so a worker cannot change it at all.
+  // Where the kernel refuses that seal, sealed_against_writes() says false.
+  static SharedTensors create(const std::vector<TensorSpec>& specs, const char* debug_name,
+                              bool writable_only_here = false);
   // Worker side: maps an inherited memfd; `writable` false maps it read-only.
   static SharedTensors attach(int fd, const std::vector<TensorSpec>& specs, bool writable);
 
@@ -32,6 +37,9 @@ class SharedTensors {
 
   // Fills every tensor with NaN (floats) or 0x7fffffff (ints) so unwritten elements fail the check.
   void poison();
+
+  // The memfd carries F_SEAL_FUTURE_WRITE (asked of the kernel now, not remembered).
+  bool sealed_against_writes() const;
 
  private:
   SharedTensors() = default;

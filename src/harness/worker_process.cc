@@ -216,6 +216,8 @@ bool WorkerProcess::wait_readable(double deadline_s, CallOutcome& outcome) {
 CallOutcome WorkerProcess::call(double timeout_s) {
   CallOutcome outcome;
   if (!alive_) return {CallStatus::kCrashed, 0, 0, "worker is not running"};
+  // Read while the worker is frozen, so the counters bracket exactly this call.
+  const std::vector<TaskSchedstat> before = read_task_schedstats(pid_);
   thaw();
   const worker::Request request{static_cast<std::uint32_t>(worker::Op::kRun), ++sequence_};
   const double start = now_seconds();
@@ -254,6 +256,7 @@ CallOutcome WorkerProcess::call(double timeout_s) {
   }
   freeze();
   if (!alive_) return {CallStatus::kCrashed, outcome.seconds, 0, "worker " + death_message()};
+  outcome.sched = sched_delta(before, read_task_schedstats(pid_));
   outcome.kernel_return = reply.kernel_return;
   if (reply.kernel_return != 0) {
     kill_all();

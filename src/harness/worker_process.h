@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/schedstat.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -35,6 +36,9 @@ struct CallOutcome {
   double seconds = 0;  // wall time from sending the request to receiving the reply
   int kernel_return = 0;
   std::string message;  // one line for anything but kOk
+  // The worker's threads between just before the request and just after the worker froze again,
+  // read by kbench from /proc (the worker cannot forge it); invalid when /proc has no schedstat.
+  SchedDelta sched;
 };
 
 class WorkerProcess {

@@ -40,12 +40,45 @@ json timing_to_json(const TimingSummary& timing, bool include_samples) {
       {"p75_ms", number(timing.p75_ms)},       {"min_ms", number(timing.min_ms)},
       {"mean_ms", number(timing.mean_ms)},     {"iters", timing.iters},
   };
+  out["used"] = timing.used;
+  out["wall_median_ms"] = number(timing.wall_median_ms);
   if (include_samples) {
-    json samples = json::array();
-    for (double ms : timing.samples_ms) samples.push_back(number(ms));
-    out["samples_ms"] = std::move(samples);
+    const auto numbers = [](const std::vector<double>& values) {
+      json array = json::array();
+      for (double v : values) array.push_back(number(v));
+      return array;
+    };
+    out["samples_ms"] = numbers(timing.samples_ms);
+    if (!timing.wait_ms.empty()) out["wait_ms"] = numbers(timing.wait_ms);
+    if (!timing.offcpu_ms.empty()) out["offcpu_ms"] = numbers(timing.offcpu_ms);
+    if (!timing.cpu_ms.empty()) out["cpu_ms"] = numbers(timing.cpu_ms);
+    if (!timing.adjusted_ms.empty()) out["adjusted_ms"] = numbers(timing.adjusted_ms);
+    if (!timing.disturbed.empty()) out["disturbed"] = timing.disturbed;
   }
   return out;
+}
+
+json noise_to_json(const NoiseReport& n) {
+  return {
+      {"cv_candidate", number(n.cv_candidate)},
+      {"cv_baseline", number(n.cv_baseline)},
+      {"steal_pct", number(n.steal_pct)},
+      {"calls", n.calls},
+      {"disturbed_calls", n.disturbed_calls},
+      {"candidate_disturbed", n.candidate_disturbed},
+      {"baseline_disturbed", n.baseline_disturbed},
+      {"unadjustable_calls", n.unadjustable_calls},
+      {"clean_pairs", n.clean_pairs},
+      {"accounted", n.accounted},
+      {"estimator", n.estimator},
+      {"ci_half_width_pct", number(n.ci_half_width_pct)},
+      {"stable", n.stable},
+      {"unstable_reason", n.unstable_reason},
+      {"stop_reason", n.stop_reason},
+      {"min_iters", n.min_iters},
+      {"max_iters", n.max_iters},
+      {"time_budget_s", number(n.time_budget_s)},
+  };
 }
 
 [[noreturn]] void bad_field(const char* key, const std::string& why) {
@@ -77,6 +110,11 @@ const json* find(const json& object, const char* key) {
 
 void read(const json& object, const char* key, double& out) {
   if (auto it = object.find(key); it != object.end()) out = number_from(*it, key);
+}
+
+// For keys whose null means "not measured" (the default stays), unlike read()'s null-is-NaN.
+void read_measured(const json& object, const char* key, double& out) {
+  if (const json* value = find(object, key)) out = number_from(*value, key);
 }
 
 void read(const json& object, const char* key, int& out) {
@@ -123,12 +161,56 @@ std::optional<TimingSummary> timing_from_json(const json& object, const char* ke
   read(timing_json, "min_ms", timing.min_ms);
   read(timing_json, "mean_ms", timing.mean_ms);
   read(timing_json, "iters", timing.iters);
-  if (const json* samples = find(timing_json, "samples_ms")) {
-    if (!samples->is_array()) bad_field("samples_ms", "expected an array");
-    timing.samples_ms.reserve(samples->size());
-    for (const json& ms : *samples) timing.samples_ms.push_back(number_from(ms, "samples_ms"));
+  // Records before adaptive timing have no "used": their statistics were over every call.
+  timing.used = timing.iters;
+  read(timing_json, "used", timing.used);
+  read_measured(timing_json, "wall_median_ms", timing.wall_median_ms);
+  const auto read_numbers = [&](const char* name, std::vector<double>& out) {
+    if (const json* values = find(timing_json, name)) {
+      if (!values->is_array()) bad_field(name, "expected an array");
+      out.reserve(values->size());
+      for (const json& v : *values) out.push_back(number_from(v, name));
+    }
+  };
+  read_numbers("samples_ms", timing.samples_ms);
+  read_numbers("wait_ms", timing.wait_ms);
+  read_numbers("offcpu_ms", timing.offcpu_ms);
+  read_numbers("cpu_ms", timing.cpu_ms);
+  read_numbers("adjusted_ms", timing.adjusted_ms);
+  if (const json* flags = find(timing_json, "disturbed")) {
+    if (!flags->is_array()) bad_field("disturbed", "expected an array");
+    for (const json& f : *flags) {
+      if (!f.is_number_unsigned() && !f.is_boolean()) bad_field("disturbed", "expected 0, 1 or 2");
+      timing.disturbed.push_back(f.is_boolean() ? f.get<bool>() : f.get<std::uint8_t>());
+    }
   }
   return timing;
+}
+
+std::optional<NoiseReport> noise_from_json(const json& object) {
+  const json* value = find(object, "noise");
+  if (!value) return std::nullopt;
+  const json& in = require_object(*value, "noise");
+  NoiseReport n;
+  read(in, "cv_candidate", n.cv_candidate);
+  read(in, "cv_baseline", n.cv_baseline);
+  read(in, "steal_pct", n.steal_pct);
+  read(in, "calls", n.calls);
+  read(in, "disturbed_calls", n.disturbed_calls);
+  read(in, "candidate_disturbed", n.candidate_disturbed);
+  read(in, "baseline_disturbed", n.baseline_disturbed);
+  read(in, "unadjustable_calls", n.unadjustable_calls);
+  read(in, "clean_pairs", n.clean_pairs);
+  read(in, "accounted", n.accounted);
+  read(in, "estimator", n.estimator);
+  read(in, "ci_half_width_pct", n.ci_half_width_pct);
+  read(in, "stable", n.stable);
+  read(in, "unstable_reason", n.unstable_reason);
+  read(in, "stop_reason", n.stop_reason);
+  read(in, "min_iters", n.min_iters);
+  read(in, "max_iters", n.max_iters);
+  read(in, "time_budget_s", n.time_budget_s);
+  return n;
 }
 
 }  // namespace
@@ -177,6 +259,10 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
       {"speedup_ci95", result.speedup_ci95 ? json::array({number(result.speedup_ci95->first),
                                                           number(result.speedup_ci95->second)})
                                            : json(nullptr)},
+      {"speedup_verdict",
+       result.speedup_verdict.empty() ? json(nullptr) : json(result.speedup_verdict)},
+      {"noise", result.noise ? noise_to_json(*result.noise) : json(nullptr)},
+      {"baseline_path", result.baseline_gemm_plan},
       {"warmup", result.warmup},
       {"wall_s", number(result.wall_s)},
       {"created_at", result.created_at},
@@ -192,6 +278,18 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
   out["peak_gflops"] = util ? number(util->peak_gflops) : json(nullptr);
   out["peak_gbps"] = util ? number(util->peak_gbps) : json(nullptr);
   out["peak_flops_kind"] = util ? json(util->peak_flops_kind) : json(nullptr);
+  // The roofline: null where the probe measured no roofs (bound empty).
+  const bool roofed = util && !util->bound.empty();
+  out["math"] = util ? json(util->math) : json(nullptr);
+  out["intensity"] = util ? number(util->intensity) : json(nullptr);
+  out["balance"] = roofed ? number(util->balance) : json(nullptr);
+  out["bound"] = roofed ? json(util->bound) : json(nullptr);
+  out["roofline_ms"] = roofed ? number(util->roofline_ms) : json(nullptr);
+  out["pct_roofline"] = roofed ? number(util->pct_roofline) : json(nullptr);
+  const bool library = util && util->library_gflops > 0;
+  out["library_gflops"] = library ? number(util->library_gflops) : json(nullptr);
+  out["library_method"] = library ? json(util->library_method) : json(nullptr);
+  out["pct_library"] = library ? number(util->pct_library) : json(nullptr);
   return out;
 }
 
@@ -259,11 +357,23 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
       read(in, "peak_gflops", util.peak_gflops);
       read(in, "peak_gbps", util.peak_gbps);
       read(in, "peak_flops_kind", util.peak_flops_kind);
+      read(in, "math", util.math);
+      read_measured(in, "intensity", util.intensity);
+      read_measured(in, "balance", util.balance);
+      read(in, "bound", util.bound);
+      read_measured(in, "roofline_ms", util.roofline_ms);
+      read_measured(in, "pct_roofline", util.pct_roofline);
+      read_measured(in, "library_gflops", util.library_gflops);
+      read(in, "library_method", util.library_method);
+      read_measured(in, "pct_library", util.pct_library);
       result.utilization = std::move(util);
       break;
     }
   }
 
+  read(in, "speedup_verdict", result.speedup_verdict);
+  result.noise = noise_from_json(in);
+  read(in, "baseline_path", result.baseline_gemm_plan);
   read(in, "warmup", result.warmup);
   read(in, "wall_s", result.wall_s);
   read(in, "created_at", result.created_at);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -119,6 +120,34 @@ void write_table(std::ostream& out, std::span<const EvalResult> results) {
       {"%peak", true, pct(&Utilization::pct_peak_flops)},
       {"GB/s", true, util(&Utilization::gbps, format_sig, 4)},
       {"%bw", true, pct(&Utilization::pct_peak_bw)},
+      {"%roof", true,
+       [](const EvalResult& r) {
+         return r.utilization && !r.utilization->bound.empty()
+                    ? format_pct(r.utilization->pct_roofline)
+                    : std::string(kMissing);
+       }},
+      {"bound", false,
+       [](const EvalResult& r) {
+         return r.utilization && !r.utilization->bound.empty() ? r.utilization->bound
+                                                               : std::string(kMissing);
+       }},
+      {"unit", false,
+       [](const EvalResult& r) {
+         return r.utilization && !r.utilization->peak_flops_kind.empty()
+                    ? r.utilization->peak_flops_kind
+                    : std::string(kMissing);
+       }},
+      {"%lib", true,
+       [](const EvalResult& r) {
+         return r.utilization && r.utilization->library_gflops > 0
+                    ? format_pct(r.utilization->pct_library)
+                    : std::string(kMissing);
+       }},
+      {"noise", false,
+       [](const EvalResult& r) {
+         return r.noise ? std::string(r.noise->stable ? "stable" : "unstable")
+                        : std::string(kMissing);
+       }},
   };
 
   std::vector<std::vector<std::string>> cells;
@@ -217,6 +246,51 @@ std::vector<CsvColumn> csv_columns() {
                          return r.utilization ? format_exact(r.utilization.value().*field) : "";
                        }});
   }
+  for (const auto& [name, field] :
+       std::initializer_list<std::pair<const char*, double Utilization::*>>{
+           {"intensity", &Utilization::intensity},
+           {"balance", &Utilization::balance},
+           {"roofline_ms", &Utilization::roofline_ms},
+           {"pct_roofline", &Utilization::pct_roofline},
+           {"library_gflops", &Utilization::library_gflops},
+           {"pct_library", &Utilization::pct_library}}) {
+    columns.push_back({name, [field](R r) {
+                         return r.utilization && !r.utilization->bound.empty()
+                                    ? format_exact(r.utilization.value().*field)
+                                    : "";
+                       }});
+  }
+  for (const auto& [name, field] :
+       std::initializer_list<std::pair<const char*, std::string Utilization::*>>{
+           {"peak_flops_kind", &Utilization::peak_flops_kind},
+           {"math", &Utilization::math},
+           {"bound", &Utilization::bound},
+           {"library_method", &Utilization::library_method}}) {
+    columns.push_back({name, [field](R r) {
+                         return r.utilization ? r.utilization.value().*field : std::string();
+                       }});
+  }
+  columns.push_back({"speedup_verdict", [](R r) { return r.speedup_verdict; }});
+  const auto noise_number = [](double NoiseReport::*field) {
+    return [field](R r) { return r.noise ? format_exact(r.noise.value().*field) : ""; };
+  };
+  const auto noise_int = [](int NoiseReport::*field) {
+    return [field](R r) { return r.noise ? std::to_string(r.noise.value().*field) : ""; };
+  };
+  columns.push_back({"stable", [](R r) {
+                       return r.noise ? std::string(r.noise->stable ? "true" : "false") : "";
+                     }});
+  columns.push_back(
+      {"unstable_reason", [](R r) { return r.noise ? r.noise->unstable_reason : std::string(); }});
+  columns.push_back({"cv_candidate", noise_number(&NoiseReport::cv_candidate)});
+  columns.push_back({"cv_baseline", noise_number(&NoiseReport::cv_baseline)});
+  columns.push_back({"steal_pct", noise_number(&NoiseReport::steal_pct)});
+  columns.push_back({"disturbed_calls", noise_int(&NoiseReport::disturbed_calls)});
+  columns.push_back({"clean_pairs", noise_int(&NoiseReport::clean_pairs)});
+  columns.push_back({"ci_half_width_pct", noise_number(&NoiseReport::ci_half_width_pct)});
+  columns.push_back(
+      {"stop_reason", [](R r) { return r.noise ? r.noise->stop_reason : std::string(); }});
+  columns.push_back({"baseline_path", [](R r) { return r.baseline_gemm_plan; }});
   columns.push_back({"warmup", [](R r) { return std::to_string(r.warmup); }});
   columns.push_back({"wall_s", [](R r) { return format_exact(r.wall_s); }});
   return columns;
@@ -238,10 +312,57 @@ void write_csv(std::ostream& out, std::span<const EvalResult> results) {
   }
 }
 
-void write_timing(std::ostream& out, const char* label, const TimingSummary& t) {
+void write_timing(std::ostream& out, const char* label, const TimingSummary& t,
+                  const std::string& path = "") {
   out << "  " << label << "median " << format_sig(t.median_ms) << " ms  (p25 "
       << format_sig(t.p25_ms) << ", p75 " << format_sig(t.p75_ms) << ", min "
-      << format_sig(t.min_ms) << "; " << t.iters << " iters)\n";
+      << format_sig(t.min_ms) << "; ";
+  if (t.used > 0 && t.used < t.iters) out << t.used << " of ";
+  out << t.iters << " iters";
+  if (t.wall_median_ms > 0 && std::fabs(t.wall_median_ms - t.median_ms) > 0.005 * t.median_ms)
+    out << "; wall median " << format_sig(t.wall_median_ms);
+  out << ")";
+  if (!path.empty()) out << "  path " << path;
+  out << '\n';
+}
+
+// "stable; 3 of 80 calls disturbed, steal 0.2%, CV 4.1% / 3.9%; ci_target after 40 pairs"
+void write_noise(std::ostream& out, const std::string& label, const EvalResult& r) {
+  const NoiseReport& n = *r.noise;
+  out << "  " << label << (n.stable ? "stable" : "UNSTABLE");
+  if (!n.stable && !n.unstable_reason.empty()) out << " (" << n.unstable_reason << ")";
+  out << "; " << n.disturbed_calls << " of " << n.calls << " calls disturbed";
+  if (n.unadjustable_calls > 0) out << " (" << n.unadjustable_calls << " beyond adjustment)";
+  if (!n.accounted) out << " (unmeasured: no schedstat)";
+  out << ", steal " << format_pct(n.steal_pct) << "%, CV ";
+  if (r.candidate) out << format_pct(100 * n.cv_candidate) << "% / ";
+  out << format_pct(100 * n.cv_baseline) << "%";
+  if (!n.stop_reason.empty()) {
+    const int iters = r.baseline ? r.baseline->iters : 0;
+    out << "; " << n.stop_reason << " after " << iters << (r.candidate ? " pairs" : " calls")
+        << " (CI +-" << format_pct(n.ci_half_width_pct) << "%)";
+  }
+  out << '\n';
+}
+
+// "83.1% of roofline (memory-bound; 40.1 ms at the roof); 95.3% of library ceiling (...)"
+void write_roofline(std::ostream& out, const std::string& label, const Utilization& u) {
+  out << "  " << label;
+  if (u.bound.empty()) {
+    out << "unknown (no peaks measured)";
+  } else {
+    out << format_pct(u.pct_roofline) << "% of roofline (" << u.bound << "-bound on "
+        << (u.bound == "compute" ? u.peak_flops_kind : std::string("memory bandwidth")) << ", "
+        << format_sig(u.roofline_ms) << " ms at the roof; intensity " << format_sig(u.intensity, 3)
+        << " vs balance " << format_sig(u.balance, 3) << " flop/B)";
+  }
+  if (u.library_gflops > 0) {
+    out << "; " << format_pct(u.pct_library) << "% of library ceiling ("
+        << format_sig(u.library_gflops) << " GFLOP/s";
+    if (!u.library_method.empty()) out << ", " << u.library_method;
+    out << ")";
+  }
+  out << '\n';
 }
 
 }  // namespace
@@ -307,15 +428,25 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
   if (!c.detail.empty()) out << "  " << label("detail") << c.detail << '\n';
 
   if (r.candidate) write_timing(out, label("candidate").c_str(), *r.candidate);
-  if (r.baseline) write_timing(out, label("baseline").c_str(), *r.baseline);
+  if (r.baseline) write_timing(out, label("baseline").c_str(), *r.baseline, r.baseline_gemm_plan);
   if (r.speedup) {
     out << "  " << label("speedup") << format_sig(*r.speedup, 3) << "x";
     if (r.speedup_ci95) {
       out << "  (95% CI " << format_sig(r.speedup_ci95->first, 3) << "x .. "
           << format_sig(r.speedup_ci95->second, 3) << "x)";
     }
+    if (r.speedup_verdict == "unstable") {
+      out << "  unstable: no significant difference claimed";
+    } else if (!r.speedup_verdict.empty()) {
+      out << "  " << r.speedup_verdict;
+      const bool excludes_one =
+          r.speedup_ci95 && (r.speedup_ci95->first > 1.0 || r.speedup_ci95->second < 1.0);
+      if (r.speedup_verdict == "no significant difference" && excludes_one)
+        out << " (the CI clears 1.0 by less than two identical processes differ)";
+    }
     out << '\n';
   }
+  if (r.noise) write_noise(out, label("noise"), r);
   if (const auto& u = r.utilization) {
     out << "  " << label("utilization") << format_sig(u->gflops)
         << " GFLOP/s = " << format_pct(u->pct_peak_flops) << "% of " << format_sig(u->peak_gflops)
@@ -323,6 +454,7 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
     if (!u->peak_flops_kind.empty()) out << " (" << u->peak_flops_kind << ")";
     out << "; " << format_sig(u->gbps) << " GB/s = " << format_pct(u->pct_peak_bw) << "% of "
         << format_sig(u->peak_gbps) << " peak\n";
+    write_roofline(out, label("roofline"), *u);
   }
   out << "  " << label("run") << "warmup " << r.warmup << ", wall " << format_sig(r.wall_s, 3)
       << " s";

@@ -108,6 +108,23 @@ CREATE TABLE cache (
   updated_at TEXT NOT NULL
 );
 )sql",
+    // 2: the timing conditions and the roofline (also in full_json; columns for queries), the
+    // baseline's GEMM path, and per-call scheduler measurements beside every sample.
+    R"sql(
+ALTER TABLE results ADD COLUMN speedup_verdict TEXT;
+ALTER TABLE results ADD COLUMN stable INTEGER;
+ALTER TABLE results ADD COLUMN steal_pct REAL;
+ALTER TABLE results ADD COLUMN disturbed_calls INTEGER;
+ALTER TABLE results ADD COLUMN stop_reason TEXT;
+ALTER TABLE results ADD COLUMN pct_roofline REAL;
+ALTER TABLE results ADD COLUMN bound TEXT;
+ALTER TABLE results ADD COLUMN baseline_gemm_plan TEXT;
+ALTER TABLE samples ADD COLUMN wait_ms REAL;
+ALTER TABLE samples ADD COLUMN offcpu_ms REAL;
+ALTER TABLE samples ADD COLUMN cpu_ms REAL;
+ALTER TABLE samples ADD COLUMN adjusted_ms REAL;
+ALTER TABLE samples ADD COLUMN disturbed INTEGER;
+)sql",
 };
 
 std::string utc_now() {
@@ -182,6 +199,9 @@ class Statement {
   void reset() { sqlite3_reset(stmt_); }
 
   std::int64_t column_int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  bool column_is_null(int column) const {
+    return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+  }
   double column_double(int column) const {
     if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nan("");
     return sqlite3_column_double(stmt_, column);
@@ -300,12 +320,27 @@ void bind_timing(Statement& insert, const std::string& side,
 void insert_samples(Statement& insert, std::int64_t result_id, const char* side,
                     const std::optional<TimingSummary>& timing) {
   if (!timing) return;
-  for (std::size_t i = 0; i < timing->samples_ms.size(); ++i) {
+  const std::size_t n = timing->samples_ms.size();
+  // The per-call measurements come as a set or not at all (a kernel without schedstat).
+  const bool measured = timing->wait_ms.size() == n && timing->offcpu_ms.size() == n &&
+                        timing->cpu_ms.size() == n && timing->adjusted_ms.size() == n &&
+                        timing->disturbed.size() == n;
+  for (std::size_t i = 0; i < n; ++i) {
     insert.reset();
     insert.bind_int(":result_id", result_id);
     insert.bind_text(":side", side);
     insert.bind_int(":iter", static_cast<std::int64_t>(i));
     insert.bind_double(":ms", timing->samples_ms[i]);
+    if (measured) {
+      insert.bind_double(":wait_ms", timing->wait_ms[i]);
+      insert.bind_double(":offcpu_ms", timing->offcpu_ms[i]);
+      insert.bind_double(":cpu_ms", timing->cpu_ms[i]);
+      insert.bind_double(":adjusted_ms", timing->adjusted_ms[i]);
+      insert.bind_int(":disturbed", timing->disturbed[i]);
+    } else {
+      for (const char* name : {":wait_ms", ":offcpu_ms", ":cpu_ms", ":adjusted_ms", ":disturbed"})
+        insert.bind_null(name);
+    }
     insert.run();
   }
 }
@@ -420,14 +455,17 @@ std::int64_t ResultStore::record(const EvalResult& result, const Environment& en
       "max_rel_err, rel_l2_err, correctness_detail, candidate_median_ms, candidate_p25_ms, "
       "candidate_p75_ms, candidate_iters, baseline_median_ms, baseline_p25_ms, baseline_p75_ms, "
       "baseline_iters, speedup, speedup_ci_lo, speedup_ci_hi, gflops, pct_peak_flops, gbps, "
-      "pct_peak_bw, warmup, wall_s, env_id, full_json) "
+      "pct_peak_bw, warmup, wall_s, env_id, full_json, speedup_verdict, stable, steal_pct, "
+      "disturbed_calls, stop_reason, pct_roofline, bound, baseline_gemm_plan) "
       "VALUES (:created_at, :kind, :workload, :size, :threads, :status, :error, :diagnostics, "
       ":candidate_path, :candidate_hash, :candidate_source, :passed, :trials, :seeds, "
       ":max_abs_err, "
       ":max_rel_err, :rel_l2_err, :correctness_detail, :candidate_median_ms, :candidate_p25_ms, "
       ":candidate_p75_ms, :candidate_iters, :baseline_median_ms, :baseline_p25_ms, "
       ":baseline_p75_ms, :baseline_iters, :speedup, :speedup_ci_lo, :speedup_ci_hi, :gflops, "
-      ":pct_peak_flops, :gbps, :pct_peak_bw, :warmup, :wall_s, :env_id, :full_json)");
+      ":pct_peak_flops, :gbps, :pct_peak_bw, :warmup, :wall_s, :env_id, :full_json, "
+      ":speedup_verdict, :stable, :steal_pct, :disturbed_calls, :stop_reason, :pct_roofline, "
+      ":bound, :baseline_gemm_plan)");
   insert.bind_text(":created_at", created_at);
   insert.bind_text(":kind", result.kind);
   insert.bind_text(":workload", result.workload);
@@ -466,11 +504,36 @@ std::int64_t ResultStore::record(const EvalResult& result, const Environment& en
   insert.bind_double(":wall_s", result.wall_s);
   insert.bind_int(":env_id", env_id);
   insert.bind_text(":full_json", dump_json(full));
+  if (result.speedup_verdict.empty()) {
+    insert.bind_null(":speedup_verdict");
+  } else {
+    insert.bind_text(":speedup_verdict", result.speedup_verdict);
+  }
+  if (const std::optional<NoiseReport>& noise = result.noise) {
+    insert.bind_int(":stable", noise->stable ? 1 : 0);
+    insert.bind_double(":steal_pct", noise->steal_pct);
+    insert.bind_int(":disturbed_calls", noise->disturbed_calls);
+    insert.bind_text(":stop_reason", noise->stop_reason);
+  } else {
+    for (const char* name : {":stable", ":steal_pct", ":disturbed_calls", ":stop_reason"})
+      insert.bind_null(name);
+  }
+  if (util && !util->bound.empty()) {
+    insert.bind_double(":pct_roofline", util->pct_roofline);
+    insert.bind_text(":bound", util->bound);
+  } else {
+    insert.bind_null(":pct_roofline");
+    insert.bind_null(":bound");
+  }
+  insert.bind_text(":baseline_gemm_plan", result.baseline_gemm_plan);
   insert.run();
   const std::int64_t id = sqlite3_last_insert_rowid(db);
 
   Statement sample(
-      db, "INSERT INTO samples (result_id, side, iter, ms) VALUES (:result_id, :side, :iter, :ms)");
+      db,
+      "INSERT INTO samples (result_id, side, iter, ms, wait_ms, offcpu_ms, cpu_ms, adjusted_ms, "
+      "disturbed) VALUES (:result_id, :side, :iter, :ms, :wait_ms, :offcpu_ms, :cpu_ms, "
+      ":adjusted_ms, :disturbed)");
   insert_samples(sample, id, "candidate", result.candidate);
   if (after_insert_hook_) after_insert_hook_();
   insert_samples(sample, id, "baseline", result.baseline);
@@ -499,7 +562,10 @@ std::vector<EvalResult> ResultStore::recent(int limit, std::optional<std::string
     rows.bind_null(":kind");
   }
   rows.bind_int(":limit", limit < 0 ? -1 : limit);  // SQLite reads LIMIT -1 as "no limit"
-  Statement samples(db, "SELECT side, ms FROM samples WHERE result_id = :id ORDER BY side, iter");
+  Statement samples(
+      db,
+      "SELECT side, ms, wait_ms, offcpu_ms, cpu_ms, adjusted_ms, disturbed FROM samples "
+      "WHERE result_id = :id ORDER BY side, iter");
 
   std::vector<EvalResult> results;
   while (rows.step()) {
@@ -512,14 +578,30 @@ std::vector<EvalResult> ResultStore::recent(int limit, std::optional<std::string
                        " has unreadable full_json: " + e.what());
     }
     result.candidate_source = rows.column_text(2);
-    if (result.candidate) result.candidate->samples_ms.clear();
-    if (result.baseline) result.baseline->samples_ms.clear();
+    for (std::optional<TimingSummary>* timing : {&result.candidate, &result.baseline}) {
+      if (!*timing) continue;
+      (*timing)->samples_ms.clear();
+      (*timing)->wait_ms.clear();
+      (*timing)->offcpu_ms.clear();
+      (*timing)->cpu_ms.clear();
+      (*timing)->adjusted_ms.clear();
+      (*timing)->disturbed.clear();
+    }
     samples.reset();
     samples.bind_int(":id", id);
     while (samples.step()) {
       std::optional<TimingSummary>& timing =
           samples.column_text(0) == "candidate" ? result.candidate : result.baseline;
-      if (timing) timing->samples_ms.push_back(samples.column_double(1));
+      if (!timing) continue;
+      timing->samples_ms.push_back(samples.column_double(1));
+      // NULL in rows written before schema 2 or without scheduler counters.
+      if (!samples.column_is_null(6)) {
+        timing->wait_ms.push_back(samples.column_double(2));
+        timing->offcpu_ms.push_back(samples.column_double(3));
+        timing->cpu_ms.push_back(samples.column_double(4));
+        timing->adjusted_ms.push_back(samples.column_double(5));
+        timing->disturbed.push_back(static_cast<std::uint8_t>(samples.column_int(6)));
+      }
     }
     results.push_back(std::move(result));
   }

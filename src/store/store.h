@@ -29,7 +29,7 @@ class StoreError : public std::runtime_error {
 // directory) is available.
 std::string default_db_path();
 
-// Schema (user_version 1):
+// Schema (user_version 2; older files are migrated in place on open):
 //   environments(id, cpu_model, cpu_flags, logical_cpus, hostname, compiler, libraries,
 //   kbench_commit,
 //                build_type, first_seen, last_seen)        -- one row per distinct content
@@ -40,7 +40,10 @@ std::string default_db_path();
 //           candidate_iters, baseline_{median,p25,p75}_ms, baseline_iters, speedup, speedup_ci_lo,
 //           speedup_ci_hi, gflops, pct_peak_flops, gbps, pct_peak_bw, warmup, wall_s, env_id,
 //           full_json (to_json() of the record without candidate_source, which has its own column))
-//   samples(result_id, side 'candidate'|'baseline', iter, ms)  -- every timed call
+//   (user_version 2 adds) results.speedup_verdict, stable, steal_pct, disturbed_calls,
+//           stop_reason, pct_roofline, bound, baseline_gemm_plan (NULL in older rows)
+//   samples(result_id, side 'candidate'|'baseline', iter, ms, wait_ms, offcpu_ms, cpu_ms,
+//           adjusted_ms, disturbed) -- every timed call; all but ms (v2) NULL where not measured
 //   cache(key, value, updated_at)
 // REAL columns hold NULL for values that are absent or NaN (SQLite cannot store NaN); full_json
 // keeps them exactly.
@@ -49,7 +52,7 @@ std::string default_db_path();
 // a file; writers queue for up to 5 s (busy_timeout) before StoreError("database is locked").
 class ResultStore {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database at `path` (creating parent directories) and brings its schema up
   // to kSchemaVersion. ":memory:" gives a private in-memory store. Throws StoreError naming `path`.

@@ -1,0 +1,168 @@
+// Adjusted call times, the paired-ratio estimator, the stopping rule and the noise verdict
+// (choices in noise.h).
+#include "harness/noise.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "core/stats.h"
+
+namespace kbench {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+double relative_half_width(const std::pair<double, double>& ci, double estimate) {
+  return estimate > 0 ? (ci.second - ci.first) / 2.0 / estimate : kInfinity;
+}
+
+int count_if_at_least(std::span<const std::uint8_t> flags, int level) {
+  return static_cast<int>(
+      std::count_if(flags.begin(), flags.end(), [&](std::uint8_t f) { return f >= level; }));
+}
+
+std::string percent_text(const char* format, double a, double b) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, format, a, b);
+  return buf;
+}
+
+}  // namespace
+
+CallTiming call_timing(double wall_s, const SchedDelta& sched, int threads) {
+  CallTiming t;
+  t.wall_ms = wall_s * 1e3;
+  t.adjusted_ms = t.wall_ms;
+  t.accounted = sched.valid;
+  if (!t.accounted) return t;
+  t.wait_ms = sched.wait_s * 1e3;
+  t.cpu_ms = sched.run_s * 1e3;
+  // The counters bracket the call a little more widely than the wall clock does (thaw to freeze).
+  t.offcpu_ms = std::max(0.0, t.wall_ms - sched.busiest_run_s * 1e3);
+  const double critical_wait_ms = sched.busiest_wait_s * 1e3;
+  t.adjusted_ms =
+      std::min(t.wall_ms, std::max(t.wall_ms - critical_wait_ms, t.cpu_ms / std::max(1, threads)));
+  const double threshold = std::max(kDisturbedFloorMs, kDisturbedShare * t.wall_ms);
+  // What the critical thread spent neither running nor waiting to run: blocked, or taken by the
+  // hypervisor (a guest's run time leaves out steal).
+  if (t.offcpu_ms - critical_wait_ms > threshold) {
+    t.disturbed = kDisturbed;
+  } else if (t.wait_ms > threshold || t.offcpu_ms > threshold) {
+    t.disturbed = kWaited;
+  }
+  return t;
+}
+
+SpeedupEstimate estimate_speedup(std::span<const double> baseline_ms,
+                                 std::span<const double> candidate_ms) {
+  SpeedupEstimate e;
+  e.half_width = kInfinity;
+  const std::size_t n = std::min(baseline_ms.size(), candidate_ms.size());
+  e.pairs = static_cast<int>(n);
+  if (n == 0) return e;
+  std::vector<double> ratios(n);
+  for (std::size_t i = 0; i < n; ++i) ratios[i] = baseline_ms[i] / candidate_ms[i];
+  e.speedup = median(ratios);
+  e.ci95 = median_ci(ratios, 0.95);
+  e.half_width = relative_half_width(e.ci95, e.speedup);
+  return e;
+}
+
+SpeedupEstimate estimate_median(std::span<const double> ms) {
+  SpeedupEstimate e;
+  e.half_width = kInfinity;
+  e.pairs = static_cast<int>(ms.size());
+  if (ms.empty()) return e;
+  e.speedup = median(ms);
+  e.ci95 = median_ci(ms, 0.95);
+  e.half_width = relative_half_width(e.ci95, e.speedup);
+  return e;
+}
+
+double binomial_two_sided_p(int a, int b) {
+  const int n = a + b;
+  if (n == 0) return 1.0;
+  const int k = std::min(a, b);
+  // P(X <= k) for X ~ Binomial(n, 1/2), each term in log space so n in the thousands stays finite.
+  double tail = 0.0;
+  const double log_half_n = n * std::log(0.5);
+  for (int i = 0; i <= k; ++i)
+    tail += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) +
+                     log_half_n);
+  return std::min(1.0, 2.0 * tail);
+}
+
+double coefficient_of_variation(std::span<const double> samples) {
+  if (samples.size() < 2) return 0.0;
+  const double m = mean(samples);
+  return m != 0.0 ? stddev(samples) / m : 0.0;
+}
+
+std::string stop_reason(const StopRule& rule, int iters, double elapsed_s,
+                        const SpeedupEstimate& estimate) {
+  if (iters < rule.min_iters) return "";
+  if (estimate.pairs >= kMinStablePairs && estimate.half_width <= rule.target_half_width)
+    return "ci_target";
+  if (iters >= rule.max_iters) return "max_iters";
+  if (elapsed_s >= rule.time_budget_s) return "time_budget";
+  return "";
+}
+
+NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
+                         const SpeedupEstimate& estimate, double steal_pct, bool accounted) {
+  NoiseReport n;
+  const bool paired = !candidate.wall_ms.empty();
+  n.cv_candidate = coefficient_of_variation(candidate.wall_ms);
+  n.cv_baseline = coefficient_of_variation(baseline.wall_ms);
+  n.steal_pct = steal_pct;
+  n.accounted = accounted;
+  n.calls = static_cast<int>(candidate.wall_ms.size() + baseline.wall_ms.size());
+  n.candidate_disturbed = count_if_at_least(candidate.disturbed, kWaited);
+  n.baseline_disturbed = count_if_at_least(baseline.disturbed, kWaited);
+  n.disturbed_calls = n.candidate_disturbed + n.baseline_disturbed;
+  n.unadjustable_calls = count_if_at_least(candidate.disturbed, kDisturbed) +
+                         count_if_at_least(baseline.disturbed, kDisturbed);
+  // Pairs (calls, one-sided) with nothing disturbed, and with nothing beyond adjustment.
+  int unadjustable_pairs = 0;
+  for (std::size_t i = 0; i < baseline.disturbed.size(); ++i) {
+    const std::uint8_t c = paired && i < candidate.disturbed.size() ? candidate.disturbed[i] : 0;
+    const std::uint8_t b = baseline.disturbed[i];
+    if (c == kClean && b == kClean) ++n.clean_pairs;
+    if (c == kDisturbed || b == kDisturbed) ++unadjustable_pairs;
+  }
+  n.estimator = paired ? "median_pair_ratio_adjusted" : "median_adjusted";
+  n.ci_half_width_pct = 100.0 * estimate.half_width;
+
+  // The first reason that applies, so the verdict can say in a few words why no claim is made.
+  if (estimate.pairs < kMinStablePairs) {
+    n.unstable_reason = "only " + std::to_string(estimate.pairs) + (paired ? " pairs" : " calls") +
+                        " timed (need " + std::to_string(kMinStablePairs) + ")";
+  } else if (paired &&
+             binomial_two_sided_p(n.candidate_disturbed, n.baseline_disturbed) < kAsymmetryPValue) {
+    n.unstable_reason = "disturbance hit one side: candidate " +
+                        std::to_string(n.candidate_disturbed) + " calls, baseline " +
+                        std::to_string(n.baseline_disturbed);
+  } else if (unadjustable_pairs > kMaxUnadjustableShare * estimate.pairs) {
+    n.unstable_reason = std::to_string(unadjustable_pairs) + " of " +
+                        std::to_string(estimate.pairs) + (paired ? " pairs" : " calls") +
+                        " lost time to steal or blocking";
+  } else if (!(estimate.half_width <= kMaxStableHalfWidth)) {
+    n.unstable_reason = percent_text("CI half-width %.1f%% > %.0f%%", n.ci_half_width_pct,
+                                     100 * kMaxStableHalfWidth);
+  }
+  n.stable = n.unstable_reason.empty();
+  return n;
+}
+
+const char* significance(const EvalResult& result) {
+  if (!result.speedup || !result.speedup_ci95) return "";
+  if (result.noise && !result.noise->stable) return "unstable";
+  if (result.speedup_ci95->first > 1.0 + kClaimMargin) return "faster";
+  if (result.speedup_ci95->second < 1.0 - kClaimMargin) return "slower";
+  return "no significant difference";
+}
+
+}  // namespace kbench

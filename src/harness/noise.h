@@ -1,0 +1,141 @@
+// Timing on a machine kbench does not have to itself: what each call lost to the rest of the
+// machine, the estimator that holds up under it, the rule that decides when enough calls have been
+// timed, and whether the result may be claimed. Pure functions over sample streams, so they are
+// tested on synthetic streams with injected disturbances.
+//
+// Choices, and why (the A/A measurements behind them are in docs/evaluation.md):
+//  - Interference only ever adds time. On a shared VM the bulk of it is time-sharing: another
+//    process runnable on the worker's CPU takes turns with it, and the call's wall time doubles
+//    while its on-CPU time barely moves. The scheduler counts, per thread, the time run and the
+//    time spent runnable but waiting (harness/schedstat.h); kbench reads them from outside the
+//    worker around every call.
+//  - Each call's time is its wall time minus the run-queue wait of its critical (busiest) thread,
+//    floored at cpu / threads (call_timing): the wait is what others took, the floor makes it
+//    useless for a worker to make its critical thread wait on its own other threads.
+//  - The speedup is the median over pairs of baseline / candidate of those times. Calls interleave
+//    with the order alternating, so the two calls of a pair see the same machine; their ratio
+//    cancels what hits both (frequency, a neighbour's memory traffic lasting longer than a pair),
+//    and the median ignores the pairs where only one call was hit. Its 95% CI is the sign test's
+//    distribution-free interval of that median (core/stats.h median_ci): exact at the 10-20 pairs
+//    a slow workload affords, where a bootstrap of the median undercovers (measured: a bootstrap CI
+//    of 10 pairs excluded 1.0 in one of ten A/A runs).
+//  - The run stops when the CI's half-width is within 2% of the estimate (over at least
+//    kMinStablePairs pairs), or at the time budget, or at the iteration cap, whichever comes first,
+//    never before the minimum. Stopping on the CI's width (not on where the estimate sits) leaves
+//    the estimate unbiased.
+//  - The result is `stable` (a difference may be claimed) only with kMinStablePairs pairs or more,
+//    a CI within 5%, disturbance that hit both sides alike, and most pairs free of time the
+//    adjustment cannot take out (hypervisor steal, a blocked thread). Otherwise the verdict is
+//    "unstable".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "harness/eval_result.h"
+#include "harness/schedstat.h"
+
+namespace kbench {
+
+// A call is disturbed when its run-queue wait or its off-CPU time exceeds
+// max(kDisturbedFloorMs, kDisturbedShare * wall). 1% of the call: below it a disturbance moves a
+// median by less than half the 2% CI target even when it hits every call of one side. The floor
+// covers waking a frozen worker (a few to tens of microseconds measured here) so that
+// sub-millisecond calls are not all disturbed.
+constexpr double kDisturbedShare = 0.01;
+constexpr double kDisturbedFloorMs = 0.1;
+// The CI half-width, relative to the estimate, at which the adaptive loop stops.
+constexpr double kTargetHalfWidth = 0.02;
+// Fewer pairs than this support no claim and no early stop: the sign-test interval of ten pairs
+// spans their 2nd to 9th ratio, about the least that says where a median lies.
+constexpr int kMinStablePairs = 10;
+// A run whose CI is still wider than this is not stable: bursts of load last seconds, so pairs are
+// not independent enough for a wide bootstrap interval to hold its coverage.
+constexpr double kMaxStableHalfWidth = 0.05;
+// Two-sided binomial p-value under which one side's disturbed calls outnumber the other's by more
+// than chance: interference did not hit both alike (or a worker disturbed itself).
+constexpr double kAsymmetryPValue = 1e-3;
+// More pairs than this share with a call disturbed beyond adjustment: not stable.
+constexpr double kMaxUnadjustableShare = 0.5;
+// A difference is claimed only when the CI clears 1.0 by this much: two worker processes running
+// the very same code differ by up to 1.4% on the project's shared VM (A/A runs in
+// docs/evaluation.md; where in memory each process lands is not the same), so a CI that excludes
+// 1.0 by less says nothing about the kernels.
+constexpr double kClaimMargin = 0.015;
+
+// Call classes (stored per sample): clean; disturbed only by run-queue wait, which the adjusted
+// time takes out; disturbed by what it cannot take out (steal, a blocked thread).
+constexpr int kClean = 0, kWaited = 1, kDisturbed = 2;
+
+// What kbench measured around one call, from outside the worker.
+struct CallTiming {
+  double wall_ms = 0;
+  double wait_ms = 0;      // run-queue wait, summed over the worker's threads
+  double offcpu_ms = 0;    // wall minus the busiest thread's on-CPU time
+  double cpu_ms = 0;       // on-CPU time summed over the worker's threads
+  double adjusted_ms = 0;  // the time the estimator uses; wall_ms when not accounted
+  int disturbed = kClean;
+  bool accounted = false;  // the scheduler's counters were readable
+};
+
+// Fills CallTiming from the wall time and the scheduler's counters of the call:
+//   adjusted = min(wall, max(wall - wait of the busiest thread, cpu / threads)).
+// No kernel does `cpu` of CPU work on `threads` CPUs in less than cpu / threads, so a worker that
+// oversubscribes its CPUs to have its critical thread's wait taken out gains nothing.
+CallTiming call_timing(double wall_s, const SchedDelta& sched, int threads);
+
+struct SpeedupEstimate {
+  double speedup = 0;  // median over pairs of baseline / candidate (for one series: the median, ms)
+  std::pair<double, double> ci95{0, 0};
+  double half_width = 0;  // (hi - lo) / 2 / speedup; infinite before there is an estimate
+  int pairs = 0;
+};
+
+// The estimator over adjusted times, pair i taken back to back. Empty input gives pairs = 0 and an
+// infinite half-width.
+SpeedupEstimate estimate_speedup(std::span<const double> baseline_ms,
+                                 std::span<const double> candidate_ms);
+
+// The same for one series (`kbench run`): its median, with the same interval.
+SpeedupEstimate estimate_median(std::span<const double> ms);
+
+// Two-sided exact binomial test of `a` against `b` in a + b fair coin flips: the probability of a
+// split at least this uneven.
+double binomial_two_sided_p(int a, int b);
+
+// stddev / mean (population); 0 for fewer than two samples or a zero mean.
+double coefficient_of_variation(std::span<const double> samples);
+
+// The adaptive loop's bounds.
+struct StopRule {
+  int min_iters = 5;
+  int max_iters = 500;
+  double time_budget_s = 10;
+  double target_half_width = kTargetHalfWidth;
+};
+
+// Why the loop ends after `iters` timed iterations and `elapsed_s` of timing with `estimate`:
+// "ci_target", "max_iters" or "time_budget"; empty while it should go on.
+std::string stop_reason(const StopRule& rule, int iters, double elapsed_s,
+                        const SpeedupEstimate& estimate);
+
+// One side's calls as the noise report sees them.
+struct SideCalls {
+  std::span<const double> wall_ms;
+  std::span<const std::uint8_t> disturbed;  // kClean / kWaited / kDisturbed per call
+};
+
+// The timing conditions and the stability verdict, from both sides' calls (candidate empty for a
+// one-sided run), the final estimate and the steal measured over the phase. Leaves the stopping
+// fields (stop_reason, bounds) to the caller.
+NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
+                         const SpeedupEstimate& estimate, double steal_pct, bool accounted);
+
+// "faster" (the CI lies above 1 + kClaimMargin), "slower" (below 1 - kClaimMargin), "no
+// significant difference" or "unstable" (the noise report allows no claim) for a result with a
+// speedup and its CI; "" otherwise.
+const char* significance(const EvalResult& result);
+
+}  // namespace kbench

@@ -1,0 +1,77 @@
+// Roofline arithmetic (definitions in roofline.h).
+#include "harness/roofline.h"
+
+#include <algorithm>
+
+namespace kbench {
+
+const char* bound_name(Bound bound) {
+  switch (bound) {
+    case Bound::kCompute:
+      return "compute";
+    case Bound::kMemory:
+      return "memory";
+    case Bound::kUnknown:
+      break;
+  }
+  return "";
+}
+
+Roofline roofline(double flops, double bytes, double compute_gflops, double bandwidth_gbps) {
+  Roofline r;
+  if (!(compute_gflops > 0) || !(bandwidth_gbps > 0)) return r;
+  r.balance = compute_gflops / bandwidth_gbps;
+  if (bytes > 0) {
+    r.intensity = flops / bytes;
+    r.bound = r.intensity >= r.balance ? Bound::kCompute : Bound::kMemory;
+  } else {
+    r.bound = Bound::kCompute;
+  }
+  r.time_s = std::max(flops / (compute_gflops * 1e9), bytes / (bandwidth_gbps * 1e9));
+  return r;
+}
+
+double pct_of_roofline(const Roofline& roof, double measured_s) {
+  if (!(roof.time_s > 0) || !(measured_s > 0)) return 0;
+  return 100.0 * roof.time_s / measured_s;
+}
+
+std::pair<double, std::string> compute_roof(MathClass math, const PeakReport& peaks) {
+  std::pair<double, std::string> roof =
+      math == MathClass::kBf16Matmul ? peaks.bf16_matmul_peak()
+                                     : std::pair(peaks.fp32_fma_gflops, std::string("fp32_fma"));
+  if (!(roof.first > 0)) return {0, ""};
+  return roof;
+}
+
+Utilization utilization_of(const Problem& problem, MathClass math, double median_ms,
+                           const std::optional<PeakReport>& peaks) {
+  Utilization u;
+  u.math = math_class_name(math);
+  const double seconds = median_ms * 1e-3;
+  if (seconds > 0) {
+    u.gflops = problem.flops / seconds * 1e-9;
+    u.gbps = problem.min_bytes / seconds * 1e-9;
+  }
+  if (problem.min_bytes > 0) u.intensity = problem.flops / problem.min_bytes;
+  if (!peaks) return u;
+  const auto [roof_gflops, unit] = compute_roof(math, *peaks);
+  u.peak_gflops = roof_gflops;
+  u.peak_flops_kind = unit;
+  u.peak_gbps = peaks->mem_bw_gbps > 0 ? peaks->mem_bw_gbps : 0;
+  if (u.peak_gflops > 0) u.pct_peak_flops = 100 * u.gflops / u.peak_gflops;
+  if (u.peak_gbps > 0) u.pct_peak_bw = 100 * u.gbps / u.peak_gbps;
+  const Roofline roof = roofline(problem.flops, problem.min_bytes, u.peak_gflops, u.peak_gbps);
+  u.balance = roof.balance;
+  u.bound = bound_name(roof.bound);
+  u.roofline_ms = roof.time_s * 1e3;
+  u.pct_roofline = pct_of_roofline(roof, seconds);
+  if (math == MathClass::kBf16Matmul && peaks->library_gemm_gflops > 0) {
+    u.library_gflops = peaks->library_gemm_gflops;
+    u.library_method = peaks->library_gemm_method;
+    u.pct_library = 100 * u.gflops / u.library_gflops;
+  }
+  return u;
+}
+
+}  // namespace kbench

@@ -1,0 +1,51 @@
+// The roofline of this machine for one workload: which roof binds (compute or memory), the time a
+// kernel would take running at that roof, and how close a measured time comes to it.
+//
+//   compute roof  = the peak of the unit that does the workload's math:
+//   PeakReport::bf16_matmul_peak
+//                   (AMX-BF16, else avx512_bf16 dot, else fp32 FMA) for bf16 matmul-class work,
+//                   fp32 FMA for f32 vector work
+//   balance       = compute roof / memory bandwidth               (flops per byte)
+//   intensity     = flops / minimal bytes moved                   (flops per byte)
+//   bound         = "compute" when intensity >= balance, else "memory"
+//   roofline time = max(flops / compute roof, bytes / bandwidth)
+//   % of roofline = roofline time / measured time
+// Beside it, for matmul-class work, the library ceiling: the fastest bf16 GEMM the machine's
+// libraries reach (the probe's library_gemm_gflops), as a share of the measured GFLOP/s.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "harness/eval_result.h"
+#include "probe/probe.h"
+#include "workloads/workload.h"
+
+namespace kbench {
+
+enum class Bound { kUnknown, kCompute, kMemory };
+const char* bound_name(Bound bound);  // "", "compute", "memory"
+
+struct Roofline {
+  double intensity = 0;  // flops / byte
+  double balance = 0;    // flops / byte at which both roofs meet
+  Bound bound = Bound::kUnknown;
+  double time_s = 0;  // at the binding roof
+};
+
+// From the problem's flops and bytes and the two roofs (GFLOP/s, GB/s). Unknown (all 0) when a roof
+// is not positive; a problem without flops is memory-bound, without bytes compute-bound.
+Roofline roofline(double flops, double bytes, double compute_gflops, double bandwidth_gbps);
+
+// 100 * roofline time / measured time; 0 when either is not positive.
+double pct_of_roofline(const Roofline& roof, double measured_s);
+
+// The compute roof for `math` on this machine: {GFLOP/s, unit name}; {0, ""} when unmeasured.
+std::pair<double, std::string> compute_roof(MathClass math, const PeakReport& peaks);
+
+// Every Utilization field for a kernel of `problem` with `math` that took `median_ms`; roofs and
+// the library ceiling stay 0 (unknown) without `peaks` or where the probe measured none.
+Utilization utilization_of(const Problem& problem, MathClass math, double median_ms,
+                           const std::optional<PeakReport>& peaks);
+
+}  // namespace kbench

@@ -1,0 +1,375 @@
+// Timing under interference on synthetic sample streams: parsing the scheduler's counters, the
+// adjusted time (and why a worker cannot game it), the paired-ratio estimator with disturbances
+// injected on one or both sides, the adaptive stopping rule, and the stability verdict.
+#include "harness/noise.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "harness/schedstat.h"
+
+namespace kbench {
+namespace {
+
+// ---- /proc parsing ----
+
+TEST(Schedstat, ParsesThreeNumbersAndRejectsAnythingElse) {
+  const auto s = parse_schedstat("123456789 4242 17\n");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->run_ns, 123456789u);
+  EXPECT_EQ(s->wait_ns, 4242u);
+  EXPECT_TRUE(parse_schedstat("0 0 0"));
+  EXPECT_FALSE(parse_schedstat(""));
+  EXPECT_FALSE(parse_schedstat("12 34"));
+  EXPECT_FALSE(parse_schedstat("12 x 5\n"));
+  EXPECT_FALSE(parse_schedstat("-1 2 3\n"));
+  EXPECT_FALSE(parse_schedstat("1 2 3 4\n"));
+}
+
+TEST(Schedstat, ReadsThisProcessesThreads) {
+  const std::vector<TaskSchedstat> tasks = read_task_schedstats(getpid());
+  if (tasks.empty()) GTEST_SKIP() << "this kernel has no /proc/<pid>/task/*/schedstat";
+  bool found_main = false;
+  for (const TaskSchedstat& t : tasks) found_main = found_main || t.tid == getpid();
+  EXPECT_TRUE(found_main);
+  EXPECT_TRUE(read_task_schedstats(-1).empty());
+}
+
+TEST(Schedstat, DeltaSumsThreadsAndNamesTheBusiestOne) {
+  const std::vector<TaskSchedstat> before = {{10, 1'000'000, 0}, {11, 5'000'000, 2'000'000}};
+  const std::vector<TaskSchedstat> after = {
+      {10, 41'000'000, 30'000'000},  // ran 40 ms, waited 30 ms
+      {11, 15'000'000, 2'000'000},   // ran 10 ms
+      {12, 3'000'000, 1'000'000},    // started during the call
+  };
+  const SchedDelta d = sched_delta(before, after);
+  ASSERT_TRUE(d.valid);
+  EXPECT_NEAR(d.run_s, 0.053, 1e-12);
+  EXPECT_NEAR(d.wait_s, 0.031, 1e-12);
+  EXPECT_NEAR(d.busiest_run_s, 0.040, 1e-12);
+  EXPECT_NEAR(d.busiest_wait_s, 0.030, 1e-12);
+  EXPECT_FALSE(sched_delta({}, after).valid);
+  // A reused tid whose counters went backwards counts from zero.
+  const SchedDelta reused = sched_delta({{10, 9'000'000, 9'000'000}}, {{10, 2'000'000, 0}});
+  EXPECT_NEAR(reused.run_s, 0.002, 1e-12);
+}
+
+constexpr const char* kProcStat =
+    "cpu  1000 0 200 5000 10 0 5 50 0 0\n"
+    "cpu0 500 0 100 2500 5 0 3 40 30 0\n"  // guest 30 is already inside user
+    "cpu1 500 0 100 2500 5 0 2 10 0 0\n"
+    "intr 12345 0 0\n"
+    "ctxt 999\n"
+    "cpu3 1 2 3 4\n";  // an old kernel without iowait.. steal columns
+
+TEST(ProcStat, ParsesPerCpuLinesAndSteal) {
+  const auto cpus = parse_proc_stat(kProcStat);
+  ASSERT_EQ(cpus.size(), 3u);
+  EXPECT_EQ(cpus.at(0).total, 500u + 100 + 2500 + 5 + 3 + 40);
+  EXPECT_EQ(cpus.at(0).steal, 40u);
+  EXPECT_EQ(cpus.at(1).steal, 10u);
+  EXPECT_EQ(cpus.at(3).total, 10u);
+  EXPECT_EQ(cpus.at(3).steal, 0u);
+  EXPECT_FALSE(read_proc_stat().empty());
+}
+
+TEST(ProcStat, StealPercentOverTheWorkersCpusOnly) {
+  const std::map<int, CpuTicks> before = {{0, {1000, 10}}, {1, {1000, 0}}};
+  const std::map<int, CpuTicks> after = {{0, {1200, 30}}, {1, {1200, 100}}};
+  EXPECT_DOUBLE_EQ(steal_percent(before, after, {0}), 10.0);  // 20 of 200 ticks
+  EXPECT_DOUBLE_EQ(steal_percent(before, after, {0, 1}), 30.0);
+  EXPECT_DOUBLE_EQ(steal_percent(before, after, {5}), 0.0);
+  EXPECT_DOUBLE_EQ(steal_percent(before, before, {0}), 0.0);
+}
+
+// ---- the adjusted time ----
+
+SchedDelta sched(double run_ms, double wait_ms, double busiest_run_ms, double busiest_wait_ms) {
+  return {true, run_ms * 1e-3, wait_ms * 1e-3, busiest_run_ms * 1e-3, busiest_wait_ms * 1e-3};
+}
+
+TEST(CallTiming, TakesOutTheRunQueueWaitOfTheCriticalThread) {
+  // Time-shared with another process: 40 ms of work took 80 ms of wall time.
+  const CallTiming t = call_timing(0.080, sched(40, 40, 40, 40), 1);
+  EXPECT_NEAR(t.adjusted_ms, 40, 1e-9);
+  EXPECT_EQ(t.disturbed, kWaited);
+  EXPECT_NEAR(t.offcpu_ms, 40, 1e-9);
+  // Undisturbed.
+  const CallTiming quiet = call_timing(0.0401, sched(40, 0.01, 40, 0.01), 1);
+  EXPECT_EQ(quiet.disturbed, kClean);
+  EXPECT_NEAR(quiet.adjusted_ms, 40.09, 1e-9);
+  // Steal (or a blocked thread): off CPU without waiting to run, nothing to take out.
+  const CallTiming stolen = call_timing(0.060, sched(40, 0, 40, 0), 1);
+  EXPECT_EQ(stolen.disturbed, kDisturbed);
+  EXPECT_NEAR(stolen.adjusted_ms, 60, 1e-9);
+  // No counters: the wall time, unjudged.
+  const CallTiming blind = call_timing(0.050, SchedDelta{}, 1);
+  EXPECT_FALSE(blind.accounted);
+  EXPECT_NEAR(blind.adjusted_ms, 50, 1e-9);
+  EXPECT_EQ(blind.disturbed, kClean);
+}
+
+TEST(CallTiming, OversubscribingItsOwnCpusGainsAWorkerNothing) {
+  // One CPU, 80 ms of work split over two threads: each waits while the other runs. Taking out the
+  // critical thread's wait alone would report 40 ms; cpu / threads keeps it at 80.
+  const CallTiming t = call_timing(0.080, sched(80, 80, 40, 40), 1);
+  EXPECT_NEAR(t.adjusted_ms, 80, 1e-9);
+  // The same with two CPUs granted: 80 ms of work cannot take less than 40 ms.
+  EXPECT_NEAR(call_timing(0.080, sched(80, 80, 40, 40), 2).adjusted_ms, 40, 1e-9);
+  // Never above the wall time.
+  EXPECT_NEAR(call_timing(0.010, sched(30, 0, 10, 0), 1).adjusted_ms, 10, 1e-9);
+}
+
+TEST(CallTiming, SubMillisecondCallsAreNotAllDisturbed) {
+  // 20 us of wake-up latency on a 50 us call is under the 0.1 ms floor.
+  EXPECT_EQ(call_timing(50e-6, sched(0.03, 0.02, 0.03, 0.02), 1).disturbed, kClean);
+}
+
+// ---- the estimator on synthetic streams ----
+
+// A kernel with true time `ms`: multiplicative lognormal noise of `cv`, and a drift that hits both
+// calls of a pair (the machine state of that moment) by `drift_cv`.
+struct Stream {
+  std::vector<double> baseline, candidate;
+  std::vector<std::uint8_t> baseline_disturbed, candidate_disturbed;
+};
+
+Stream paired_stream(double base_ms, double cand_ms, int n, double cv, double drift_cv,
+                     std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> noise(0.0, cv), drift(0.0, drift_cv);
+  Stream s;
+  for (int i = 0; i < n; ++i) {
+    const double d = drift(rng);
+    s.baseline.push_back(base_ms * d * noise(rng));
+    s.candidate.push_back(cand_ms * d * noise(rng));
+    s.baseline_disturbed.push_back(kClean);
+    s.candidate_disturbed.push_back(kClean);
+  }
+  return s;
+}
+
+// Interference on `side`: a share of its calls slowed by 30-100%; the scheduler saw it
+// (`flagged` marks them kDisturbed, the class the adjustment cannot take out).
+void disturb(std::vector<double>& ms, std::vector<std::uint8_t>& flags, double share, bool flagged,
+             std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    if (u(rng) >= share) continue;
+    ms[i] *= 1.3 + 0.7 * u(rng);
+    if (flagged) flags[i] = kDisturbed;
+  }
+}
+
+EvalResult result_of(const Stream& s) {
+  const SpeedupEstimate e = estimate_speedup(s.baseline, s.candidate);
+  EvalResult r;
+  r.speedup = e.speedup;
+  r.speedup_ci95 = e.ci95;
+  r.noise = noise_report({s.candidate, s.candidate_disturbed}, {s.baseline, s.baseline_disturbed},
+                         e, 0.0, true);
+  return r;
+}
+
+TEST(Estimator, QuietAaRunIsNoSignificantDifference) {
+  const Stream s = paired_stream(40, 40, 60, 0.01, 0.05, 1);
+  const EvalResult r = result_of(s);
+  EXPECT_NEAR(*r.speedup, 1.0, 0.01);
+  EXPECT_TRUE(r.noise->stable) << r.noise->unstable_reason;
+  EXPECT_STREQ(significance(r), "no significant difference");
+}
+
+TEST(Estimator, PairingCancelsDriftThatHitsBothCalls) {
+  // 20% drift between pairs, 1% within: the paired ratio sees only the 1%.
+  const Stream s = paired_stream(50, 40, 40, 0.01, 0.20, 2);
+  const SpeedupEstimate e = estimate_speedup(s.baseline, s.candidate);
+  EXPECT_NEAR(e.speedup, 1.25, 0.01);
+  EXPECT_LT(e.half_width, 0.01);
+}
+
+TEST(Estimator, AaWithOneSideDisturbedClaimsNoSpeedup) {
+  // A/A, a third of the baseline's calls hit by interference the adjustment could not remove.
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    Stream s = paired_stream(40, 40, 60, 0.02, 0.05, 100 + seed);
+    disturb(s.baseline, s.baseline_disturbed, 0.33, /*flagged=*/true, 200 + seed);
+    const EvalResult r = result_of(s);
+    const std::string verdict = significance(r);
+    EXPECT_NE(verdict, "faster") << "seed " << seed << ": " << *r.speedup;
+    EXPECT_NE(verdict, "slower") << "seed " << seed << ": " << *r.speedup;
+    // One-sided disturbance is itself the reason the run is not stable.
+    EXPECT_FALSE(r.noise->stable) << "seed " << seed;
+    EXPECT_NE(r.noise->unstable_reason.find("one side"), std::string::npos)
+        << r.noise->unstable_reason;
+  }
+}
+
+TEST(Estimator, AaWithUnflaggedDisturbanceOnOneSideStaysNearOne) {
+  // The scheduler saw nothing (memory-bandwidth interference, say): the median of paired ratios
+  // still lands within 3% when a fifth of one side's calls are slowed.
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    Stream s = paired_stream(40, 40, 80, 0.01, 0.05, 300 + seed);
+    disturb(s.candidate, s.candidate_disturbed, 0.2, /*flagged=*/false, 400 + seed);
+    const SpeedupEstimate e = estimate_speedup(s.baseline, s.candidate);
+    EXPECT_GT(e.speedup, 0.97) << "seed " << seed;
+    EXPECT_LT(e.speedup, 1.02) << "seed " << seed;
+  }
+}
+
+TEST(Estimator, AaWithBothSidesDisturbedAlikeIsStableAndCoversOne) {
+  int covered = 0, stable = 0;
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    Stream s = paired_stream(40, 40, 60, 0.02, 0.05, 500 + seed);
+    disturb(s.baseline, s.baseline_disturbed, 0.15, true, 600 + seed);
+    disturb(s.candidate, s.candidate_disturbed, 0.15, true, 700 + seed);
+    const EvalResult r = result_of(s);
+    EXPECT_NEAR(*r.speedup, 1.0, 0.03) << "seed " << seed;
+    if (r.speedup_ci95->first <= 1.0 && 1.0 <= r.speedup_ci95->second) ++covered;
+    if (r.noise->stable) ++stable;
+  }
+  EXPECT_GE(covered, 36);  // >= 90% of 40 (95% nominal; the bound leaves room for chance)
+  EXPECT_GE(stable, 38);
+}
+
+TEST(Estimator, RealSpeedupIsFasterAndStable) {
+  Stream s = paired_stream(80, 40, 40, 0.03, 0.05, 9);
+  disturb(s.baseline, s.baseline_disturbed, 0.1, true, 10);
+  disturb(s.candidate, s.candidate_disturbed, 0.1, true, 11);
+  const EvalResult r = result_of(s);
+  EXPECT_NEAR(*r.speedup, 2.0, 0.05);
+  EXPECT_TRUE(r.noise->stable) << r.noise->unstable_reason;
+  EXPECT_STREQ(significance(r), "faster");
+  std::swap(s.baseline, s.candidate);
+  EXPECT_STREQ(significance(result_of(s)), "slower");
+}
+
+TEST(Significance, ClaimsOnlyBeyondTheMarginOfTwoIdenticalProcesses) {
+  EvalResult r;
+  NoiseReport stable;
+  stable.stable = true;
+  r.noise = stable;
+  r.speedup = 1.012;
+  r.speedup_ci95 = std::pair(1.004, 1.03);  // excludes 1.0, but by less than kClaimMargin
+  EXPECT_STREQ(significance(r), "no significant difference");
+  r.speedup_ci95 = std::pair(1.0 + kClaimMargin + 0.001, 1.05);
+  EXPECT_STREQ(significance(r), "faster");
+  r.speedup_ci95 = std::pair(0.9, 1.0 - kClaimMargin - 0.001);
+  EXPECT_STREQ(significance(r), "slower");
+  r.noise->stable = false;
+  EXPECT_STREQ(significance(r), "unstable");
+  r.speedup.reset();
+  EXPECT_STREQ(significance(r), "");
+}
+
+TEST(Estimator, MostPairsBeyondAdjustmentIsUnstable) {
+  Stream s = paired_stream(40, 40, 40, 0.02, 0.05, 13);
+  disturb(s.baseline, s.baseline_disturbed, 0.6, true, 14);
+  disturb(s.candidate, s.candidate_disturbed, 0.6, true, 15);
+  const EvalResult r = result_of(s);
+  EXPECT_FALSE(r.noise->stable);
+  EXPECT_STREQ(significance(r), "unstable");
+}
+
+TEST(Estimator, WideIntervalIsUnstable) {
+  const Stream s = paired_stream(40, 40, 10, 0.3, 0.0, 17);
+  const EvalResult r = result_of(s);
+  EXPECT_GT(r.noise->ci_half_width_pct, 5.0);
+  EXPECT_FALSE(r.noise->stable);
+  EXPECT_NE(r.noise->unstable_reason.find("CI half-width"), std::string::npos);
+}
+
+TEST(Estimator, OneSeriesMedianAndEmptyInput) {
+  const std::vector<double> ms = {10, 11, 9, 10, 10.5, 9.5, 10, 30};
+  const SpeedupEstimate e = estimate_median(ms);
+  EXPECT_DOUBLE_EQ(e.speedup, 10.0);
+  EXPECT_LE(e.ci95.first, 10.0);
+  EXPECT_GE(e.ci95.second, 10.0);
+  EXPECT_EQ(estimate_speedup({}, {}).pairs, 0);
+  EXPECT_TRUE(std::isinf(estimate_median({}).half_width));
+}
+
+TEST(NoiseReport, CountsCallsPairsAndSpread) {
+  const std::vector<double> cand = {10, 10, 10, 10}, base = {8, 12, 8, 12};
+  const std::vector<std::uint8_t> cand_flags = {kClean, kWaited, kClean, kClean},
+                                  base_flags = {kDisturbed, kClean, kClean, kClean};
+  const SpeedupEstimate e = estimate_speedup(base, cand);
+  const NoiseReport n = noise_report({cand, cand_flags}, {base, base_flags}, e, 1.5, true);
+  EXPECT_EQ(n.calls, 8);
+  EXPECT_EQ(n.disturbed_calls, 2);
+  EXPECT_EQ(n.candidate_disturbed, 1);
+  EXPECT_EQ(n.baseline_disturbed, 1);
+  EXPECT_EQ(n.unadjustable_calls, 1);
+  EXPECT_EQ(n.clean_pairs, 2);
+  EXPECT_DOUBLE_EQ(n.cv_candidate, 0.0);
+  EXPECT_DOUBLE_EQ(n.cv_baseline, 0.2);
+  EXPECT_DOUBLE_EQ(n.steal_pct, 1.5);
+  EXPECT_EQ(n.estimator, "median_pair_ratio_adjusted");
+}
+
+TEST(Binomial, TwoSidedExactTest) {
+  EXPECT_DOUBLE_EQ(binomial_two_sided_p(0, 0), 1.0);
+  EXPECT_DOUBLE_EQ(binomial_two_sided_p(5, 5), 1.0);
+  EXPECT_NEAR(binomial_two_sided_p(10, 0), 2.0 / 1024, 1e-12);
+  EXPECT_NEAR(binomial_two_sided_p(0, 10), 2.0 / 1024, 1e-12);
+  EXPECT_NEAR(binomial_two_sided_p(9, 1), 2.0 * 11 / 1024, 1e-12);
+  EXPECT_GT(binomial_two_sided_p(600, 400), 0.0);  // no underflow to exactly 0 at large n
+  EXPECT_LT(binomial_two_sided_p(600, 400), 1e-9);
+}
+
+// ---- adaptive stopping ----
+
+TEST(StopRule, MinimumFirstThenTargetMaximumAndBudget) {
+  const StopRule rule{.min_iters = 10, .max_iters = 100, .time_budget_s = 5};
+  SpeedupEstimate narrow;
+  narrow.pairs = 10;
+  narrow.half_width = 0.01;
+  SpeedupEstimate wide = narrow;
+  wide.half_width = 0.1;
+  EXPECT_EQ(stop_reason(rule, 9, 100.0, narrow), "");  // the minimum wins over the budget
+  EXPECT_EQ(stop_reason(rule, 10, 0.1, narrow), "ci_target");
+  EXPECT_EQ(stop_reason(rule, 10, 0.1, wide), "");
+  EXPECT_EQ(stop_reason(rule, 10, 5.0, wide), "time_budget");
+  EXPECT_EQ(stop_reason(rule, 100, 0.1, wide), "max_iters");
+  EXPECT_EQ(stop_reason(rule, 50, 1.0, SpeedupEstimate{}), "");
+  // A narrow interval over fewer than kMinStablePairs pairs is no reason to stop.
+  SpeedupEstimate few = narrow;
+  few.pairs = kMinStablePairs - 1;
+  EXPECT_EQ(stop_reason({.min_iters = 2}, kMinStablePairs - 1, 0.1, few), "");
+}
+
+// Runs the adaptive loop over a synthetic stream with `seconds_per_pair` of simulated time.
+std::pair<std::string, int> simulate(const Stream& s, const StopRule& rule,
+                                     double seconds_per_pair) {
+  for (int iters = 1; iters <= static_cast<int>(s.baseline.size()); ++iters) {
+    SpeedupEstimate e;
+    if (iters >= rule.min_iters)
+      e = estimate_speedup(std::span(s.baseline).first(static_cast<std::size_t>(iters)),
+                           std::span(s.candidate).first(static_cast<std::size_t>(iters)));
+    const std::string stop = stop_reason(rule, iters, iters * seconds_per_pair, e);
+    if (!stop.empty()) return {stop, iters};
+  }
+  return {"stream ended", static_cast<int>(s.baseline.size())};
+}
+
+TEST(StopRule, QuietStreamStopsAtTheTargetNoisyOneAtTheBudget) {
+  const StopRule rule{.min_iters = 10, .max_iters = 400, .time_budget_s = 10};
+  const auto [quiet_stop, quiet_iters] =
+      simulate(paired_stream(40, 40, 400, 0.01, 0.1, 20), rule, 0.1);
+  EXPECT_EQ(quiet_stop, "ci_target");
+  EXPECT_LT(quiet_iters, 40);
+  const auto [noisy_stop, noisy_iters] =
+      simulate(paired_stream(40, 40, 400, 0.3, 0.1, 21), rule, 0.1);
+  EXPECT_EQ(noisy_stop, "time_budget");
+  EXPECT_EQ(noisy_iters, 100);
+  const auto [capped, capped_iters] =
+      simulate(paired_stream(40, 40, 400, 0.3, 0.1, 22), {.min_iters = 10, .max_iters = 30}, 0.1);
+  EXPECT_EQ(capped, "max_iters");
+  EXPECT_EQ(capped_iters, 30);
+}
+
+}  // namespace
+}  // namespace kbench

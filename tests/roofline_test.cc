@@ -1,0 +1,118 @@
+// Known-answer tests of the roofline: which roof binds, the time at the roof, % of roofline, the
+// compute roof per math class, and what is left unknown when the probe measured nothing.
+#include "harness/roofline.h"
+
+#include <gtest/gtest.h>
+
+namespace kbench {
+namespace {
+
+TEST(Roofline, ComputeBoundWhenIntensityReachesBalance) {
+  // 100 GFLOP/s and 10 GB/s: balance 10 flop/B. 1e9 flops over 1e7 bytes: intensity 100.
+  const Roofline r = roofline(1e9, 1e7, 100, 10);
+  EXPECT_DOUBLE_EQ(r.balance, 10);
+  EXPECT_DOUBLE_EQ(r.intensity, 100);
+  EXPECT_EQ(r.bound, Bound::kCompute);
+  EXPECT_DOUBLE_EQ(r.time_s, 1e9 / 100e9);  // 10 ms at the compute roof; 1 ms of traffic
+  // Exactly at the balance point both roofs take the same time and the compute roof is named.
+  EXPECT_EQ(roofline(1e9, 1e8, 100, 10).bound, Bound::kCompute);
+}
+
+TEST(Roofline, MemoryBoundBelowBalance) {
+  // RMSNorm-like: 5 flops per 4 bytes.
+  const Roofline r = roofline(5e8, 4e8, 150, 5);
+  EXPECT_DOUBLE_EQ(r.intensity, 1.25);
+  EXPECT_DOUBLE_EQ(r.balance, 30);
+  EXPECT_EQ(r.bound, Bound::kMemory);
+  EXPECT_DOUBLE_EQ(r.time_s, 4e8 / 5e9);  // 80 ms of traffic
+  EXPECT_DOUBLE_EQ(pct_of_roofline(r, 0.160), 50.0);
+  EXPECT_DOUBLE_EQ(pct_of_roofline(r, 0.080), 100.0);
+}
+
+TEST(Roofline, UnknownWithoutRoofsAndNoMeasurement) {
+  EXPECT_EQ(roofline(1e9, 1e7, 0, 10).bound, Bound::kUnknown);
+  EXPECT_EQ(roofline(1e9, 1e7, 100, 0).bound, Bound::kUnknown);
+  EXPECT_DOUBLE_EQ(roofline(1e9, 1e7, 0, 10).time_s, 0);
+  EXPECT_DOUBLE_EQ(pct_of_roofline(roofline(1e9, 1e7, 0, 10), 1.0), 0);
+  EXPECT_DOUBLE_EQ(pct_of_roofline(roofline(1e9, 1e7, 100, 10), 0), 0);
+  EXPECT_EQ(roofline(1e9, 0, 100, 10).bound, Bound::kCompute);  // nothing to move
+  EXPECT_STREQ(bound_name(Bound::kMemory), "memory");
+  EXPECT_STREQ(bound_name(Bound::kUnknown), "");
+}
+
+PeakReport peaks_with(std::optional<double> amx, std::optional<double> dot) {
+  PeakReport p;
+  p.fp32_fma_gflops = 150;
+  p.bf16_dot_gflops = dot;
+  p.amx_bf16_gflops = amx;
+  p.mem_bw_gbps = 10;
+  return p;
+}
+
+TEST(ComputeRoof, MathClassPicksTheUnit) {
+  EXPECT_EQ(compute_roof(MathClass::kF32Vector, peaks_with(2000, 300)),
+            std::pair(150.0, std::string("fp32_fma")));
+  EXPECT_EQ(compute_roof(MathClass::kBf16Matmul, peaks_with(2000, 300)),
+            std::pair(2000.0, std::string("amx_bf16")));
+  EXPECT_EQ(compute_roof(MathClass::kBf16Matmul, peaks_with(std::nullopt, 300)),
+            std::pair(300.0, std::string("bf16_dot")));
+  EXPECT_EQ(compute_roof(MathClass::kBf16Matmul, peaks_with(std::nullopt, std::nullopt)),
+            std::pair(150.0, std::string("fp32_fma")));
+  EXPECT_EQ(compute_roof(MathClass::kBf16Matmul, PeakReport{}), std::pair(0.0, std::string()));
+}
+
+Problem gemm_problem() {
+  Problem p;
+  p.flops = 2.0 * 512 * 512 * 512;    // 268 MFLOP
+  p.min_bytes = 2.0 * 3 * 512 * 512;  // three bf16 matrices
+  return p;
+}
+
+TEST(UtilizationOf, FillsTheRooflineAndTheLibraryCeiling) {
+  PeakReport peaks = peaks_with(std::nullopt, 300);
+  peaks.library_gemm_gflops = 200;
+  peaks.library_gemm_method = "onednn_bf16 2048^3";
+  const Problem p = gemm_problem();
+  // At 2 ms: 134.2 GFLOP/s.
+  const Utilization u = utilization_of(p, MathClass::kBf16Matmul, 2.0, peaks);
+  EXPECT_EQ(u.math, "bf16_matmul");
+  EXPECT_EQ(u.peak_flops_kind, "bf16_dot");
+  EXPECT_DOUBLE_EQ(u.peak_gflops, 300);
+  EXPECT_NEAR(u.gflops, p.flops / 2e-3 * 1e-9, 1e-9);
+  EXPECT_NEAR(u.pct_peak_flops, 100 * u.gflops / 300, 1e-9);
+  EXPECT_DOUBLE_EQ(u.balance, 30);
+  EXPECT_NEAR(u.intensity, p.flops / p.min_bytes, 1e-12);
+  EXPECT_EQ(u.bound, "compute");  // intensity 170 flop/B
+  EXPECT_NEAR(u.roofline_ms, p.flops / 300e9 * 1e3, 1e-12);
+  EXPECT_NEAR(u.pct_roofline, 100 * u.roofline_ms / 2.0, 1e-9);
+  EXPECT_DOUBLE_EQ(u.library_gflops, 200);
+  EXPECT_EQ(u.library_method, "onednn_bf16 2048^3");
+  EXPECT_NEAR(u.pct_library, 100 * u.gflops / 200, 1e-9);
+}
+
+TEST(UtilizationOf, VectorWorkHasNoLibraryCeilingAndMissingPeaksStayUnknown) {
+  PeakReport peaks = peaks_with(2000, 300);
+  peaks.library_gemm_gflops = 200;
+  Problem rows;
+  rows.flops = 5e8;
+  rows.min_bytes = 4e8;
+  const Utilization u = utilization_of(rows, MathClass::kF32Vector, 100, peaks);
+  EXPECT_EQ(u.peak_flops_kind, "fp32_fma");
+  EXPECT_EQ(u.bound, "memory");
+  EXPECT_DOUBLE_EQ(u.library_gflops, 0);
+  EXPECT_DOUBLE_EQ(u.pct_library, 0);
+  EXPECT_NEAR(u.pct_roofline, 40.0, 1e-9);  // 40 ms of traffic (4e8 B at 10 GB/s) in 100 ms
+
+  // No probe at all, or a probe that measured nothing (library ceiling not yet implemented).
+  const Utilization none = utilization_of(rows, MathClass::kF32Vector, 100, std::nullopt);
+  EXPECT_EQ(none.bound, "");
+  EXPECT_DOUBLE_EQ(none.pct_roofline, 0);
+  EXPECT_GT(none.gflops, 0);
+  const Utilization zero = utilization_of(gemm_problem(), MathClass::kBf16Matmul, 2, PeakReport{});
+  EXPECT_EQ(zero.bound, "");
+  EXPECT_EQ(zero.peak_flops_kind, "");
+  EXPECT_DOUBLE_EQ(zero.library_gflops, 0);
+}
+
+}  // namespace
+}  // namespace kbench
