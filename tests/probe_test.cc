@@ -54,12 +54,15 @@ TEST(Probe, SingleThreadPeaksArePlausible) {
 // are timed in CPU time on one thread, but a busy hyperthread sibling and shared caches still slow
 // it more than the register-resident FMA loop). 0.2 leaves room for that and still catches a path
 // that stopped vectorizing. Debug and sanitizer builds compile kbench's widening around the library
-// calls unoptimized, which can cost more than the GEMM itself: only "it ran" means something there.
+// calls unoptimized, which can cost more than the GEMM itself, while the uninstrumented libraries
+// can outrun the sanitizer build's own FMA loop (47.6 against 20.6 GFLOP/s in one CI run): only "it
+// ran" means something there.
 #if defined(__SANITIZE_ADDRESS__) || !defined(NDEBUG)
-constexpr double kMinLibraryFractionOfFp32 = 0.0;
+constexpr bool kRatesAreMeaningful = false;
 #else
-constexpr double kMinLibraryFractionOfFp32 = 0.2;
+constexpr bool kRatesAreMeaningful = true;
 #endif
+constexpr double kMinLibraryFractionOfFp32 = kRatesAreMeaningful ? 0.2 : 0.0;
 
 TEST(Probe, LibraryCeilingIsPlausible) {
   const PeakReport& r = single_thread_peaks();
@@ -73,7 +76,10 @@ TEST(Probe, LibraryCeilingIsPlausible) {
   EXPECT_GT(r.library_gemm_gflops, kMinLibraryFractionOfFp32 * r.fp32_fma_gflops)
       << r.library_gemm_method;
   // No library beats the fastest bf16 matmul unit; 1.5x is timer slack.
-  EXPECT_LT(r.library_gemm_gflops, 1.5 * r.bf16_matmul_peak().first) << r.library_gemm_method;
+  if (kRatesAreMeaningful) {
+    EXPECT_LT(r.library_gemm_gflops, 1.5 * r.bf16_matmul_peak().first) << r.library_gemm_method;
+  }
+  EXPECT_GT(r.library_gemm_gflops, 0);
   RecordProperty("library_gemm_gflops", std::to_string(r.library_gemm_gflops));
   RecordProperty("library_gemm_method", r.library_gemm_method);
 }
