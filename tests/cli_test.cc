@@ -49,8 +49,16 @@ TEST_P(ScaffoldOf, IsACorrectCandidate) {
   EXPECT_GE(ci[1].get<double>(), result["speedup"].get<double>());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllWorkloads, ScaffoldOf,
-                         ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
+// The workloads that carry a naive scaffold (evaluating one takes seconds, so the suite's fifty do
+// not all have one).
+std::vector<const Workload*> workloads_with_scaffolds() {
+  std::vector<const Workload*> with;
+  for (const Workload* w : all_workloads())
+    if (!w->scaffold.empty()) with.push_back(w);
+  return with;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWorkloads, ScaffoldOf, ::testing::ValuesIn(workloads_with_scaffolds()),
                          [](const ::testing::TestParamInfo<const Workload*>& workload) {
                            return std::string(workload.param->name);
                          });

@@ -105,6 +105,8 @@ inline double draw(const FillJob& job, std::uint32_t bits) {
       return std::fma(job.scale, bits * 0x1p-32, job.shift);  // bits * 2^-32 is exact
     case InitRule::Kind::kRandInt:
       return static_cast<double>((std::uint64_t{bits} * job.int_high) >> 32);
+    case InitRule::Kind::kCustom:
+      break;  // fill_input hands custom rules to their own function before any job exists
   }
   return 0;
 }
@@ -185,12 +187,14 @@ void fill_span_scalar(const FillJob& job, std::int64_t first, std::int64_t count
 
 void fill_input_scalar(const InitRule& rule, std::uint64_t seed, std::uint32_t stream,
                        kb_tensor& t) {
+  if (rule.kind == InitRule::Kind::kCustom) return rule.custom(seed, stream, t);
   fill_tiles(make_fill_job(rule, seed, stream, t.dtype), t, fill_span_scalar);
 }
 
 }  // namespace input_gen_detail
 
 void fill_input(const InitRule& rule, std::uint64_t seed, std::uint32_t stream, kb_tensor& t) {
+  if (rule.kind == InitRule::Kind::kCustom) return rule.custom(seed, stream, t);
   input_gen_detail::fill_tiles(input_gen_detail::make_fill_job(rule, seed, stream, t.dtype), t,
                                input_gen_detail::fill_span_simd);
 }

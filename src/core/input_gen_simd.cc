@@ -287,6 +287,8 @@ void FillSpanOf(const FillJob& job, std::int64_t first, std::int64_t count, T* H
       return FillSpanTyped<Draw::kUniform>(job, first, count, out);
     case InitRule::Kind::kRandInt:
       return FillSpanTyped<Draw::kRandInt>(job, first, count, out);
+    case InitRule::Kind::kCustom:
+      return;  // fill_input hands custom rules to their own function before any job exists
   }
 }
 

@@ -75,7 +75,18 @@ struct Workload {
   KernelFn baseline;
   Tolerance tolerance;
   MathClass math = MathClass::kBf16Matmul;
-  // A naive but correct candidate, printed by `kbench scaffold`.
+  // The original JAX program's arithmetic, emulated: its ops in its order, each rounding its result
+  // to bf16 wherever the program holds a bf16 tensor (matmul outputs, scores, softmax, norms, ...),
+  // f32 where it computes in f32. Writes outputs in their declared dtypes. A faithful port of the
+  // original must pass, so the suite test requires `tolerance` to accept this program on 20 smoke
+  // and 3 cpu seeds.
+  KernelFn bf16_program = nullptr;
+  // For workloads whose output reduces over tokens (a mean loss): the output estimated from a
+  // subsample of the tokens, as a shortcut kernel would compute it. The suite test requires
+  // `tolerance` to reject it. Null where no output reduces over tokens.
+  KernelFn subsample_estimate = nullptr;
+  // A naive but correct candidate, printed by `kbench scaffold`; empty where the workload has none
+  // (the command then prints the entry point's skeleton).
   std::string_view scaffold;
 };
 

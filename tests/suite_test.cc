@@ -1,0 +1,265 @@
+// The suite's invariants, for every workload the registry lists: it is the spec's workload (ids,
+// names, groups, full-size inputs and FLOPs), its tolerance accepts the original program's bf16
+// arithmetic (Workload::bf16_program) on 20 smoke and 3 cpu seeds, and rejects the degenerate
+// outputs a gaming or broken kernel would produce (zeros, ones, the oracle's mean, the oracle with
+// rows permuted, the oracle plus 5% noise, a token-subsample estimate).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/bf16.h"
+#include "core/tensor.h"
+#include "harness/checker.h"
+#include "harness/problem_instance.h"
+#include "workloads/registry.h"
+#include "workloads/workload.h"
+
+namespace kbench {
+namespace {
+
+constexpr int kSmokeSeeds = 20;
+constexpr int kCpuSeeds = 3;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+std::filesystem::path spec_path() {
+  return std::filesystem::path(KBENCH_SOURCE_DIR) / ".." / "shared" / "spec" / "workloads.json";
+}
+
+// The integers of a spec shape string such as "(64,256) int32" or "(4096,)".
+std::vector<std::int64_t> spec_shape(const std::string& text) {
+  std::vector<std::int64_t> extents;
+  const std::string inside = text.substr(0, text.find(')'));
+  const std::regex number("[0-9]+");
+  for (auto it = std::sregex_iterator(inside.begin(), inside.end(), number);
+       it != std::sregex_iterator(); ++it)
+    extents.push_back(std::stoll(it->str()));
+  return extents;
+}
+
+TEST(Suite, IsTheSpecsFiftyWorkloadsInOrder) {
+  std::ifstream file(spec_path());
+  if (!file) GTEST_SKIP() << "no spec at " << spec_path();
+  const auto spec = nlohmann::json::parse(file);
+  const auto workloads = all_workloads();
+  ASSERT_EQ(workloads.size(), spec.size());
+  for (std::size_t i = 0; i < spec.size(); ++i) {
+    const Workload& w = *workloads[i];
+    const auto& s = spec[i];
+    SCOPED_TRACE(s["name"].get<std::string>());
+    EXPECT_EQ(w.id, s["id"].get<std::string>());
+    EXPECT_EQ(w.name, s["name"].get<std::string>());
+    EXPECT_EQ(group_name(w.group), s["group"].get<std::string>());
+
+    const Problem full = w.problem(Size::kFull);
+    EXPECT_NEAR(full.flops, s["flops_full"].get<double>(), 1e-9 * s["flops_full"].get<double>());
+    // Tensor inputs in the spec's order; Python scalars become kb_config params.
+    std::vector<const nlohmann::json*> tensor_inputs;
+    for (const auto& input : s["inputs_full"])
+      if (input["shape"].get<std::string>().find("python") == std::string::npos)
+        tensor_inputs.push_back(&input);
+    ASSERT_EQ(full.inputs.size(), tensor_inputs.size());
+    for (std::size_t k = 0; k < tensor_inputs.size(); ++k) {
+      const auto& input = *tensor_inputs[k];
+      EXPECT_EQ(full.inputs[k].tensor.name, input["name"].get<std::string>());
+      EXPECT_EQ(full.inputs[k].tensor.shape, spec_shape(input["shape"].get<std::string>()))
+          << full.inputs[k].tensor.name;
+    }
+    ASSERT_FALSE(full.outputs.empty());
+    const std::vector<std::int64_t> out_shape =
+        spec_shape(s["output_shape_full"].get<std::string>());
+    if (!out_shape.empty()) {
+      EXPECT_EQ(full.outputs[0].shape, out_shape);
+    }
+  }
+}
+
+class SuiteWorkload : public ::testing::TestWithParam<const Workload*> {};
+
+std::vector<std::vector<float>> values_of(const std::vector<HostTensor>& tensors) {
+  std::vector<std::vector<float>> values;
+  for (const HostTensor& t : tensors) values.push_back(to_f32(const_cast<HostTensor&>(t).view()));
+  return values;
+}
+
+// Values as a kernel writing the declared dtypes would hold them: bf16 outputs rounded.
+std::vector<std::vector<float>> as_declared(const Problem& problem,
+                                            std::vector<std::vector<float>> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (problem.outputs[i].dtype == KB_BF16)
+      for (float& v : values[i]) v = round_to_bf16(v);
+  return values;
+}
+
+struct Degenerate {
+  std::string name;
+  std::vector<std::vector<float>> outputs;
+};
+
+// The degenerate outputs of the suite's rule 5, derived from the oracle's values.
+std::vector<Degenerate> degenerates_of(const Problem& problem,
+                                       const std::vector<std::vector<float>>& oracle,
+                                       std::uint64_t seed) {
+  auto map = [&](const std::function<void(std::size_t, std::vector<float>&)>& change) {
+    std::vector<std::vector<float>> out = oracle;
+    for (std::size_t i = 0; i < out.size(); ++i) change(i, out[i]);
+    return as_declared(problem, std::move(out));
+  };
+  std::vector<Degenerate> all;
+  all.push_back({"zeros", map([](std::size_t, std::vector<float>& v) {
+                   std::fill(v.begin(), v.end(), 0.0f);
+                 })});
+  all.push_back({"ones", map([](std::size_t, std::vector<float>& v) {
+                   std::fill(v.begin(), v.end(), 1.0f);
+                 })});
+  // For a scalar output the mean is the oracle itself, which is no degenerate output.
+  bool all_scalar = true;
+  for (const auto& v : oracle) all_scalar &= v.size() <= 1;
+  if (!all_scalar)
+    all.push_back({"oracle mean", map([](std::size_t, std::vector<float>& v) {
+                     double sum = 0;
+                     for (float x : v) sum += x;
+                     std::fill(v.begin(), v.end(),
+                               static_cast<float>(sum / std::max<std::size_t>(1, v.size())));
+                   })});
+  // Rows permuted: the first axis rotated by one (a row shuffle a kernel indexing rows wrongly
+  // would produce), for outputs that have more than one row.
+  bool has_rows = false;
+  for (const TensorSpec& out : problem.outputs)
+    has_rows |= out.shape.size() >= 1 && out.shape[0] > 1;
+  if (has_rows)
+    all.push_back({"rows permuted", map([&](std::size_t i, std::vector<float>& v) {
+                     const auto& shape = problem.outputs[i].shape;
+                     if (shape.empty() || shape[0] < 2) return;
+                     const std::size_t row = v.size() / static_cast<std::size_t>(shape[0]);
+                     std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(row), v.end());
+                   })});
+  all.push_back({"oracle + 5% noise", map([&](std::size_t, std::vector<float>& v) {
+                   double sum_sq = 0;
+                   for (float x : v) sum_sq += static_cast<double>(x) * x;
+                   const double rms = std::sqrt(sum_sq / std::max<std::size_t>(1, v.size()));
+                   // Too few values for the noise's RMS to be near 5%: off by exactly 5%.
+                   if (v.size() < 16) {
+                     for (float& x : v) x = static_cast<float>(x + 0.05 * rms);
+                     return;
+                   }
+                   std::mt19937_64 rng(seed);
+                   std::normal_distribution<double> noise(0.0, 0.05 * rms);
+                   for (float& x : v) x = static_cast<float>(x + noise(rng));
+                 })});
+  return all;
+}
+
+class Sizes {
+ public:
+  static int seeds(Size size) { return size == Size::kSmoke ? kSmokeSeeds : kCpuSeeds; }
+};
+
+void expect_faithful_program_passes(const Workload& w, Size size) {
+  ASSERT_NE(w.bf16_program, nullptr) << w.name << " has no bf16_program";
+  ProblemInstance instance(w, size);
+  for (int s = 0; s < Sizes::seeds(size); ++s) {
+    const std::uint64_t seed = 0x5EED0000u + static_cast<std::uint64_t>(s) * 7919u;
+    instance.generate(seed);
+    const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
+    const auto program = values_of(instance.run_trusted(w.bf16_program, 1, KB_BF16));
+    const CheckResult check = check_outputs(instance.problem(), program, oracle, w.tolerance);
+    EXPECT_TRUE(check.passed) << w.name << " " << size_name(size) << " seed " << seed << ": "
+                              << check.detail;
+    ::testing::Test::RecordProperty("rel_l2_seed_" + std::to_string(s),
+                                    std::to_string(check.rel_l2_err));
+  }
+}
+
+void expect_degenerates_fail(const Workload& w, Size size) {
+  ProblemInstance instance(w, size);
+  const std::uint64_t seed = 0xDE6E0000u + static_cast<std::uint64_t>(size);
+  instance.generate(seed);
+  const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
+  std::vector<Degenerate> degenerates = degenerates_of(instance.problem(), oracle, seed);
+  if (w.subsample_estimate)
+    degenerates.push_back({"token-subsample estimate",
+                           values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
+  for (const Degenerate& d : degenerates) {
+    const CheckResult check = check_outputs(instance.problem(), d.outputs, oracle, w.tolerance);
+    EXPECT_FALSE(check.passed) << w.name << " " << size_name(size) << ": the degenerate output '"
+                               << d.name << "' passes (rel L2 " << check.rel_l2_err << ")";
+  }
+}
+
+TEST_P(SuiteWorkload, FaithfulBf16ProgramPassesSmoke) {
+  expect_faithful_program_passes(*GetParam(), Size::kSmoke);
+}
+
+TEST_P(SuiteWorkload, FaithfulBf16ProgramPassesCpu) {
+  if (kSanitized) GTEST_SKIP() << "cpu size runs in the optimized pass";
+  expect_faithful_program_passes(*GetParam(), Size::kCpu);
+}
+
+TEST_P(SuiteWorkload, DegenerateOutputsFailSmoke) {
+  expect_degenerates_fail(*GetParam(), Size::kSmoke);
+}
+
+TEST_P(SuiteWorkload, DegenerateOutputsFailCpu) {
+  if (kSanitized) GTEST_SKIP() << "cpu size runs in the optimized pass";
+  expect_degenerates_fail(*GetParam(), Size::kCpu);
+}
+
+// The baseline (both output dtypes) against the double-precision reference at smoke size: what
+// `kbench validate` reports, enforced.
+TEST_P(SuiteWorkload, BaselineMatchesReferenceSmoke) {
+  const Workload& w = *GetParam();
+  ProblemInstance instance(w, Size::kSmoke);
+  for (std::uint64_t seed : {11u, 12u}) {
+    instance.generate(seed);
+    const auto truth = values_of(instance.run_trusted(w.reference, 1, KB_F32));
+    for (kb_dtype dtype : {KB_F32, KB_BF16}) {
+      const auto baseline = values_of(instance.run_trusted(w.baseline, 1, dtype));
+      const CheckResult check = check_outputs(instance.problem(), baseline, truth, w.tolerance);
+      EXPECT_TRUE(check.passed) << w.name << " baseline (" << dtype_name(dtype) << " outputs) seed "
+                                << seed << ": " << check.detail;
+    }
+  }
+}
+
+TEST_P(SuiteWorkload, SizePresetsAreConsistent) {
+  const Workload& w = *GetParam();
+  for (Size size : {Size::kSmoke, Size::kCpu, Size::kFull}) {
+    const Problem p = w.problem(size);
+    EXPECT_GT(p.flops, 0) << size_name(size);
+    EXPECT_GT(p.min_bytes, 0) << size_name(size);
+    EXPECT_FALSE(p.outputs.empty());
+  }
+  EXPECT_LT(w.problem(Size::kSmoke).flops, w.problem(Size::kCpu).flops);
+  EXPECT_LE(w.problem(Size::kCpu).flops, w.problem(Size::kFull).flops);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWorkloads, SuiteWorkload,
+                         ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
+                         [](const ::testing::TestParamInfo<const Workload*>& workload) {
+                           return std::string(workload.param->name);
+                         });
+
+}  // namespace
+}  // namespace kbench
