@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <random>
 #include <regex>
 #include <string>
@@ -187,8 +188,8 @@ void expect_faithful_program_passes(const Workload& w, Size size) {
     const CheckResult check = check_outputs(instance.problem(), program, oracle, w.tolerance);
     EXPECT_TRUE(check.passed) << w.name << " " << size_name(size) << " seed " << seed << ": "
                               << check.detail;
-    ::testing::Test::RecordProperty("rel_l2_seed_" + std::to_string(s),
-                                    std::to_string(check.rel_l2_err));
+    std::cout << "[suite] " << w.id << " " << size_name(size) << " bf16_program seed " << seed
+              << ": rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err << "\n";
   }
 }
 
@@ -203,6 +204,9 @@ void expect_degenerates_fail(const Workload& w, Size size) {
                            values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
   for (const Degenerate& d : degenerates) {
     const CheckResult check = check_outputs(instance.problem(), d.outputs, oracle, w.tolerance);
+    std::cout << "[suite] " << w.id << " " << size_name(size) << " degenerate '" << d.name
+              << "': rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err
+              << (check.passed ? " PASSES" : " rejected") << "\n";
     EXPECT_FALSE(check.passed) << w.name << " " << size_name(size) << ": the degenerate output '"
                                << d.name << "' passes (rel L2 " << check.rel_l2_err << ")";
   }
