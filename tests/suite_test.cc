@@ -10,9 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
-#include <random>
 #include <regex>
 #include <string>
 #include <vector>
@@ -23,6 +21,7 @@
 #include "core/tensor.h"
 #include "harness/checker.h"
 #include "harness/problem_instance.h"
+#include "harness/suite_checks.h"
 #include "workloads/registry.h"
 #include "workloads/workload.h"
 
@@ -104,74 +103,6 @@ std::vector<std::vector<float>> values_of(const std::vector<HostTensor>& tensors
   return values;
 }
 
-// Values as a kernel writing the declared dtypes would hold them: bf16 outputs rounded.
-std::vector<std::vector<float>> as_declared(const Problem& problem,
-                                            std::vector<std::vector<float>> values) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (problem.outputs[i].dtype == KB_BF16)
-      for (float& v : values[i]) v = round_to_bf16(v);
-  return values;
-}
-
-struct Degenerate {
-  std::string name;
-  std::vector<std::vector<float>> outputs;
-};
-
-// The degenerate outputs of the suite's rule 5, derived from the oracle's values.
-std::vector<Degenerate> degenerates_of(const Problem& problem,
-                                       const std::vector<std::vector<float>>& oracle,
-                                       std::uint64_t seed) {
-  auto map = [&](const std::function<void(std::size_t, std::vector<float>&)>& change) {
-    std::vector<std::vector<float>> out = oracle;
-    for (std::size_t i = 0; i < out.size(); ++i) change(i, out[i]);
-    return as_declared(problem, std::move(out));
-  };
-  std::vector<Degenerate> all;
-  all.push_back({"zeros", map([](std::size_t, std::vector<float>& v) {
-                   std::fill(v.begin(), v.end(), 0.0f);
-                 })});
-  all.push_back({"ones", map([](std::size_t, std::vector<float>& v) {
-                   std::fill(v.begin(), v.end(), 1.0f);
-                 })});
-  // For a scalar output the mean is the oracle itself, which is no degenerate output.
-  bool all_scalar = true;
-  for (const auto& v : oracle) all_scalar &= v.size() <= 1;
-  if (!all_scalar)
-    all.push_back({"oracle mean", map([](std::size_t, std::vector<float>& v) {
-                     double sum = 0;
-                     for (float x : v) sum += x;
-                     std::fill(v.begin(), v.end(),
-                               static_cast<float>(sum / std::max<std::size_t>(1, v.size())));
-                   })});
-  // Rows permuted: the first axis rotated by one (a row shuffle a kernel indexing rows wrongly
-  // would produce), for outputs that have more than one row.
-  bool has_rows = false;
-  for (const TensorSpec& out : problem.outputs)
-    has_rows |= out.shape.size() >= 1 && out.shape[0] > 1;
-  if (has_rows)
-    all.push_back({"rows permuted", map([&](std::size_t i, std::vector<float>& v) {
-                     const auto& shape = problem.outputs[i].shape;
-                     if (shape.empty() || shape[0] < 2) return;
-                     const std::size_t row = v.size() / static_cast<std::size_t>(shape[0]);
-                     std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(row), v.end());
-                   })});
-  all.push_back({"oracle + 5% noise", map([&](std::size_t, std::vector<float>& v) {
-                   double sum_sq = 0;
-                   for (float x : v) sum_sq += static_cast<double>(x) * x;
-                   const double rms = std::sqrt(sum_sq / std::max<std::size_t>(1, v.size()));
-                   // Too few values for the noise's RMS to be near 5%: off by exactly 5%.
-                   if (v.size() < 16) {
-                     for (float& x : v) x = static_cast<float>(x + 0.05 * rms);
-                     return;
-                   }
-                   std::mt19937_64 rng(seed);
-                   std::normal_distribution<double> noise(0.0, 0.05 * rms);
-                   for (float& x : v) x = static_cast<float>(x + noise(rng));
-                 })});
-  return all;
-}
-
 class Sizes {
  public:
   static int seeds(Size size) { return size == Size::kSmoke ? kSmokeSeeds : kCpuSeeds; }
@@ -189,7 +120,8 @@ void expect_faithful_program_passes(const Workload& w, Size size) {
     EXPECT_TRUE(check.passed) << w.name << " " << size_name(size) << " seed " << seed << ": "
                               << check.detail;
     std::cout << "[suite] " << w.id << " " << size_name(size) << " bf16_program seed " << seed
-              << ": rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err << "\n";
+              << ": rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err
+              << " bound fraction " << bound_fraction(program, oracle, w.tolerance) << "\n";
   }
 }
 
@@ -198,14 +130,15 @@ void expect_degenerates_fail(const Workload& w, Size size) {
   const std::uint64_t seed = 0xDE6E0000u + static_cast<std::uint64_t>(size);
   instance.generate(seed);
   const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
-  std::vector<Degenerate> degenerates = degenerates_of(instance.problem(), oracle, seed);
+  std::vector<DegenerateOutput> degenerates = degenerate_outputs(instance.problem(), oracle, seed);
   if (w.subsample_estimate)
     degenerates.push_back({"token-subsample estimate",
                            values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
-  for (const Degenerate& d : degenerates) {
+  for (const DegenerateOutput& d : degenerates) {
     const CheckResult check = check_outputs(instance.problem(), d.outputs, oracle, w.tolerance);
     std::cout << "[suite] " << w.id << " " << size_name(size) << " degenerate '" << d.name
               << "': rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err
+              << " bound fraction " << bound_fraction(d.outputs, oracle, w.tolerance)
               << (check.passed ? " PASSES" : " rejected") << "\n";
     EXPECT_FALSE(check.passed) << w.name << " " << size_name(size) << ": the degenerate output '"
                                << d.name << "' passes (rel L2 " << check.rel_l2_err << ")";

@@ -19,6 +19,16 @@ struct ProbeOptions {
   std::string db;
 };
 
+// Each baseline against its reference, each workload's faithful bf16 program against the oracle,
+// and the degenerate outputs against the rule: what the suite's correctness rests on.
+struct ValidateOptions {
+  std::vector<std::string> workloads;  // empty: every workload
+  std::string size = "smoke";
+  int seeds = 3;  // input sets per workload for the bf16 program
+  std::optional<std::uint64_t> seed;
+  bool json = false;
+};
+
 struct ScaffoldOptions {
   std::string workload;
 };
@@ -112,5 +122,6 @@ int calibrate_command(const CalibrateOptions& options);
 int results_command(const ResultsOptions& options);
 int export_command(const ExportOptions& options);
 int check_command(const CheckOptions& options);
+int validate_command(const ValidateOptions& options);
 
 }  // namespace kbench::cli

@@ -206,6 +206,24 @@ int main(int argc, char** argv) {
       "\nA missing or malformed file gets the verdict 'incorrect' (exit 0), like wrong values.\n"
       "See docs/interop.md.");
 
+  ValidateOptions validate;
+  auto* validate_cmd = app.add_subcommand(
+      "validate",
+      "Check each baseline against its reference, each workload's bf16 program and degenerate "
+      "outputs against its rule");
+  validate_cmd->add_option("--workload,-w", validate.workloads,
+                           "Workload ids or names (default: all)");
+  validate_cmd->add_option("--size", validate.size, "smoke, cpu or full")->capture_default_str();
+  validate_cmd->add_option("--seeds", validate.seeds, "Input sets for the bf16 program")
+      ->capture_default_str();
+  validate_cmd->add_option("--seed", validate.seed, "First seed (default: drawn fresh)");
+  validate_cmd->add_flag("--json", validate.json, "Print a JSON array");
+  validate_cmd->footer(
+      "Columns are fractions of the workload's tolerance used (below 1 passes): the baseline "
+      "against the\nreference (f32 and bf16 outputs), the bf16 program against the oracle (worst "
+      "seed), and the\ndegenerate output that came closest to passing (it must be above 1). Exit "
+      "1 when any workload fails.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -227,6 +245,7 @@ int main(int argc, char** argv) {
     if (*results_cmd) return results_command(results);
     if (*export_cmd) return export_command(export_options);
     if (*check_cmd) return check_command(check);
+    if (*validate_cmd) return validate_command(validate);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kbench: %s\n", e.what());
     return 2;

@@ -1,0 +1,158 @@
+// `kbench validate`: what the suite's verdicts rest on, measured per workload. The baseline (fp32
+// oracle and timed bf16 kernel) against the double-precision reference; the original program's bf16
+// arithmetic (Workload::bf16_program) against the oracle on several seeds, which the rule must
+// accept; the degenerate outputs (suite_checks.h), which it must reject. Errors are reported as
+// the fraction of the rule's bound used (below 1 passes).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "core/timer.h"
+#include "harness/checker.h"
+#include "harness/problem_instance.h"
+#include "harness/suite_checks.h"
+#include "workloads/registry.h"
+
+namespace kbench::cli {
+namespace {
+
+struct Validation {
+  const Workload* workload = nullptr;
+  double baseline_f32 = 0, baseline_bf16 = 0;  // bound fractions against the reference
+  double bf16_program = 0;                     // worst over the seeds, against the oracle
+  bool has_bf16_program = false;
+  double closest_degenerate = std::numeric_limits<double>::infinity();
+  std::string closest_degenerate_name;
+  std::vector<std::string> failures;
+  double seconds = 0;
+};
+
+std::vector<std::vector<float>> values_of(std::vector<HostTensor> tensors) {
+  std::vector<std::vector<float>> values;
+  for (HostTensor& t : tensors) values.push_back(to_f32(t.view()));
+  return values;
+}
+
+Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_seed) {
+  const double start = now_seconds();
+  Validation v;
+  v.workload = &w;
+  ProblemInstance instance(w, size);
+  const Problem& problem = instance.problem();
+  const auto fail = [&](const std::string& what) { v.failures.push_back(what); };
+
+  instance.generate(base_seed);
+  const auto truth = values_of(instance.run_trusted(w.reference, 1, KB_F32));
+  const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
+  const auto timed = values_of(instance.run_trusted(w.baseline, 1, KB_BF16));
+  v.baseline_f32 = bound_fraction(oracle, truth, w.tolerance);
+  v.baseline_bf16 = bound_fraction(timed, truth, w.tolerance);
+  if (!check_outputs(problem, oracle, truth, w.tolerance).passed)
+    fail("baseline (f32 oracle) disagrees with the reference");
+  if (!check_outputs(problem, timed, truth, w.tolerance).passed)
+    fail("baseline (bf16) disagrees with the reference");
+
+  std::vector<DegenerateOutput> degenerates = degenerate_outputs(problem, oracle, base_seed);
+  if (w.subsample_estimate)
+    degenerates.push_back({"token-subsample estimate",
+                           values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
+  for (const DegenerateOutput& d : degenerates) {
+    const double fraction = bound_fraction(d.outputs, oracle, w.tolerance);
+    if (fraction < v.closest_degenerate) {
+      v.closest_degenerate = fraction;
+      v.closest_degenerate_name = d.name;
+    }
+    if (check_outputs(problem, d.outputs, oracle, w.tolerance).passed)
+      fail("the degenerate output '" + d.name + "' passes");
+  }
+
+  v.has_bf16_program = w.bf16_program != nullptr;
+  if (!v.has_bf16_program) fail("no bf16 program");
+  for (int s = 0; v.has_bf16_program && s < seeds; ++s) {
+    if (s > 0) instance.generate(base_seed + static_cast<std::uint64_t>(s));
+    const auto seed_oracle =
+        s == 0 ? oracle : values_of(instance.run_trusted(w.baseline, 1, KB_F32));
+    const auto program = values_of(instance.run_trusted(w.bf16_program, 1, KB_BF16));
+    v.bf16_program = std::max(v.bf16_program, bound_fraction(program, seed_oracle, w.tolerance));
+    const CheckResult check = check_outputs(problem, program, seed_oracle, w.tolerance);
+    if (!check.passed)
+      fail("bf16 program fails on seed " + std::to_string(base_seed + s) + ": " + check.detail);
+  }
+  v.seconds = now_seconds() - start;
+  return v;
+}
+
+std::string fraction_text(double f) {
+  char buf[32];
+  if (f == std::numeric_limits<double>::infinity()) return "inf";
+  std::snprintf(buf, sizeof buf, f < 10 ? "%.3f" : "%.3g", f);
+  return buf;
+}
+
+}  // namespace
+
+int validate_command(const ValidateOptions& options) {
+  const Size size = size_or_usage_error(options.size);
+  if (options.seeds < 1) throw UsageError("--seeds must be at least 1");
+  std::vector<const Workload*> workloads;
+  for (const std::string& id : options.workloads) workloads.push_back(&workload_or_usage_error(id));
+  if (workloads.empty()) workloads.assign(all_workloads().begin(), all_workloads().end());
+  const std::uint64_t base_seed = options.seed.value_or(std::random_device{}());
+
+  std::vector<Validation> results;
+  if (!options.json) {
+    std::printf("kbench validate --size %s, seeds from %llu; bound fractions (< 1 passes)\n",
+                size_name(size), static_cast<unsigned long long>(base_seed));
+    std::printf("%-5s %9s %9s %9s %10s  %-24s %7s  %s\n", "id", "base/f32", "base/bf16",
+                "bf16 prog", "degenerate", "(closest)", "s", "verdict");
+  }
+  int failed = 0;
+  for (const Workload* w : workloads) {
+    results.push_back(validate(*w, size, options.seeds, base_seed));
+    const Validation& v = results.back();
+    failed += v.failures.empty() ? 0 : 1;
+    if (options.json) continue;
+    std::printf("%-5s %9s %9s %9s %10s  %-24s %7.2f  %s\n", std::string(w->id).c_str(),
+                fraction_text(v.baseline_f32).c_str(), fraction_text(v.baseline_bf16).c_str(),
+                v.has_bf16_program ? fraction_text(v.bf16_program).c_str() : "-",
+                fraction_text(v.closest_degenerate).c_str(), v.closest_degenerate_name.c_str(),
+                v.seconds, v.failures.empty() ? "ok" : v.failures.front().c_str());
+    std::fflush(stdout);
+  }
+  if (options.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const Validation& v : results) {
+      const Tolerance& tol = v.workload->tolerance;
+      all.push_back(
+          {{"workload", v.workload->name},
+           {"size", size_name(size)},
+           {"tolerance", {{"atol", tol.atol}, {"rtol", tol.rtol}, {"max_rel_l2", tol.max_rel_l2}}},
+           {"baseline_f32_vs_reference", v.baseline_f32},
+           {"baseline_bf16_vs_reference", v.baseline_bf16},
+           {"bf16_program_vs_oracle",
+            v.has_bf16_program ? nlohmann::json(v.bf16_program) : nlohmann::json(nullptr)},
+           {"closest_degenerate", v.closest_degenerate_name},
+           {"closest_degenerate_fraction", v.closest_degenerate},
+           {"failures", v.failures},
+           {"seconds", v.seconds}});
+    }
+    std::cout << all.dump(2) << "\n";
+  } else {
+    std::printf("%zu workloads, %d failed\n", results.size(), failed);
+  }
+  if (failed > 0) {
+    std::fprintf(stderr, "kbench: validate: %d of %zu workloads failed\n", failed, results.size());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace kbench::cli

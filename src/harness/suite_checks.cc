@@ -1,0 +1,106 @@
+// Degenerate outputs and the bound fraction: see suite_checks.h.
+#include "harness/suite_checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "core/bf16.h"
+
+namespace kbench {
+namespace {
+
+// Too few values for a Gaussian draw's RMS to be near the intended 5%.
+constexpr std::size_t kMinValuesForGaussianNoise = 16;
+
+double rms_of(const std::vector<float>& v) {
+  double sum_sq = 0;
+  for (float x : v) sum_sq += static_cast<double>(x) * x;
+  return std::sqrt(sum_sq / static_cast<double>(std::max<std::size_t>(1, v.size())));
+}
+
+}  // namespace
+
+std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
+                                                 const std::vector<std::vector<float>>& oracle,
+                                                 std::uint64_t seed) {
+  const auto derived = [&](const std::function<void(std::size_t, std::vector<float>&)>& change) {
+    std::vector<std::vector<float>> out = oracle;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      change(i, out[i]);
+      if (i < problem.outputs.size() && problem.outputs[i].dtype == KB_BF16)
+        for (float& v : out[i]) v = round_to_bf16(v);
+    }
+    return out;
+  };
+  std::vector<DegenerateOutput> all;
+  all.push_back({"zeros", derived([](std::size_t, std::vector<float>& v) {
+                   std::fill(v.begin(), v.end(), 0.0f);
+                 })});
+  all.push_back({"ones", derived([](std::size_t, std::vector<float>& v) {
+                   std::fill(v.begin(), v.end(), 1.0f);
+                 })});
+  bool all_scalar = true;
+  for (const auto& v : oracle) all_scalar &= v.size() <= 1;
+  if (!all_scalar) {
+    all.push_back({"oracle mean", derived([](std::size_t, std::vector<float>& v) {
+                     double sum = 0;
+                     for (float x : v) sum += x;
+                     const double n = static_cast<double>(std::max<std::size_t>(1, v.size()));
+                     std::fill(v.begin(), v.end(), static_cast<float>(sum / n));
+                   })});
+  }
+  bool has_rows = false;
+  for (const TensorSpec& out : problem.outputs) has_rows |= !out.shape.empty() && out.shape[0] > 1;
+  if (has_rows) {
+    all.push_back({"rows permuted", derived([&](std::size_t i, std::vector<float>& v) {
+                     const auto& shape = problem.outputs[i].shape;
+                     if (shape.empty() || shape[0] < 2) return;
+                     const std::size_t row = v.size() / static_cast<std::size_t>(shape[0]);
+                     std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(row), v.end());
+                   })});
+  }
+  all.push_back({"oracle + 5% noise", derived([&](std::size_t i, std::vector<float>& v) {
+                   const double sigma = 0.05 * rms_of(v);
+                   if (v.size() < kMinValuesForGaussianNoise) {
+                     for (float& x : v) x = static_cast<float>(x + sigma);
+                     return;
+                   }
+                   std::mt19937_64 rng(seed + i);
+                   std::normal_distribution<double> noise(0.0, sigma);
+                   for (float& x : v) x = static_cast<float>(x + noise(rng));
+                 })});
+  return all;
+}
+
+double bound_fraction(const std::vector<std::vector<float>>& outputs,
+                      const std::vector<std::vector<float>>& oracle, const Tolerance& tol) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (outputs.size() != oracle.size()) return kInf;
+  double worst = 0;
+  for (std::size_t t = 0; t < outputs.size(); ++t) {
+    const std::vector<float>& out = outputs[t];
+    const std::vector<float>& ref = oracle[t];
+    if (out.size() != ref.size()) return kInf;
+    double diff_sq = 0, ref_sq = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const double o = out[i], r = ref[i];
+      if (!std::isfinite(o) || !std::isfinite(r)) {
+        if (std::isnan(o) && std::isnan(r)) continue;
+        if (o == r) continue;
+        return kInf;
+      }
+      const double err = std::fabs(o - r);
+      worst = std::max(worst, err / (tol.atol + tol.rtol * std::fabs(r)));
+      diff_sq += err * err;
+      ref_sq += r * r;
+    }
+    const double rel_l2 = ref_sq > 0 ? std::sqrt(diff_sq / ref_sq) : (diff_sq > 0 ? kInf : 0.0);
+    worst = std::max(worst, rel_l2 / tol.max_rel_l2);
+  }
+  return worst;
+}
+
+}  // namespace kbench

@@ -1,0 +1,35 @@
+// What the suite requires of every workload's tolerance, as values the tests and `kbench validate`
+// share: the degenerate outputs a broken or gaming kernel would write, which the rule must reject,
+// and how much of the rule's bound an output uses, which says how close a passing output came to
+// failing and how far a failing one landed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/workload.h"
+
+namespace kbench {
+
+struct DegenerateOutput {
+  std::string name;                         // "zeros", "ones", "oracle mean", ...
+  std::vector<std::vector<float>> outputs;  // one value vector per output, in declared dtypes
+};
+
+// From the oracle's values (one vector per output of `problem`): all zeros, all ones, the oracle's
+// mean (not for scalar outputs, where it is the oracle), the oracle with its first axis rotated by
+// one (outputs with more than one row), and the oracle plus Gaussian noise at 5% of its RMS (drawn
+// from `seed`; outputs of fewer than 16 values are moved by exactly 5% of their RMS instead).
+// Values of bf16 outputs are rounded to bf16, as a kernel writing them would hold them.
+std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
+                                                 const std::vector<std::vector<float>>& oracle,
+                                                 std::uint64_t seed);
+
+// The fraction of the tolerance an output uses, over all outputs: the larger of the worst
+// |out - oracle| / (atol + rtol * |oracle|) and rel_l2 / max_rel_l2. Below 1 passes (given finite
+// values); infinity for a non-finite mismatch or a value-count mismatch.
+double bound_fraction(const std::vector<std::vector<float>>& outputs,
+                      const std::vector<std::vector<float>>& oracle, const Tolerance& tol);
+
+}  // namespace kbench
