@@ -19,6 +19,8 @@ usage: scripts/xla-peer.sh [options] [WORKLOAD ...]
   --size S         smoke or cpu (default cpu); full is accepted but needs far more memory and time
   --kbench PATH    the kbench executable (default build/src/kbench)
   --markdown FILE  also write the table to FILE
+  --json FILE      also write the timings as a JSON array (what `kbench run --markdown --xla FILE`
+                   reads for docs/baselines.md's XLA:CPU column)
   --seed N         seed of the exported inputs (default: drawn fresh by kbench export)
   --warmup N       untimed calls before timing, both sides (default 5)
   --iters N        timed calls, both sides (default 50)
@@ -51,6 +53,7 @@ note() { echo "xla-peer: $*" >&2; }
 size=cpu
 kbench="$root/build/src/kbench"
 markdown=""
+json_out=""
 seed=""
 warmup=5
 iters=50
@@ -66,12 +69,13 @@ python_override=""
 workloads=()
 while (($#)); do
   case "$1" in
-    --size | --kbench | --markdown | --seed | --warmup | --iters | --rounds | --malloc | --cpu | --workdir | --db | --python)
+    --size | --kbench | --markdown | --json | --seed | --warmup | --iters | --rounds | --malloc | --cpu | --workdir | --db | --python)
       (($# >= 2)) || usage_error "$1 needs a value"
       case "$1" in
         --size) size="$2" ;;
         --kbench) kbench="$2" ;;
         --markdown) markdown="$2" ;;
+        --json) json_out="$2" ;;
         --seed) seed="$2" ;;
         --warmup) warmup="$2" ;;
         --iters) iters="$2" ;;
@@ -228,6 +232,7 @@ run_jax() {
 }
 
 rows=()
+json_rows=()
 failures=()
 for name in "${selected[@]}"; do
   dir="$workdir/$name"
@@ -273,19 +278,22 @@ for name in "${selected[@]}"; do
       fi
     done
     # Per side: the median over rounds of each round's median, and the minimum over every call.
-    IFS='|' read -r xla_ms kb_ms ratio < <("$py" - "$dir" "$rounds" "$baseline" <<'EOF_PY'
+    IFS='|' read -r xla_ms kb_ms ratio row_json < <("$py" - "$dir" "$rounds" "$baseline" "$name" "$size" <<'EOF_PY'
 import json, statistics, sys
-d, rounds, baseline = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+d, rounds, baseline, name, size = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", sys.argv[4], sys.argv[5]
 xla = [json.load(open(f"{d}/xla.{r}.json")) for r in range(1, rounds + 1)]
 x_med = statistics.median(x["median_ms"] for x in xla)
 cells = ["%.3f (min %.3f)" % (x_med, min(x["min_ms"] for x in xla)), "-", "-"]
+row = {"workload": name, "size": size, "xla_median_ms": x_med, "rounds": rounds}
 if baseline:
     kb = [json.load(open(f"{d}/run.{r}.json"))[0]["baseline"] for r in range(1, rounds + 1)]
     k_med = statistics.median(k["median_ms"] for k in kb)
     cells[1:] = ["%.3f (min %.3f)" % (k_med, min(k["min_ms"] for k in kb)), "%.2f" % (x_med / k_med)]
-print("|".join(cells))
+    row.update(kbench_median_ms=k_med, xla_over_kbench=x_med / k_med)
+print("|".join(cells + [json.dumps(row)]))
 EOF_PY
     )
+    json_rows+=("$row_json")
     [[ -n "$xla_ms" ]] || die "$name: cannot summarize the timings in $dir"
   fi
   rows+=("| $name | $size | $xla_ms | $kb_ms | $ratio | $verdict (seed $run_seed) |")
@@ -304,5 +312,8 @@ table="$(
 echo "$table"
 if [[ -n "$markdown" ]]; then
   echo "$table" >"$markdown" || die "cannot write $markdown"
+fi
+if [[ -n "$json_out" ]]; then
+  (IFS=','; echo "[${json_rows[*]}]") >"$json_out" || die "cannot write $json_out"
 fi
 ((${#failures[@]} == 0)) || die "$(IFS=';'; echo "${failures[*]}")"

@@ -63,6 +63,8 @@ struct RunCommandOptions {
   double time_budget_s = 10;
   std::optional<std::uint64_t> seed;
   bool json = false;
+  bool markdown = false;  // docs/baselines.md's table instead of the console table
+  std::string xla;        // scripts/xla-peer.sh --json output, for the table's XLA:CPU column
   bool no_record = false;
   std::string db;
 };

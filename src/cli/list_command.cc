@@ -31,10 +31,10 @@ int list_command(const ListOptions& options) {
     std::cout << all.dump(2) << "\n";
     return 0;
   }
-  std::printf("%-5s %-24s %-15s %12s  %s\n", "id", "name", "group", "GFLOP(cpu)", "summary");
+  std::printf("%-5s %-55s %-15s %12s  %s\n", "id", "name", "group", "GFLOP(cpu)", "summary");
   for (const Workload* w : all_workloads()) {
     const Problem cpu = w->problem(Size::kCpu);
-    std::printf("%-5s %-24s %-15s %12.3f  %s\n", std::string(w->id).c_str(),
+    std::printf("%-5s %-55s %-15s %12.3f  %s\n", std::string(w->id).c_str(),
                 std::string(w->name).c_str(), group_name(w->group), cpu.flops * 1e-9,
                 std::string(w->summary).c_str());
   }

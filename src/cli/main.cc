@@ -123,6 +123,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run_cmd->add_option("--seed", run.seed, "Base seed (default: drawn fresh)");
   run_cmd->add_flag("--json", run.json, "Print JSON");
+  run_cmd->add_flag("--markdown", run.markdown,
+                    "Print docs/baselines.md's table (machine, sizes, roofline, XLA:CPU, TPU)");
+  run_cmd
+      ->add_option("--xla", run.xla,
+                   "XLA:CPU timings for --markdown (scripts/xla-peer.sh --json FILE)")
+      ->type_name("FILE");
   run_cmd->add_flag("--no-record", run.no_record, "Do not write results to the database");
   run_cmd->add_option("--db", run.db, "Results database");
 

@@ -1,6 +1,9 @@
 // `kbench run`: the baseline pass over a suite, each baseline first checked against its reference.
 #include <iostream>
+#include <map>
+#include <string>
 
+#include "cli/baselines_markdown.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
@@ -38,6 +41,12 @@ int run_command(const RunCommandOptions& options) {
     throw UsageError("--iters must be at least 1, --warmup at least 0");
   if (options.max_iters < options.iters) throw UsageError("--max-iters must be at least --iters");
   if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+  if (options.json && options.markdown)
+    throw UsageError("--json and --markdown exclude each other");
+  // Read before hours of timing, so a bad file fails first.
+  const std::map<std::string, double> xla_ms = options.xla.empty()
+                                                   ? std::map<std::string, double>{}
+                                                   : read_xla_times(options.xla, options.size);
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(store, options.threads);
 
@@ -60,7 +69,15 @@ int run_command(const RunCommandOptions& options) {
     results.push_back(run_baseline(run, peaks));
     if (!options.no_record) store.record(results.back(), current_environment());
   }
-  if (options.json) {
+  if (options.markdown) {
+    std::string command = "kbench run";
+    if (options.workloads.empty()) command += " --suite " + options.suite;
+    for (const std::string& w : options.workloads) command += " -w " + w;
+    command +=
+        " --size " + options.size + " --threads " + std::to_string(options.threads) + " --markdown";
+    if (!options.xla.empty()) command += " --xla FILE";
+    write_baselines_markdown(std::cout, results, peaks, xla_ms, command);
+  } else if (options.json) {
     write_results(std::cout, results, Format::kJson,
                   {.include_samples = false, .include_source = false});
   } else {

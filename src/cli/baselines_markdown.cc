@@ -1,0 +1,125 @@
+// docs/baselines.md's table: see baselines_markdown.h.
+#include "cli/baselines_markdown.h"
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/jaxbench_times.h"
+#include "core/environment.h"
+#include "workloads/registry.h"
+
+namespace kbench::cli {
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, pattern, value);
+  return buf;
+}
+
+// "768x1536, 1536x1536, 1536": the input shapes in call order.
+std::string shapes_of(const Problem& problem) {
+  std::string text;
+  for (const InputSpec& in : problem.inputs) {
+    if (!text.empty()) text += ", ";
+    if (in.tensor.shape.empty()) text += "scalar";
+    for (std::size_t d = 0; d < in.tensor.shape.size(); ++d) {
+      if (d > 0) text += 'x';
+      text += std::to_string(in.tensor.shape[d]);
+    }
+  }
+  return text;
+}
+
+// The distinct GEMM paths of a plan "class=path;class=path", or "-" for a baseline without GEMMs.
+std::string paths_of(const std::string& plan) {
+  std::set<std::string> paths;
+  std::stringstream entries(plan);
+  std::string entry;
+  while (std::getline(entries, entry, ';')) {
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) paths.insert(entry.substr(eq + 1));
+  }
+  std::string text;
+  for (const std::string& p : paths) {
+    if (!text.empty()) text += " + ";
+    text += p;
+  }
+  return text.empty() ? "-" : text;
+}
+
+}  // namespace
+
+std::map<std::string, double> read_xla_times(const std::string& path, const std::string& size) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot read XLA timings '" + path + "'");
+  nlohmann::json rows;
+  try {
+    rows = nlohmann::json::parse(file);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error("XLA timings '" + path + "' are not JSON: " + e.what());
+  }
+  if (!rows.is_array()) throw std::runtime_error("XLA timings '" + path + "' are not a JSON array");
+  std::map<std::string, double> times;
+  for (const auto& row : rows) {
+    if (!row.is_object() || !row.contains("workload") || !row.contains("xla_median_ms") ||
+        !row["workload"].is_string() || !row["xla_median_ms"].is_number())
+      throw std::runtime_error("XLA timings '" + path +
+                               "': each entry needs a workload and an xla_median_ms");
+    if (row.value("size", size) != size) continue;
+    times[row["workload"].get<std::string>()] = row["xla_median_ms"].get<double>();
+  }
+  return times;
+}
+
+void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& results,
+                              const PeakReport& peaks, const std::map<std::string, double>& xla_ms,
+                              const std::string& command) {
+  const Environment& env = current_environment();
+  os << "Measured by `" << command << "` on " << env.cpu_model << " (" << env.cpu_flags
+     << "), kbench " << env.kbench_commit << ". Roofs on " << peaks.threads
+     << " thread(s): fp32 FMA " << format("%.0f", peaks.fp32_fma_gflops) << " GFLOP/s, bf16 matmul "
+     << format("%.0f", peaks.bf16_matmul_peak().first) << " GFLOP/s ("
+     << peaks.bf16_matmul_peak().second << "), library ceiling "
+     << format("%.0f", peaks.library_gemm_gflops) << " GFLOP/s (" << peaks.library_gemm_method
+     << "), triad " << format("%.1f", peaks.mem_bw_gbps) << " GB/s.\n\n";
+  os << "| workload | size (inputs) | GFLOP | MB | baseline ms | GEMM path | % roofline | bound | "
+        "% library | XLA:CPU ms | XLA / kbench | TPU v6e XLA ms (full) |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const EvalResult& r : results) {
+    const Workload* w = find_workload(r.workload);
+    if (!w) continue;
+    const Size size = parse_size(r.size).value_or(Size::kCpu);
+    const Problem problem = w->problem(size);
+    os << "| " << r.workload << " | " << r.size << " (" << shapes_of(problem) << ") | "
+       << format("%.3g", problem.flops * 1e-9) << " | " << format("%.3g", problem.min_bytes * 1e-6)
+       << " | ";
+    if (r.status != Status::kCorrect || !r.baseline) {
+      os << status_name(r.status) << ": " << r.error << " | | | | | | | |\n";
+      continue;
+    }
+    const double ms = r.baseline->median_ms;
+    os << format("%.2f", ms) << " | " << paths_of(r.baseline_gemm_plan) << " | ";
+    if (r.utilization) {
+      const Utilization& u = *r.utilization;
+      os << format("%.0f", u.pct_roofline) << " | " << u.bound << " (" << u.peak_flops_kind
+         << ") | " << (u.math == "bf16_matmul" ? format("%.0f", u.pct_library) : "-") << " | ";
+    } else {
+      os << "- | - | - | ";
+    }
+    const auto xla = xla_ms.find(r.workload);
+    if (xla != xla_ms.end())
+      os << format("%.2f", xla->second) << " | " << format("%.2f", xla->second / ms) << " | ";
+    else
+      os << "- | - | ";
+    const auto tpu = tpu_v6e_xla_ms(w->id);
+    os << (tpu ? format("%.3g", *tpu) : "-") << " |\n";
+  }
+}
+
+}  // namespace kbench::cli

@@ -1,0 +1,25 @@
+// The baselines table of docs/baselines.md, written from a `kbench run`: per workload its size, the
+// work, the baseline's time and path, where that sits on this machine's roofline, the XLA:CPU
+// peer's time (scripts/xla-peer.sh --json) and the original's TPU time, under a header naming the
+// machine.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "harness/eval_result.h"
+#include "probe/probe.h"
+
+namespace kbench::cli {
+
+// XLA:CPU median ms per workload name, read from the JSON array scripts/xla-peer.sh --json writes.
+// Throws std::runtime_error with a one-line message for an unreadable or malformed file.
+std::map<std::string, double> read_xla_times(const std::string& path, const std::string& size);
+
+void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& results,
+                              const PeakReport& peaks, const std::map<std::string, double>& xla_ms,
+                              const std::string& command);
+
+}  // namespace kbench::cli
