@@ -439,6 +439,15 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
   return 0;
 }
 
+// Wider than JAXBench's allclose(1e-2, 1e-2) + rel-L2 1e-2, which the original's own bf16
+// arithmetic fails: its raw scores reach |q.k| ~ 80 (scaled ~6), where a bf16 step is 0.5 (0.03
+// after scaling), and x - max, exp and the division round again, so each softmax weight carries a
+// ~1-3% error that a peaked attention does not average out. Measured for the faithful bf16 program
+// (20 smoke, 3 cpu seeds): worst |diff| 0.047 (smoke, output RMS ~1.6) and 0.038 (cpu, RMS ~0.64),
+// worst rel-L2 0.0066 (smoke) and 0.0085 (cpu). Bounds at ~2x those: atol 0.08, rel-L2 0.02; the
+// closest degenerate (oracle + 5% noise) has rel-L2 0.05, 2.5x the bound.
+constexpr Tolerance kTolerance = {.atol = 0.08, .rtol = 1e-2, .max_rel_l2 = 2e-2};
+
 }  // namespace
 
 // A namespace-scope const has internal linkage unless declared extern; the registry links to it.
@@ -452,7 +461,7 @@ const Workload kMlaAttention3p = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .tolerance = kTolerance,
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
 };

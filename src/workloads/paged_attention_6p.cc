@@ -51,6 +51,7 @@
 #include "workloads/matmul_ops.h"
 #include "workloads/ops.h"
 #include "workloads/paged_kv.h"
+#include "workloads/row_ops.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -68,7 +69,7 @@ struct Shape {
 Shape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
-      return {5, 6, 2, 37, 5, 7};  // odd head_dim and page size, G = 3
+      return {5, 6, 2, 37, 5, 23};  // odd head_dim and page size, G = 3, 115 keys
     case Size::kCpu:
       return {8, 64, 8, 128, 16, 256};
     case Size::kFull:
@@ -202,61 +203,95 @@ int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb
   return 0;
 }
 
-// A sequence's K and V pages gathered into contiguous (keys, H_kv * D) blocks: the keys the mask
-// lets through, or all S_max of them when it lets none through (the softmax then averages all).
-struct GatheredSequence {
-  std::int64_t keys = 0, visible = 0;
-};
-
-GatheredSequence gather_sequence(const kb_tensor* in, const Shape& s, std::int64_t seq, bf16_t* k,
-                                 bf16_t* v) {
-  const std::int64_t visible = visible_keys(in, s, seq);
-  const std::int64_t keys = visible > 0 ? visible : s.capacity();
-  const std::int64_t token_elems = s.num_kv_heads * s.head_dim;
-  const std::int32_t* table = static_cast<const std::int32_t*>(in[4].data) + seq * s.pages_per_seq;
-  paged_kv::gather_tokens(
-      {static_cast<const bf16_t*>(in[1].data), s.num_pages(), s.page_size, token_elems}, table,
-      keys, k);
-  paged_kv::gather_tokens(
-      {static_cast<const bf16_t*>(in[2].data), s.num_pages(), s.page_size, token_elems}, table,
-      keys, v);
-  return {keys, visible};
+// Tokens per gathered chunk: 256 tokens of K or V at the full heads (H_kv * D = 1024) are 512 KB,
+// so a chunk and a KV head's scores stay in a 1.25-2 MB L2 between the gather and the GEMMs that
+// read it. A whole number of pages, so chunks start on page boundaries.
+std::int64_t chunk_tokens(const Shape& s) {
+  return s.page_size * std::max<std::int64_t>(1, 256 / s.page_size);
 }
 
-// What a fusing compiler emits for the vmapped program, one sequence at a time: the page gather
-// (one memcpy per page) into contiguous K and V blocks, then per KV head a GEMM of its G query
-// heads against the visible keys with D^-0.5 fused, a softmax pass per row while it is in L1, and a
-// GEMM with the values writing the G output rows. The GQA repeat is never materialized: the G query
-// heads of a KV head are the rows of one GEMM. Probabilities are bf16 in the timed run (the
-// original's softmax output is bf16), f32 in the oracle.
+// What a fusing compiler emits for the vmapped program, one sequence at a time, in two passes over
+// the sequence's pages in L2-sized chunks (gathered with one memcpy per page): K chunks feed, per
+// KV head, a GEMM of its G query heads (the GQA repeat is never materialized: they are the rows of
+// one GEMM) with D^-0.5 fused, into the sequence's f32 scores; one softmax pass per row over the
+// keys the mask lets through (all S_max when it lets none through: the mean of all values); then V
+// chunks feed the probability x value GEMMs, summed in f32 and rounded once into the output.
+// Probabilities are bf16 in the timed run (the original's softmax output is bf16), f32 in the
+// oracle. Each K/V byte is read from memory once.
 int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
   const Shape& s = *shape;
   const std::int64_t token_elems = s.num_kv_heads * s.head_dim;
-  ops::ScratchMatrix k_block(KB_BF16, s.capacity(), token_elems);
-  ops::ScratchMatrix v_block(KB_BF16, s.capacity(), token_elems);
-  auto* k = static_cast<bf16_t*>(k_block.row(0));
-  auto* v = static_cast<bf16_t*>(v_block.row(0));
+  const std::int64_t chunk = chunk_tokens(s);
+  const std::int64_t g = s.group();
+  const kb_dtype probability_dtype = out[0].dtype;
+  ops::ScratchMatrix block(KB_BF16, chunk, token_elems);
+  ops::ScratchMatrix scores(KB_F32, s.num_q_heads, s.capacity());
+  ops::ScratchMatrix probabilities(probability_dtype, s.num_q_heads, s.capacity());
+  ops::ScratchMatrix partial(KB_F32, g, s.head_dim);
+  std::vector<float> acc(static_cast<std::size_t>(s.num_q_heads * s.head_dim));
+  auto* kv = static_cast<bf16_t*>(block.row(0));
   const auto* queries = static_cast<const bf16_t*>(in[0].data);
-  const std::size_t out_element = dtype_size(out[0].dtype);
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  const paged_kv::PagedCache k_cache{static_cast<const bf16_t*>(in[1].data), s.num_pages(),
+                                     s.page_size, token_elems};
+  const paged_kv::PagedCache v_cache{static_cast<const bf16_t*>(in[2].data), s.num_pages(),
+                                     s.page_size, token_elems};
   for (std::int64_t seq = 0; seq < s.num_seqs; ++seq) {
-    const GatheredSequence g = gather_sequence(in, s, seq, k, v);
+    const std::int64_t visible = visible_keys(in, s, seq);
+    const std::int64_t keys = visible > 0 ? visible : s.capacity();
     const std::int64_t row = query_row(in, s, seq);
-    for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
-      const std::int64_t first_head = h * s.group();
-      const ops::Matrix q{queries + (row * s.num_q_heads + first_head) * s.head_dim, KB_BF16,
-                          s.group(), s.head_dim, s.head_dim};
-      const ops::MutableMatrix o{
-          static_cast<char*>(out[0].data) +
-              static_cast<std::size_t>((seq * s.num_q_heads + first_head) * s.head_dim) *
-                  out_element,
-          out[0].dtype, s.group(), s.head_dim, s.head_dim};
-      paged_kv::attend(q, k + h * s.head_dim, v + h * s.head_dim, token_elems, g.keys,
-                       {g.visible, 0}, scale, out[0].dtype, o);
+    const std::int32_t* table =
+        static_cast<const std::int32_t*>(in[4].data) + seq * s.pages_per_seq;
+    for (std::int64_t c0 = 0; c0 < keys; c0 += chunk) {
+      const std::int64_t n = std::min(chunk, keys - c0);
+      paged_kv::gather_tokens(k_cache, table + c0 / s.page_size, n, kv);
+      for (std::int64_t h = 0; h < s.num_kv_heads; ++h)
+        ops::gemm({queries + (row * s.num_q_heads + h * g) * s.head_dim, KB_BF16, g, s.head_dim,
+                   s.head_dim},
+                  {kv + h * s.head_dim, KB_BF16, n, s.head_dim, token_elems}, true,
+                  {static_cast<float*>(scores.row(h * g)) + c0, KB_F32, g, n, s.capacity()},
+                  {.alpha = scale});
     }
+    const auto width = static_cast<std::size_t>(keys);
+    for (std::int64_t r = 0; r < s.num_q_heads; ++r) {
+      auto* p = static_cast<float*>(scores.row(r));
+      if (visible == 0) {
+        std::fill(p, p + width, 1.0f / static_cast<float>(keys));
+      } else {
+        const float max_score = row_ops::max_value(p, width);
+        const float sum = row_ops::exp_inplace_sum(p, width, max_score);
+        row_ops::scale_inplace(p, width, 1.0f / sum);
+      }
+      if (probability_dtype == KB_BF16)
+        convert_f32_to_bf16(p, static_cast<bf16_t*>(probabilities.row(r)), width);
+    }
+    ops::ScratchMatrix& p = probability_dtype == KB_BF16 ? probabilities : scores;
+    const std::size_t p_element = dtype_size(probability_dtype);
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    for (std::int64_t c0 = 0; c0 < keys; c0 += chunk) {
+      const std::int64_t n = std::min(chunk, keys - c0);
+      paged_kv::gather_tokens(v_cache, table + c0 / s.page_size, n, kv);
+      for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
+        ops::gemm(
+            {static_cast<const char*>(p.row(h * g)) + static_cast<std::size_t>(c0) * p_element,
+             probability_dtype, g, n, s.capacity()},
+            {kv + h * s.head_dim, KB_BF16, n, s.head_dim, token_elems}, false, partial.out());
+        const auto* part = static_cast<const float*>(partial.row(0));
+        float* a = acc.data() + h * g * s.head_dim;
+        for (std::int64_t i = 0; i < g * s.head_dim; ++i) a[i] += part[i];
+      }
+    }
+    const std::size_t row_elems = static_cast<std::size_t>(s.num_q_heads * s.head_dim);
+    if (out[0].dtype == KB_F32)
+      std::memcpy(static_cast<float*>(out[0].data) + seq * s.num_q_heads * s.head_dim, acc.data(),
+                  row_elems * sizeof(float));
+    else
+      convert_f32_to_bf16(acc.data(),
+                          static_cast<bf16_t*>(out[0].data) + seq * s.num_q_heads * s.head_dim,
+                          row_elems);
   }
   return 0;
 }
@@ -324,6 +359,14 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
   return 0;
 }
 
+// JAXBench's allclose(atol=1e-2, rtol=1e-2) with rel-L2 1.5e-2 instead of 1e-2: the original's
+// bf16 softmax (x - max with |x - max| up to ~8 rounds by up to 2^-6, then exp and the division
+// round) gives each weight a ~0.5% random error, which the output inherits as a relative error of
+// the same size however many keys it averages. The faithful bf16 program measured rel-L2 up to
+// 0.0084 (smoke, 20 seeds) and 0.0070 (cpu), 84% of the default bound; 1.5e-2 keeps it under 56%
+// while the closest degenerate (oracle + 5% noise, rel-L2 0.05) stays 3.3x over.
+constexpr Tolerance kTolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.5e-2};
+
 }  // namespace
 
 // A namespace-scope const has internal linkage unless declared extern; the registry links to it.
@@ -337,7 +380,7 @@ const Workload kPagedAttention6p = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .tolerance = kTolerance,
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
 };
