@@ -19,6 +19,9 @@ from kbench_jax import (
     flash_attention_1p,
     gemm_8p,
     gemm_add_relu_41k,
+    mla_attention_3p,
+    paged_attention_6p,
+    ragged_paged_attention_7p,
     rmsnorm_12p,
     swiglu_mlp_9p,
 )
@@ -28,6 +31,9 @@ PROGRAMS = {
     m.NAME: m
     for m in (
         flash_attention_1p,
+        mla_attention_3p,
+        paged_attention_6p,
+        ragged_paged_attention_7p,
         gemm_8p,
         swiglu_mlp_9p,
         rmsnorm_12p,
