@@ -19,6 +19,13 @@ from kbench_jax import (
     flash_attention_1p,
     gemm_8p,
     gemm_add_relu_41k,
+    gemm_batch_norm_gelu_relu_31k,
+    gemm_batch_norm_scaling_softmax_43k,
+    gemm_group_norm_min_bias_add_40k,
+    gemm_group_norm_swish_multiply_swish_45k,
+    matmul_dropout_softmax_38k,
+    matmul_gelu_softmax_50k,
+    matmul_swish_sum_group_norm_29k,
     rmsnorm_12p,
     swiglu_mlp_9p,
 )
@@ -33,5 +40,12 @@ PROGRAMS = {
         rmsnorm_12p,
         cross_entropy_13p,
         gemm_add_relu_41k,
+        matmul_swish_sum_group_norm_29k,
+        gemm_batch_norm_gelu_relu_31k,
+        matmul_dropout_softmax_38k,
+        gemm_group_norm_min_bias_add_40k,
+        gemm_batch_norm_scaling_softmax_43k,
+        gemm_group_norm_swish_multiply_swish_45k,
+        matmul_gelu_softmax_50k,
     )
 }
