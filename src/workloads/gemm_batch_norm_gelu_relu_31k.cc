@@ -21,6 +21,12 @@
 //     identity: a kernel that ignored both would pass. They are drawn near those values instead
 //     (1 + 0.1 normal, 0.1 normal), so the affine step changes the output by ~10% and must be
 //     computed.
+//   - Tolerance (atol, rtol, rel-L2) = (0.05, 0.08, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
+//     original rounds to bf16 after the matmul, the bias add, the batch mean, each difference and
+//     square, the variance, the normalization and affine step, and every op of the tanh GELU; the
+//     batch mean it subtracts is ~2 sd of a column, so each rounding of y counts twice over in z.
+//     That program's worst element needs (0.025, 0.04) on 20 smoke and 3 cpu seeds; the bound
+//     doubles it.
 //   - gemm_bias cancels exactly in the batch statistics (y - mean does not depend on it), in the
 //     original as here: a kernel may skip it. This is the operator's own property, left as is.
 #include <cmath>

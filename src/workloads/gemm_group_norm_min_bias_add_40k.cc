@@ -28,6 +28,11 @@
 //     identity: a kernel that ignored both would pass. They are drawn near those values instead
 //     (1 + 0.1 normal, 0.1 normal), which moves each row's minimum by ~0.4, so the affine step
 //     must be computed.
+//   - Tolerance (atol, rtol, rel-L2) = (0.01, 0.04, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
+//     original rounds to bf16 after the matmul, the bias add, the group statistics, the
+//     normalization and the affine step, then holds the minimum (~-3, where bf16's step is 1/64)
+//     and the broadcast sum in bf16. That program's worst element needs rtol 0.02 on 20 smoke and
+//     3 cpu seeds; the bound doubles it.
 //   - The output's first axis has extent 1, so the suite's rows-permuted degenerate does not
 //     apply; an output that ignored `bias` (sd 0.02, largest |bias| ~0.07 at cpu size) exceeds the
 //     elementwise bound of ~0.04 at row minima of ~-3.

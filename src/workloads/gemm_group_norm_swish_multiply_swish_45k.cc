@@ -25,6 +25,11 @@
 //     identity: a kernel that ignored both would pass. They are drawn near those values instead
 //     (1 + 0.1 normal, 0.1 normal), so the affine step changes the output by ~10% and must be
 //     computed.
+//   - Tolerance (atol, rtol, rel-L2) = (0.01, 0.08, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
+//     original rounds to bf16 after the matmul, the bias add, the group statistics, the
+//     normalization, the affine step and each op of swish-multiply-swish (~13 roundings), and the
+//     unscaled multiply_weight lifts outputs to ~6. That program's worst element needs
+//     (0.0025, 0.04) on 20 smoke and 3 cpu seeds; the bound doubles it.
 #include <cmath>
 #include <cstdint>
 #include <optional>

@@ -18,7 +18,8 @@
 //     of the default tolerance is what rejects wrong outputs here; no input change is needed: the
 //     logits x @ weight.T carry a per-column part (0.5 * sum_k weight[j, k], sd 0.01 sqrt(K)) and
 //     a per-row part (sd 0.02 sqrt(K / 12)), so softmax rows are far from uniform (the oracle's
-//     mean is off by rel-L2 ~0.4 at cpu size) and differ from row to row.
+//     mean is off by rel-L2 ~0.43 at cpu size, rows rotated by one by ~0.32) against the bf16
+//     program's 0.004.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -16,9 +16,10 @@
 //   - Every softmax value is ~1/N (1e-4 at full size, 7e-4 at cpu size), far below the elementwise
 //     atol of 1e-2, so allclose accepts any output near zero (the spec's caveat). The rel-L2 bound
 //     of the default tolerance is what rejects wrong outputs here; no input change is needed: the
-//     logits x @ weight.T carry a per-column part (0.5 * sum_k weight[j, k], sd 0.01 sqrt(K)) and
-//     a per-row part (sd 0.02 sqrt(K / 12)), so softmax rows are far from uniform (the oracle's
-//     mean is off by rel-L2 ~0.4 at cpu size) and differ from row to row.
+//     pre-GELU values x @ weight carry a per-column part (0.5 * sum_k weight[k, j], sd 0.01
+//     sqrt(K)) and a per-row part (sd 0.02 sqrt(K / 12)); GELU flattens the negative half, yet the
+//     softmax rows stay far from uniform (the oracle's mean is off by rel-L2 ~0.29 at cpu size,
+//     rows rotated by one by ~0.23) against the bf16 program's 0.004.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
