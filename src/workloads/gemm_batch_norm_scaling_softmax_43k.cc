@@ -50,6 +50,11 @@ namespace {
 
 constexpr double kBnEps = 1e-5;  // config_full.bn_eps
 
+// The batch norm's epsilon of a call: the "bn_eps" parameter.
+double bn_eps_of(const kb_config* cfg) {
+  return kb_param_or(cfg, "bn_eps", kBnEps);
+}
+
 struct Shape {
   std::int64_t m, k, n;  // batch_size, in_features, out_features
 };
@@ -105,8 +110,8 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
+int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape || out[0].dtype != KB_F32) return 1;
   const auto [m, k, n] = *shape;
@@ -129,8 +134,9 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
     }
     double max_logit = -INFINITY;
     for (std::int64_t j = 0; j < n; ++j) {
-      const double normalized = (logits[j] - bf16_to_f32(bn_mean[j])) /
-                                std::sqrt(static_cast<double>(bf16_to_f32(bn_var[j])) + kBnEps);
+      const double normalized =
+          (logits[j] - bf16_to_f32(bn_mean[j])) /
+          std::sqrt(static_cast<double>(bf16_to_f32(bn_var[j])) + bn_eps_of(cfg));
       logits[j] = scale * (bf16_to_f32(bn_scale[j]) * normalized + bf16_to_f32(bn_bias[j]));
       max_logit = std::max(max_logit, logits[j]);
     }
@@ -145,7 +151,7 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // one pass per row while it is in cache: the batch norm and scale folded into one per-column
 // multiply-add (scale * bn_scale / sqrt(bn_var + eps), and the matching shift), then the softmax,
 // storing the output once (bf16 in the timed run, f32 in the oracle).
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
@@ -160,9 +166,10 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   const ops::F32Buffer bn_mean = ops::load_f32(in[5]);
   const ops::F32Buffer bn_var = ops::load_f32(in[6]);
   const double scale = bf16_to_f32(*static_cast<const bf16_t*>(in[7].data));
+  const double eps = bn_eps_of(cfg);
   std::vector<float> column_scale(cols), column_shift(cols);
   for (std::size_t j = 0; j < cols; ++j) {
-    const double factor = bn_scale.data()[j] / std::sqrt(bn_var.data()[j] + kBnEps);
+    const double factor = bn_scale.data()[j] / std::sqrt(bn_var.data()[j] + eps);
     column_scale[j] = static_cast<float>(scale * factor);
     column_shift[j] = static_cast<float>(scale * (bn_bias.data()[j] - bn_mean.data()[j] * factor));
   }
@@ -178,8 +185,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 
 // The original on bf16 tensors: the matmul's bf16 result, then the bias add, the batch norm and the
 // scale op by op, each rounded to bf16, then jax.nn.softmax in bf16.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
+int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+                 std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape || out[0].dtype != KB_BF16) return 1;
   const auto [m, k, n] = *shape;
@@ -195,7 +202,7 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
   using jnp_bf16::r;
   std::vector<float> std_dev(cols);  // jnp.sqrt(bn_var + bn_eps), both rounded
   for (std::size_t j = 0; j < cols; ++j)
-    std_dev[j] = r(std::sqrt(r(bn_var.data()[j] + r(static_cast<float>(kBnEps)))));
+    std_dev[j] = r(std::sqrt(r(bn_var.data()[j] + r(static_cast<float>(bn_eps_of(cfg))))));
   std::vector<float> row(cols);
   for (std::int64_t i = 0; i < m; ++i) {
     const auto* y = static_cast<const bf16_t*>(product.row(i));
