@@ -19,8 +19,12 @@ from kbench_jax import (
     flash_attention_1p,
     gemm_8p,
     gemm_add_relu_41k,
+    megablox_gmm_11p,
+    ragged_dot_14p,
     rmsnorm_12p,
+    sparse_moe_10p,
     swiglu_mlp_9p,
+    triangle_multiplication_17p,
 )
 
 # One explicit list, in `kbench list` order.
@@ -33,5 +37,9 @@ PROGRAMS = {
         rmsnorm_12p,
         cross_entropy_13p,
         gemm_add_relu_41k,
+        sparse_moe_10p,
+        megablox_gmm_11p,
+        ragged_dot_14p,
+        triangle_multiplication_17p,
     )
 }
