@@ -158,8 +158,8 @@ std::optional<std::vector<GroupRows>> groups_of_call(const kb_config* cfg, const
   std::int64_t start = 0;
   for (std::int64_t g = 0; g < groups; ++g) {
     if (sizes[g] < 0 || start + sizes[g] > m) return std::nullopt;
-    runs.push_back({start, std::min<std::int64_t>(sizes[g],
-                                                  static_cast<std::int64_t>(max_expert_size))});
+    runs.push_back(
+        {start, std::min<std::int64_t>(sizes[g], static_cast<std::int64_t>(max_expert_size))});
     start += sizes[g];
   }
   return runs;
@@ -209,10 +209,10 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
     zero_rows(covered_to, start);
     if (rows > 0) {
       const ops::Matrix a{static_cast<const bf16_t*>(in[0].data) + start * k, KB_BF16, rows, k, k};
-      const ops::Matrix b{static_cast<const bf16_t*>(in[1].data) + static_cast<std::int64_t>(g) * k * n,
-                          KB_BF16, k, n, n};
-      ops::gemm(a, b, /*b_transposed=*/false,
-                {y + start * n * out_size, out[0].dtype, rows, n, n});
+      const ops::Matrix b{
+          static_cast<const bf16_t*>(in[1].data) + static_cast<std::int64_t>(g) * k * n, KB_BF16, k,
+          n, n};
+      ops::gemm(a, b, /*b_transposed=*/false, {y + start * n * out_size, out[0].dtype, rows, n, n});
     }
     covered_to = std::max(covered_to, start + rows);
   }
@@ -222,8 +222,8 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
 
 // The original's arithmetic: each group's dot accumulates in f32 (preferred_element_type) and the
 // result is cast to bf16 once, which is exactly the baseline writing bf16.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
+int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+                 std::int32_t num_outputs) {
   if (num_outputs != 1 || out[0].dtype != KB_BF16) return 1;
   return baseline(cfg, in, num_inputs, out, num_outputs);
 }

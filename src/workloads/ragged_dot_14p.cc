@@ -51,8 +51,8 @@ Problem make_problem(Size size) {
       {{"weights", KB_BF16, {groups, k, n}}, InitRule::normal(0.02)},
   };
   problem.outputs = {{"out", KB_BF16, {groups, rows, n}}};
-  problem.flops = static_cast<double>(groups) * static_cast<double>(rows) *
-                  static_cast<double>(k) * static_cast<double>(n) * 2.0;
+  problem.flops = static_cast<double>(groups) * static_cast<double>(rows) * static_cast<double>(k) *
+                  static_cast<double>(n) * 2.0;
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }
@@ -92,8 +92,7 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
         const double x_ip = bf16_to_f32(x_row[p]);
         for (std::int64_t j = 0; j < n; ++j) y_row[j] += x_ip * bf16_to_f32(w[p * n + j]);
       }
-      for (std::int64_t j = 0; j < n; ++j)
-        y[(g * rows + i) * n + j] = static_cast<float>(y_row[j]);
+      for (std::int64_t j = 0; j < n; ++j) y[(g * rows + i) * n + j] = static_cast<float>(y_row[j]);
     }
   }
   return 0;
@@ -119,8 +118,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 
 // The original's arithmetic: a bf16 einsum accumulates in f32 and rounds once to bf16, which is
 // exactly the baseline writing bf16.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
+int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+                 std::int32_t num_outputs) {
   if (num_outputs != 1 || out[0].dtype != KB_BF16) return 1;
   return baseline(cfg, in, num_inputs, out, num_outputs);
 }
@@ -134,7 +133,8 @@ const Workload kRaggedDot14p = {
     .name = "14p_Ragged_Dot",
     .group = Group::kProduction,
     .source_model = "Mixtral-8x7B (openxla/tokamax ragged_dot)",
-    .summary = "grouped matmul with equal groups: out[g] = x[g] @ weights[g], bf16 (G,Mg,K)x(G,K,N)",
+    .summary =
+        "grouped matmul with equal groups: out[g] = x[g] @ weights[g], bf16 (G,Mg,K)x(G,K,N)",
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,

@@ -369,7 +369,8 @@ const Workload kSparseMoe10p = {
     .name = "10p_Sparse_MoE",
     .group = Group::kProduction,
     .source_model = "Mixtral-8x7B (extracted from MaxText)",
-    .summary = "top-2 of 8 MoE: bf16 router, softmax over the two, SwiGLU experts, weighted combine",
+    .summary =
+        "top-2 of 8 MoE: bf16 router, softmax over the two, SwiGLU experts, weighted combine",
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,

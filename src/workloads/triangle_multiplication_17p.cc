@@ -36,12 +36,14 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/bf16.h"
 #include "workloads/gemm.h"
 #include "workloads/matmul_ops.h"
 #include "workloads/ops.h"
+#include "workloads/row_ops.h"
 #include "workloads/sigmoid_ops.h"
 #include "workloads/workload.h"
 
@@ -167,133 +169,143 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
   return 0;
 }
 
-// f32 or bf16 element access for the baseline's scratch, whose dtype is the run's.
-float load(const void* base, kb_dtype dtype, std::int64_t i) {
-  return dtype == KB_F32 ? static_cast<const float*>(base)[i]
-                         : bf16_to_f32(static_cast<const bf16_t*>(base)[i]);
+// A row of T widened to f32, and f32 values narrowed to a row of T (vectorized conversions).
+void widen(const float* src, float* dst, std::int64_t n) {
+  std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
 }
-void store(void* base, kb_dtype dtype, std::int64_t i, float v) {
-  if (dtype == KB_F32)
-    static_cast<float*>(base)[i] = v;
-  else
-    static_cast<bf16_t*>(base)[i] = f32_to_bf16(v);
+void widen(const bf16_t* src, float* dst, std::int64_t n) {
+  convert_bf16_to_f32(src, dst, static_cast<std::size_t>(n));
+}
+void narrow(const float* src, float* dst, std::int64_t n) {
+  std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
+}
+void narrow(const float* src, bf16_t* dst, std::int64_t n) {
+  convert_f32_to_bf16(src, dst, static_cast<std::size_t>(n));
+}
+// Rounds f32 values to what a tensor of type T holds: bf16 in the timed run, unchanged in the
+// oracle.
+template <typename T>
+void hold(float* x, std::int64_t n) {
+  if constexpr (!std::is_same_v<T, float>)
+    row_ops::round_to_bf16_inplace(x, static_cast<std::size_t>(n));
 }
 
-// Positions per tile of the transposing passes: 64 positions x C channels of f32 stay in L1/L2.
+// Positions per tile of the transposing passes: 64 positions x 2C channels of f32 stay in L2.
 constexpr std::int64_t kTile = 64;
 
-// What a fusing compiler emits, in the layouts the contraction wants: the masked activation; one
-// GEMM for the four projections (weights side by side); a pass that gates them and writes left
-// and right channel-major, so that each channel's contraction is one library GEMM
-// (left_c @ right_c^T); a pass that takes the RMS over channels and writes the normalized result
-// back position-major; the output gate GEMM with a sigmoid pass; and the output projection GEMM
-// with the gate fused as its multiplier. Activations are bf16 in the timed run, f32 in the oracle.
+// The gating pass over proj = pair_act @ [left_proj | right_proj | left_gate | right_gate |
+// out_gate] (P x 5C): left and right = (mask * proj) * sigmoid(mask * gate), written
+// channel-major (left_t[ch][p], p = i*N + k) for the per-channel contraction, and the out gate's
+// sigmoid written to its own (P x C) matrix (a oneDNN multiplier with a row stride wider than its
+// width falls off its fast path: 100x slower). Masking the projection's rows equals projecting the
+// masked rows: (diag(mask) A) W = diag(mask) (A W).
+template <typename T>
+void gate_and_transpose(const T* proj, const bf16_t* mask, std::int64_t positions, std::int64_t c,
+                        T* left_t, T* right_t, T* out_gate) {
+  std::vector<float> tile(static_cast<std::size_t>(2 * c * kTile));  // [left | right channel][t]
+  std::vector<float> row(static_cast<std::size_t>(5 * c));
+  float* __restrict r = row.data();
+  for (std::int64_t p0 = 0; p0 < positions; p0 += kTile) {
+    const std::int64_t count = std::min(kTile, positions - p0);
+    for (std::int64_t t = 0; t < count; ++t) {
+      widen(proj + (p0 + t) * 5 * c, r, 5 * c);
+      const float m = bf16_to_f32(mask[p0 + t]);
+      for (std::int64_t k = 0; k < 4 * c; ++k) r[k] *= m;
+      hold<T>(r, 4 * c);
+      sigmoid_ops::sigmoid_inplace(r + 2 * c, static_cast<std::size_t>(3 * c));
+      hold<T>(r + 2 * c, 2 * c);
+      narrow(r + 4 * c, out_gate + (p0 + t) * c, c);
+      float* __restrict dst = tile.data() + t;
+      for (std::int64_t k = 0; k < 2 * c; ++k) dst[k * kTile] = r[k] * r[2 * c + k];
+    }
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      narrow(tile.data() + ch * kTile, left_t + ch * positions + p0, count);
+      narrow(tile.data() + (c + ch) * kTile, right_t + ch * positions + p0, count);
+    }
+  }
+}
+
+// The center norm: each position's RMS over the channels of the channel-major result, the
+// normalized and scaled values written back position-major for the output projection.
+template <typename T>
+void center_norm_and_transpose(const T* result_t, const float* scale, std::int64_t positions,
+                               std::int64_t c, T* normed) {
+  std::vector<float> tile(static_cast<std::size_t>(c * kTile));  // [ch][t]
+  std::vector<float> sum_sq(static_cast<std::size_t>(kTile)), row(static_cast<std::size_t>(c));
+  float* __restrict sums = sum_sq.data();
+  for (std::int64_t p0 = 0; p0 < positions; p0 += kTile) {
+    const std::int64_t count = std::min(kTile, positions - p0);
+    std::fill(sum_sq.begin(), sum_sq.end(), 0.0f);
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      float* __restrict values = tile.data() + ch * kTile;
+      widen(result_t + ch * positions + p0, values, count);
+      for (std::int64_t t = 0; t < count; ++t) sums[t] += values[t] * values[t];
+    }
+    for (std::int64_t t = 0; t < count; ++t) {
+      const auto inv_rms = static_cast<float>(
+          1.0 / std::sqrt(static_cast<double>(sums[t]) / static_cast<double>(c) + kEpsilon));
+      float* __restrict out_row = row.data();
+      const float* __restrict values = tile.data() + t;
+      for (std::int64_t ch = 0; ch < c; ++ch)
+        out_row[ch] = values[ch * kTile] * inv_rms * scale[ch];
+      narrow(out_row, normed + (p0 + t) * c, c);
+    }
+  }
+}
+
+// What a strong engineer's fused program does, in the layouts the contraction wants: one GEMM of
+// the unmasked pair_act for all five projections that read it (weights side by side; the mask
+// scales rows afterwards); a pass that masks and gates them, writing left and right channel-major
+// so that each channel's contraction is one library GEMM (left_c @ right_c^T), and the out gate; a
+// pass that takes the RMS over channels and writes the normalized result back position-major; and
+// the output projection GEMM with the gate fused as its multiplier. Activations are T: bf16 in the
+// timed run, f32 in the oracle.
+template <typename T>
+void run_baseline(const kb_tensor* in, kb_tensor& out, std::int64_t n, std::int64_t c) {
+  constexpr kb_dtype kDtype = std::is_same_v<T, float> ? KB_F32 : KB_BF16;
+  const std::int64_t positions = n * n;
+
+  std::vector<bf16_t> w5(static_cast<std::size_t>(c * 5 * c));
+  for (std::int64_t k = 0; k < c; ++k)
+    for (int w = 0; w < 5; ++w)
+      std::memcpy(w5.data() + (k * 5 + w) * c,
+                  static_cast<const bf16_t*>(in[w < 4 ? 2 + w : 8].data) + k * c,
+                  static_cast<std::size_t>(c) * sizeof(bf16_t));
+  ops::ScratchMatrix proj(kDtype, positions, 5 * c);
+  ops::gemm(ops::matrix_of(in[0]), {w5.data(), KB_BF16, c, 5 * c, 5 * c}, false, proj.out());
+  auto* proj_data = static_cast<T*>(proj.row(0));
+
+  ops::ScratchMatrix left_t(kDtype, c, positions), right_t(kDtype, c, positions);
+  ops::ScratchMatrix gate(kDtype, positions, c);
+  auto* left_data = static_cast<T*>(left_t.row(0));
+  auto* right_data = static_cast<T*>(right_t.row(0));
+  gate_and_transpose(proj_data, static_cast<const bf16_t*>(in[1].data), positions, c, left_data,
+                     right_data, static_cast<T*>(gate.row(0)));
+
+  ops::ScratchMatrix result_t(kDtype, c, positions);
+  auto* result_data = static_cast<T*>(result_t.row(0));
+  for (std::int64_t ch = 0; ch < c; ++ch)
+    ops::gemm({left_data + ch * positions, kDtype, n, n, n},
+              {right_data + ch * positions, kDtype, n, n, n}, /*b_transposed=*/true,
+              {result_data + ch * positions, kDtype, n, n, n});
+
+  const ops::F32Buffer scale = ops::load_f32(in[6]);
+  ops::ScratchMatrix normed(kDtype, positions, c);
+  center_norm_and_transpose(result_data, scale.data(), positions, c,
+                            static_cast<T*>(normed.row(0)));
+
+  ops::gemm(normed.in(), ops::matrix_of(in[7]), false, ops::mutable_matrix_of(out),
+            {.multiplier = gate.in()});
+}
+
 int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<TriShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
-  const auto [n, c] = *shape;
-  const std::int64_t positions = n * n;
-  const kb_dtype act_dtype = out[0].dtype;
-  const auto* pair = static_cast<const bf16_t*>(in[0].data);
-  const auto* mask = static_cast<const bf16_t*>(in[1].data);
-
-  // act = pair_act * mask.
-  ops::ScratchMatrix act(act_dtype, positions, c);
-  for (std::int64_t p = 0; p < positions; ++p) {
-    const float m = bf16_to_f32(mask[p]);
-    void* row = act.row(p);
-    for (std::int64_t k = 0; k < c; ++k) store(row, act_dtype, k, bf16_to_f32(pair[p * c + k]) * m);
-  }
-
-  // The four projections in one GEMM: [left_proj | right_proj | left_gate | right_gate].
-  std::vector<bf16_t> w4(static_cast<std::size_t>(c * 4 * c));
-  for (std::int64_t k = 0; k < c; ++k)
-    for (int w = 0; w < 4; ++w)
-      std::memcpy(w4.data() + (k * 4 + w) * c, static_cast<const bf16_t*>(in[2 + w].data) + k * c,
-                  static_cast<std::size_t>(c) * sizeof(bf16_t));
-  ops::ScratchMatrix proj(act_dtype, positions, 4 * c);
-  ops::gemm(act.in(), {w4.data(), KB_BF16, c, 4 * c, 4 * c}, false, proj.out());
-
-  // Gate and transpose: left_t[ch][p], right_t[ch][p] (p = i*N + k).
-  ops::ScratchMatrix left_t(act_dtype, c, positions), right_t(act_dtype, c, positions);
-  {
-    std::vector<float> tile(static_cast<std::size_t>(kTile * 2 * c));  // [p][left | right]
-    std::vector<float> row(static_cast<std::size_t>(4 * c));
-    for (std::int64_t p0 = 0; p0 < positions; p0 += kTile) {
-      const std::int64_t count = std::min(kTile, positions - p0);
-      for (std::int64_t t = 0; t < count; ++t) {
-        const void* src = proj.row(p0 + t);
-        for (std::int64_t k = 0; k < 4 * c; ++k) row[k] = load(src, act_dtype, k);
-        sigmoid_ops::sigmoid_inplace(row.data() + 2 * c, static_cast<std::size_t>(2 * c));
-        if (act_dtype == KB_BF16)  // the gates are a bf16 tensor in the timed run
-          for (std::int64_t k = 2 * c; k < 4 * c; ++k) row[k] = round_to_bf16(row[k]);
-        for (std::int64_t k = 0; k < 2 * c; ++k) tile[t * 2 * c + k] = row[k] * row[2 * c + k];
-      }
-      for (std::int64_t ch = 0; ch < c; ++ch) {
-        void* l = left_t.row(ch);
-        void* r = right_t.row(ch);
-        for (std::int64_t t = 0; t < count; ++t) {
-          store(l, act_dtype, p0 + t, tile[t * 2 * c + ch]);
-          store(r, act_dtype, p0 + t, tile[t * 2 * c + c + ch]);
-        }
-      }
-    }
-  }
-
-  // The contraction, one GEMM per channel: result_t[ch] (N x N) = left_ch @ right_ch^T.
-  ops::ScratchMatrix result_t(act_dtype, c, positions);
-  const std::int64_t elem = act_dtype == KB_F32 ? 4 : 2;
-  for (std::int64_t ch = 0; ch < c; ++ch) {
-    ops::gemm({left_t.row(ch), act_dtype, n, n, n}, {right_t.row(ch), act_dtype, n, n, n},
-              /*b_transposed=*/true,
-              {static_cast<char*>(result_t.row(0)) + ch * positions * elem, act_dtype, n, n, n});
-  }
-
-  // Center norm over channels, written back position-major.
-  const ops::F32Buffer scale = ops::load_f32(in[6]);
-  ops::ScratchMatrix normed(act_dtype, positions, c);
-  {
-    std::vector<float> tile(static_cast<std::size_t>(c * kTile));  // [ch][t]
-    std::vector<float> inv_rms(static_cast<std::size_t>(kTile));
-    for (std::int64_t p0 = 0; p0 < positions; p0 += kTile) {
-      const std::int64_t count = std::min(kTile, positions - p0);
-      std::fill(inv_rms.begin(), inv_rms.end(), 0.0f);
-      for (std::int64_t ch = 0; ch < c; ++ch) {
-        const void* src = result_t.row(ch);
-        float* dst = tile.data() + ch * kTile;
-        for (std::int64_t t = 0; t < count; ++t) {
-          dst[t] = load(src, act_dtype, p0 + t);
-          inv_rms[t] += dst[t] * dst[t];
-        }
-      }
-      for (std::int64_t t = 0; t < count; ++t)
-        inv_rms[t] = static_cast<float>(
-            1.0 / std::sqrt(static_cast<double>(inv_rms[t]) / static_cast<double>(c) + kEpsilon));
-      for (std::int64_t t = 0; t < count; ++t) {
-        void* dst = normed.row(p0 + t);
-        for (std::int64_t ch = 0; ch < c; ++ch)
-          store(dst, act_dtype, ch, tile[ch * kTile + t] * inv_rms[t] * scale.data()[ch]);
-      }
-    }
-  }
-
-  // The output gate sigmoid(pair_act @ out_gate_w), then the output projection times the gate.
-  ops::ScratchMatrix gate_f32(KB_F32, positions, c);
-  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[8]), false, gate_f32.out());
-  ops::ScratchMatrix gate(act_dtype, positions, c);
-  for (std::int64_t p = 0; p < positions; ++p) {
-    auto* g = static_cast<float*>(gate_f32.row(p));
-    if (act_dtype == KB_BF16)  // the pre-sigmoid product is a bf16 tensor in the timed run
-      for (std::int64_t k = 0; k < c; ++k) g[k] = round_to_bf16(g[k]);
-    sigmoid_ops::sigmoid_inplace(g, static_cast<std::size_t>(c));
-    if (act_dtype == KB_F32)
-      std::memcpy(gate.row(p), g, static_cast<std::size_t>(c) * 4);
-    else
-      convert_f32_to_bf16(g, static_cast<bf16_t*>(gate.row(p)), static_cast<std::size_t>(c));
-  }
-  ops::gemm(normed.in(), ops::matrix_of(in[7]), false, ops::mutable_matrix_of(out[0]),
-            {.multiplier = gate.in()});
+  if (out[0].dtype == KB_F32)
+    run_baseline<float>(in, out[0], shape->n, shape->c);
+  else
+    run_baseline<bf16_t>(in, out[0], shape->n, shape->c);
   return 0;
 }
 
@@ -370,8 +382,9 @@ const Workload kTriangleMultiplication17p = {
     .name = "17p_Triangle_Multiplication",
     .group = Group::kProduction,
     .source_model = "AlphaFold2 (openxla/tokamax triangle_mult)",
-    .summary = "outgoing triangle multiplicative update: gated projections, einsum ikc,jkc->ijc, "
-               "RMS center norm, gated output projection",
+    .summary =
+        "outgoing triangle multiplicative update: gated projections, einsum ikc,jkc->ijc, "
+        "RMS center norm, gated output projection",
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
