@@ -18,10 +18,11 @@
 //           the weights are read once, each used by only its group's rows.
 // Deviations
 //   - The original's groups are all M/G = 256 rows (its full size, kept here). The cpu and smoke
-//     presets draw uneven sizes instead, with one empty group, so a kernel that assumes equal
+//     presets draw uneven sizes instead, at least one group empty, so a kernel that assumes equal
 //     groups, skips the size input or mishandles an empty group fails: each seed draws the sizes
 //     (function of seed and stream) from M/(G-1) per non-empty group moved around by random
-//     transfers, every size in [0, max_expert_size], summing to M. max_expert_size is 2 M/G there.
+//     transfers, every size in [0, max_expert_size], summing to M. max_expert_size is 2 M/G
+//     there (rounded up).
 //   - lhs is normal (not the old uniform(+-1/(M K)) that underflowed to a no-op, JAXBench 8fa8f3b).
 //   - The cpu preset is (M, K, N, G) = (2048, 1024, 384, 16): a mean 128 rows per group,
 //     K/N = 2.67 as in the original.

@@ -377,9 +377,7 @@ const Workload kTriangleMultiplication17p = {
     .name = "17p_Triangle_Multiplication",
     .group = Group::kProduction,
     .source_model = "AlphaFold2 (openxla/tokamax triangle_mult)",
-    .summary =
-        "outgoing triangle multiplicative update: gated projections, einsum ikc,jkc->ijc, "
-        "RMS center norm, gated output projection",
+    .summary = "outgoing triangle multiplicative update: gated projections, ikc,jkc->ijc, RMS norm",
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
