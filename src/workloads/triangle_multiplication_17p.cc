@@ -199,8 +199,10 @@ void gate_and_transpose(float* proj, const bf16_t* mask, std::int64_t positions,
       float* __restrict r = proj + (p0 + t) * 5 * c;
       hold<kHoldBf16>(r, 5 * c);  // the five dots' bf16 outputs
       const float m = bf16_to_f32(mask[p0 + t]);
-      for (std::int64_t k = 0; k < 4 * c; ++k) r[k] *= m;
-      hold<kHoldBf16>(r, 4 * c);
+      if (m != 1.0f) {
+        for (std::int64_t k = 0; k < 4 * c; ++k) r[k] *= m;
+        if (m != 0.0f) hold<kHoldBf16>(r, 4 * c);  // a 0/1 mask keeps bf16 values exact
+      }
       sigmoid_ops::sigmoid_inplace(r + 2 * c, static_cast<std::size_t>(3 * c));
       hold<kHoldBf16>(r + 2 * c, 3 * c);
       std::memcpy(out_gate + (p0 + t) * c, r + 4 * c, static_cast<std::size_t>(c) * sizeof(float));
