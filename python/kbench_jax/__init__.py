@@ -26,11 +26,15 @@ from kbench_jax import (
     matmul_dropout_softmax_38k,
     matmul_gelu_softmax_50k,
     matmul_swish_sum_group_norm_29k,
+    megablox_gmm_11p,
     mla_attention_3p,
     paged_attention_6p,
+    ragged_dot_14p,
     ragged_paged_attention_7p,
     rmsnorm_12p,
+    sparse_moe_10p,
     swiglu_mlp_9p,
+    triangle_multiplication_17p,
 )
 
 # One explicit list, in `kbench list` order.
@@ -43,8 +47,12 @@ PROGRAMS = {
         ragged_paged_attention_7p,
         gemm_8p,
         swiglu_mlp_9p,
+        sparse_moe_10p,
+        megablox_gmm_11p,
         rmsnorm_12p,
         cross_entropy_13p,
+        ragged_dot_14p,
+        triangle_multiplication_17p,
         matmul_swish_sum_group_norm_29k,
         gemm_batch_norm_gelu_relu_31k,
         matmul_dropout_softmax_38k,
