@@ -17,9 +17,12 @@ accumulate in f32.
 from kbench_jax import (
     cross_entropy_13p,
     flash_attention_1p,
+    flex_attention_5p,
     gemm_8p,
     gemm_add_relu_41k,
+    gqa_attention_2p,
     rmsnorm_12p,
+    sparse_attention_4p,
     swiglu_mlp_9p,
 )
 
@@ -33,5 +36,8 @@ PROGRAMS = {
         rmsnorm_12p,
         cross_entropy_13p,
         gemm_add_relu_41k,
+        gqa_attention_2p,
+        sparse_attention_4p,
+        flex_attention_5p,
     )
 }

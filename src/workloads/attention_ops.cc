@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <vector>
 
 #include "core/tensor.h"
@@ -14,8 +15,8 @@
 namespace kbench::attention {
 namespace {
 
-// ~256 KiB of f32 scores per block; see default_rows_per_block.
-constexpr std::int64_t kScoreBlockBytes = 256 * 1024;
+// 1 MiB of f32 scores per block; see default_rows_per_block.
+constexpr std::int64_t kScoreBlockBytes = 1024 * 1024;
 constexpr std::int64_t kMinRowsPerBlock = 64;
 
 ops::Matrix rows_of(const bf16_t* base, std::int64_t ld, std::int64_t first, std::int64_t rows,
@@ -33,6 +34,7 @@ ops::MutableMatrix out_rows(const HeadView& head, std::int64_t first, std::int64
 }  // namespace
 
 std::int64_t default_rows_per_block(std::int64_t seq_len) {
+  if (const char* e = std::getenv("KBENCH_ATTN_ROWS")) return std::min<std::int64_t>(seq_len, std::atoll(e));  // EXPERIMENT
   const std::int64_t rows = kScoreBlockBytes / (4 * std::max<std::int64_t>(seq_len, 1));
   return std::min(seq_len, std::max(kMinRowsPerBlock, rows));
 }
