@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstdlib>
 #include <vector>
 
 #include "core/tensor.h"
@@ -34,7 +33,6 @@ ops::MutableMatrix out_rows(const HeadView& head, std::int64_t first, std::int64
 }  // namespace
 
 std::int64_t default_rows_per_block(std::int64_t seq_len) {
-  if (const char* e = std::getenv("KBENCH_ATTN_ROWS")) return std::min<std::int64_t>(seq_len, std::atoll(e));  // EXPERIMENT
   const std::int64_t rows = kScoreBlockBytes / (4 * std::max<std::int64_t>(seq_len, 1));
   return std::min(seq_len, std::max(kMinRowsPerBlock, rows));
 }
@@ -121,8 +119,8 @@ void bf16_program_head(const HeadView& head, std::int64_t seq_len, std::int64_t 
           has_masked ? round_to_bf16(std::exp(round_to_bf16(masked - max_score))) : 0.0f;
       float sum = masked_exp * static_cast<float>(seq_len - 1 - i);
       for (std::int64_t j = 0; j <= i; ++j) {
-        const float e = round_to_bf16(std::exp(round_to_bf16(s[static_cast<std::size_t>(j)] -
-                                                             max_score)));
+        const float e =
+            round_to_bf16(std::exp(round_to_bf16(s[static_cast<std::size_t>(j)] - max_score)));
         s[static_cast<std::size_t>(j)] = e;
         sum += e;
       }

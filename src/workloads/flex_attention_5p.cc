@@ -14,9 +14,9 @@
 //           once per batch (2 GiB in bf16 at full size, more bytes than q, k, v and out together).
 // Deviations
 //   - k is drawn from normal(1), not normal*0.02. With the spec's scales the scores have standard
-//     deviation sqrt(D) * 0.02 * D^-0.5 = 0.02 (plus the bias's 0.01), the attention is uniform over
-//     the causal prefix to within ~3%, and a kernel returning the running mean of v would pass.
-//     Unit keys give the scores unit spread.
+//     deviation sqrt(D) * 0.02 * D^-0.5 = 0.02 (plus the bias's 0.01), the attention is uniform
+//     over the causal prefix to within ~3%, and a kernel returning the running mean of v would
+//     pass. Unit keys give the scores unit spread.
 //   - rel_pos_bias is drawn from normal*0.5, not normal*0.01: next to unit-spread scores a 0.01
 //     bias moves the probabilities by ~1% and a kernel ignoring it would pass; at 0.5 it is
 //     comparable with the scores, as a learned relative-position bias is, and dropping it fails.
@@ -118,8 +118,7 @@ int for_each_head(const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape || (required_out && out[0].dtype != *required_out)) return 1;
   const attention::ScoreSteps steps = {
-      .scale = 1.0 / std::sqrt(static_cast<double>(shape->head_dim)),
-      .masked_score = kMaskedScore};
+      .scale = 1.0 / std::sqrt(static_cast<double>(shape->head_dim)), .masked_score = kMaskedScore};
   for (std::int64_t b = 0; b < shape->batch; ++b)
     for (std::int64_t h = 0; h < shape->num_heads; ++h)
       per_head(head_of(in, out, *shape, b, h), shape->seq_len, shape->head_dim, steps);

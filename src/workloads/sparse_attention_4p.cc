@@ -80,7 +80,8 @@ Problem make_problem(Size size) {
 // nullopt. Hq must be a multiple of Hkv.
 std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
                                    const kb_tensor* out, std::int32_t num_outputs) {
-  if (num_inputs != 3 || num_outputs != 1 || in[0].rank != 4 || in[1].rank != 4) return std::nullopt;
+  if (num_inputs != 3 || num_outputs != 1 || in[0].rank != 4 || in[1].rank != 4)
+    return std::nullopt;
   const Shape s{in[0].shape[0], in[0].shape[1], in[1].shape[1], in[0].shape[2], in[0].shape[3]};
   if (s.seq_len <= 0 || s.head_dim <= 0 || s.num_kv_heads <= 0 ||
       s.num_query_heads % s.num_kv_heads != 0)
