@@ -44,7 +44,9 @@ void baseline_head(const HeadView& head, std::int64_t seq_len, std::int64_t head
   const kb_dtype probability_dtype = head.out_dtype;
   const auto alpha = static_cast<float>(steps.scale.value_or(1.0));
   ops::ScratchMatrix scores(KB_F32, rows_per_block, seq_len);
-  ops::ScratchMatrix probabilities(probability_dtype, rows_per_block, seq_len);
+  // The oracle's probabilities stay in `scores`; only the timed run stores a bf16 copy.
+  ops::ScratchMatrix probabilities(probability_dtype,
+                                   probability_dtype == KB_BF16 ? rows_per_block : 0, seq_len);
   const ops::Matrix keys = rows_of(head.k, head.k_ld, 0, seq_len, head_dim);
   const ops::Matrix values = rows_of(head.v, head.v_ld, 0, seq_len, head_dim);
 
