@@ -17,12 +17,14 @@ accumulate in f32.
 from kbench_jax import (
     cross_entropy_13p,
     flash_attention_1p,
+    flex_attention_5p,
     gemm_8p,
     gemm_add_relu_41k,
     gemm_batch_norm_gelu_relu_31k,
     gemm_batch_norm_scaling_softmax_43k,
     gemm_group_norm_min_bias_add_40k,
     gemm_group_norm_swish_multiply_swish_45k,
+    gqa_attention_2p,
     matmul_dropout_softmax_38k,
     matmul_gelu_softmax_50k,
     matmul_swish_sum_group_norm_29k,
@@ -32,6 +34,7 @@ from kbench_jax import (
     ragged_dot_14p,
     ragged_paged_attention_7p,
     rmsnorm_12p,
+    sparse_attention_4p,
     sparse_moe_10p,
     swiglu_mlp_9p,
     triangle_multiplication_17p,
@@ -42,7 +45,10 @@ PROGRAMS = {
     m.NAME: m
     for m in (
         flash_attention_1p,
+        gqa_attention_2p,
         mla_attention_3p,
+        sparse_attention_4p,
+        flex_attention_5p,
         paged_attention_6p,
         ragged_paged_attention_7p,
         gemm_8p,

@@ -13,6 +13,10 @@
 //   - None in the operator. The cpu preset is (B, H, S, D) = (1, 8, 1024, 128): head_dim kept, the
 //     causal mask kept, S shortened 4x so a single core finishes in tens of milliseconds.
 //   - The spec's module docstring says seq=2048; its CONFIG (used here) says 4096.
+//   - Tolerance: atol 0.05 instead of JAXBench's 1e-2 (rtol and rel-L2 stay 1e-2). The original
+//     bf16 program (bf16 scores, bf16 scale multiply, bf16 softmax) misses atol 1e-2 on ~30% of
+//     seeds; the widened atol accepts it at <= 0.44 of the bound, and the unchanged rel-L2 still
+//     rejects the oracle plus 5% noise (attention::attention_tolerance).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,8 +27,7 @@
 
 #include "core/bf16.h"
 #include "core/tensor.h"
-#include "workloads/gemm.h"
-#include "workloads/row_ops.h"
+#include "workloads/attention_ops.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -80,94 +83,63 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return Shape{query.shape[0], query.shape[1], query.shape[2], query.shape[3]};
 }
 
+// One (batch, head) slice of the call's BHSD tensors: dense S x D matrices.
+attention::HeadView head_of(const kb_tensor* in, kb_tensor* out, const Shape& s, std::int64_t bh) {
+  const std::int64_t offset = bh * s.seq_len * s.head_dim;
+  const std::size_t out_element = dtype_size(out[0].dtype);
+  return {.q = static_cast<const bf16_t*>(in[0].data) + offset,
+          .q_ld = s.head_dim,
+          .k = static_cast<const bf16_t*>(in[1].data) + offset,
+          .k_ld = s.head_dim,
+          .v = static_cast<const bf16_t*>(in[2].data) + offset,
+          .v_ld = s.head_dim,
+          .out = static_cast<char*>(out[0].data) + static_cast<std::size_t>(offset) * out_element,
+          .out_dtype = out[0].dtype,
+          .out_ld = s.head_dim};
+}
+
+attention::ScoreSteps score_steps(const Shape& s) {
+  return {.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim)), .masked_score = kMaskedScore};
+}
+
 int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
               std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [batch, num_heads, seq_len, head_dim] = *shape;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
-  std::vector<double> scores(static_cast<std::size_t>(seq_len));
-  std::vector<double> acc(static_cast<std::size_t>(head_dim));
-  for (std::int64_t bh = 0; bh < batch * num_heads; ++bh) {
-    const std::int64_t head_offset = bh * seq_len * head_dim;
-    const auto* q = static_cast<const bf16_t*>(in[0].data) + head_offset;
-    const auto* k = static_cast<const bf16_t*>(in[1].data) + head_offset;
-    const auto* v = static_cast<const bf16_t*>(in[2].data) + head_offset;
-    float* o = static_cast<float*>(out[0].data) + head_offset;
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      double max_score = kMaskedScore;
-      for (std::int64_t j = 0; j < seq_len; ++j) {
-        double dot = 0;
-        for (std::int64_t d = 0; d < head_dim; ++d)
-          dot += static_cast<double>(bf16_to_f32(q[i * head_dim + d])) *
-                 bf16_to_f32(k[j * head_dim + d]);
-        scores[j] = j <= i ? dot * scale : kMaskedScore;
-        max_score = std::max(max_score, scores[j]);
-      }
-      double sum = 0;
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (std::int64_t j = 0; j < seq_len; ++j) {
-        const double weight = std::exp(scores[j] - max_score);  // exactly 0 where masked
-        sum += weight;
-        for (std::int64_t d = 0; d < head_dim; ++d)
-          acc[d] += weight * bf16_to_f32(v[j * head_dim + d]);
-      }
-      for (std::int64_t d = 0; d < head_dim; ++d)
-        o[i * head_dim + d] = static_cast<float>(acc[d] / sum);
-    }
-  }
+  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh)
+    attention::reference_head(head_of(in, out, *shape, bh), shape->seq_len, shape->head_dim,
+                              score_steps(*shape));
   return 0;
 }
 
-// What a fusing compiler emits for the original, one (batch, head) at a time: a GEMM for the full
-// S x S scores with the D^-0.5 scale fused into it, one pass per row for mask and softmax while the
-// row is in L1, and a GEMM with value writing the head's output directly. With a bf16 output the
-// probabilities (the second GEMM's operand) are stored in bf16, as the program's bf16 tensor is;
-// with an f32 output (the oracle) nothing is rounded. The scores stay f32, as an einsum with f32
-// accumulation fused into its softmax consumer keeps them: a literal bf16 scores tensor (|q.k| ~
-// 11, bf16 step 1/16) moves the exponents by up to ~0.03, which at cpu size put this baseline's
-// worst element at 95% of the allclose bound against the oracle (40% with f32 scores).
+// What a fusing compiler emits for the original, one (batch, head) at a time
+// (attention::baseline_head): blocks of query rows, each a GEMM for its full-width scores with the
+// D^-0.5 scale fused into it, one softmax pass per row while the block is in L2, and a GEMM with
+// value writing the block's output rows. With a bf16 output the probabilities (the second GEMM's
+// operand) are stored in bf16, as the program's bf16 tensor is; with an f32 output (the oracle)
+// nothing is rounded. The scores stay f32, as an einsum with f32 accumulation fused into its
+// softmax consumer keeps them: a literal bf16 scores tensor (|q.k| ~ 11, bf16 step 1/16) moves the
+// exponents by up to ~0.03, which at cpu size put this baseline's worst element at 95% of the
+// JAXBench allclose bound against the oracle (40% with f32 scores).
 int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
-  const auto [batch, num_heads, seq_len, head_dim] = *shape;
-  const kb_dtype probability_dtype = out[0].dtype;
-  const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-  ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
-  ops::ScratchMatrix probabilities(probability_dtype, seq_len, seq_len);
-  const std::size_t out_element = dtype_size(out[0].dtype);
+  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh)
+    attention::baseline_head(head_of(in, out, *shape, bh), shape->seq_len, shape->head_dim,
+                             score_steps(*shape));
+  return 0;
+}
 
-  for (std::int64_t bh = 0; bh < batch * num_heads; ++bh) {
-    const std::int64_t head_offset = bh * seq_len * head_dim;
-    const auto head = [&](const kb_tensor& t) {
-      return ops::Matrix{static_cast<const bf16_t*>(t.data) + head_offset, KB_BF16, seq_len,
-                         head_dim, head_dim};
-    };
-    ops::gemm(head(in[0]), head(in[1]), /*b_transposed=*/true, scores.out(), {.alpha = scale});
-
-    // Row i costs i + 1: interleaved chunks balance the triangle across threads.
-#pragma omp parallel for schedule(static, 16)
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      auto* row = static_cast<float*>(scores.row(i));
-      // Keys j > i hold -1e9 after the mask, and exp(-1e9 - max) is exactly 0 in f32: the softmax
-      // over the visible prefix followed by zeros is the masked softmax, bit for bit.
-      const auto visible = static_cast<std::size_t>(i + 1);
-      const float max_score = row_ops::max_value(row, visible);
-      const float sum = row_ops::exp_inplace_sum(row, visible, max_score);
-      row_ops::scale_inplace(row, visible, 1.0f / sum);
-      std::fill(row + visible, row + seq_len, 0.0f);
-      if (probability_dtype == KB_BF16)
-        convert_f32_to_bf16(row, static_cast<bf16_t*>(probabilities.row(i)),
-                            static_cast<std::size_t>(seq_len));
-    }
-
-    const ops::Matrix p = probability_dtype == KB_BF16 ? probabilities.in() : scores.in();
-    ops::gemm(
-        p, head(in[2]), /*b_transposed=*/false,
-        {static_cast<char*>(out[0].data) + static_cast<std::size_t>(head_offset) * out_element,
-         out[0].dtype, seq_len, head_dim, head_dim});
-  }
+// The original program's bf16 arithmetic (attention::bf16_program_head): bf16 scores, the bf16
+// scale multiply, the bf16 softmax, the bf16 output einsum.
+int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+                 std::int32_t num_outputs) {
+  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_BF16) return 1;
+  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh)
+    attention::bf16_program_head(head_of(in, out, *shape, bh), shape->seq_len, shape->head_dim,
+                                 score_steps(*shape));
   return 0;
 }
 
@@ -249,7 +221,10 @@ const Workload kFlashAttention1p = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1e-2},  // JAXBench's allclose
+    // atol 0.05 (values have unit scale), rtol 1e-2, rel-L2 1e-2: the original bf16 program fails
+    // JAXBench's atol 1e-2 on ~30% of seeds; formula and measurements at attention_tolerance.
+    .tolerance = attention::attention_tolerance(1.0),
+    .bf16_program = bf16_program,
     .scaffold = kScaffold,
 };
 
