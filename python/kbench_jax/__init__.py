@@ -19,6 +19,8 @@ from kbench_jax import (
     flash_attention_1p,
     gemm_8p,
     gemm_add_relu_41k,
+    mamba2_ssd_16p,
+    retnet_retention_15p,
     rmsnorm_12p,
     swiglu_mlp_9p,
 )
@@ -32,6 +34,8 @@ PROGRAMS = {
         swiglu_mlp_9p,
         rmsnorm_12p,
         cross_entropy_13p,
+        retnet_retention_15p,
+        mamba2_ssd_16p,
         gemm_add_relu_41k,
     )
 }

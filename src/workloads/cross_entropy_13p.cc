@@ -24,15 +24,16 @@
 //         relative to L per token.
 //     The bound is k * (eps / L) / sqrt(T) with k = 6, so the faithful program's error over the
 //     suite's 23 seeds (~3 standard deviations at worst) stays under half of it: 6 * 0.0023 /
-//     sqrt(101) = 1.37e-3 (smoke) and 6 * 0.0026 / sqrt(128) = 1.38e-3 (cpu). A subsample estimate
-//     then passes only when its standard-normal deviate is under k * eps / sigma = 0.07 (smoke) or
-//     0.11 (cpu): ~6% and ~9% of draws, the floor any bound on one mean has with eps / sigma at
-//     ~1/50 (the suite's own seeds are rejected: see the workload's fragment in
-//     docs/fragments/13p.md). The token counts were chosen so that one bound fits both sizes; at
-//     the full size (T = 8192, never checked) the same rule would give a bound of 1.7e-4.
-//   - The cpu preset is (T, H, V) = (128, 4096, 4008): the original's hidden size, so the logits
+//     sqrt(101) = 1.37e-3 (smoke) and 6 * 0.0026 / sqrt(136) = 1.34e-3 (cpu), rounded to 1.4e-3. A
+//     subsample estimate then passes only when its standard-normal deviate is under k * eps / sigma
+//     = 0.07 (smoke) or 0.11 (cpu): ~6% and ~9% of draws, the floor any bound on one mean has when
+//     eps / sigma is ~1/50 (workloads_rows_test measures the rate: 29 of 32 smoke draws rejected).
+//     The token counts make one bound fit both sizes; at the full size (T = 8192, never checked)
+//     the same rule gives 1.7e-4. The suite checks one subsample draw per size; at T = 128 its cpu
+//     draw fell at 0.08 standard deviations (admitted), at T = 136 it is at 2.5x the bound.
+//   - The cpu preset is (T, H, V) = (136, 4096, 4008): the original's hidden size, so the logits
 //     have the original's spread (what separates a subsample from the program's rounding), and
-//     V = 128256/32; 4.2 GFLOP, the GEMM dominates. The smoke preset (101, 4093, 257) keeps that
+//     V = 128256/32; 4.5 GFLOP, the GEMM dominates. The smoke preset (101, 4093, 257) keeps that
 //     spread too (H prime, V prime, T prime) at 0.2 GFLOP.
 #include <algorithm>
 #include <cmath>
@@ -59,7 +60,7 @@ Shape shape_of(Size size) {
     case Size::kSmoke:
       return {101, 4093, 257};  // prime everywhere; H ~ 4096 keeps the logits' spread
     case Size::kCpu:
-      return {128, 4096, 4008};
+      return {136, 4096, 4008};
     case Size::kFull:
       break;
   }

@@ -28,6 +28,9 @@
 //   - The cpu preset is (B, H, S, D) = (1, 16, 1024, 64): head_dim kept, the causal decay kept,
 //     S shortened 4x, 16 of the 64 heads and one batch so one core finishes in tens of milliseconds
 //     (4.3 GFLOP counted).
+//   - The tolerance's atol is 0.5 (JAXBench's 1e-2 otherwise): with decay that reaches back ~50
+//     tokens, rows whose signed sum is near 0 keep unnormalized weights ~8 each, and a faithful
+//     port's bf16 weights err by up to ~0.27 on such rows' near-zero outputs (see the tolerance).
 //   - CONFIG d_state = 128 and d_model = 2560 are unused, as in the original. A_log is f32 whatever
 //     the dtype, as in the original.
 #include <algorithm>
@@ -289,7 +292,13 @@ const Workload kMamba2Ssd16p = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1e-2},  // JAXBench's allclose
+    // atol 0.5, not 1e-2: the original's own rounding of the weights to bf16 errs on out[i, :] by
+    // ~N(0, (2^-9 / sqrt(3) * ||w_i||)^2) per element, w_i the normalized row, and where the signed
+    // row sum is under 1 the row is not scaled down at all: ||w_i|| reaches ||scores_i|| ~ |c_i| *
+    // (1 - a^2)^-1/2 ~ 8 * 5.3 ~ 42, an error std of ~0.047, ~0.26 at the worst of ~1e7 elements
+    // (measured: 0.15 smoke, 0.27 cpu over the suite's seeds, after rtol's share). atol is twice
+    // that; the relative-L2 bound (faithful 2.4e-3) stays 1e-2 and rejects every degenerate output.
+    .tolerance = {.atol = 0.5, .rtol = 1e-2, .max_rel_l2 = 1e-2},
     .bf16_program = bf16_program,
 };
 
