@@ -9,25 +9,21 @@
 //           value (x)  bf16 (B, H, S, D)  normal
 //           A_log      f32  (B, H, S)     normal*0.5+4.0 (the spec's normal*0.5-4.0: see below)
 // Output    out        bf16 (B, H, S, D)
-// FLOPs     2*B*H*S*S*D*2, the full S x S of both matmuls (the masked half included), as the
-// original
+// FLOPs     2*B*H*S*S*D*2, the full S x S of both matmuls (masked half included), as the original
 //           counts them; 1,099,511,627,776 at full size (B=4, H=64, S=4096, D=64).
 // Character compute-bound and causal-quadratic: two GEMMs per head around an S x S pass that
-//           exponentiates the cumulative log decay, applies it, and normalizes by the signed row
-//           sum.
+//           exponentiates the cumulative log decay, applies it, normalizes by the signed row sum.
 // Deviations
 //   - A_log is drawn from normal*0.5 + 4.0, not the spec's normal*0.5 - 4.0 (non-degeneracy). With
 //     mean -4, a = sigmoid(A_log) ~ 0.018: L[i, i-1] ~ 0.018, L[i, i-2] ~ 3e-4, so each output is
-//     its own token's x times sign(c.b) plus a trace of the previous token's. Measured at the cpu
-//     shape: a kernel that computes only the diagonals j in {i-2, i-1, i} (O(S D) work in place of
-//     O(S^2 D)) matches the full program to relative L2 5e-5 with every element inside the allclose
-//     bound, so the quadratic workload could be passed by a banded one. With the mean's sign
-//     flipped, a ~ 0.98 (decay ~2% per token, a half-life of ~35 tokens) and the same banded
-//     shortcut needs 512 of the 1024 keys at the cpu size (256 give relative L2 6e-2): the output
-//     depends on the long prefix, as an SSM's does. The spread (0.5) is the spec's.
-//   - The cpu preset is (B, H, S, D) = (1, 16, 1024, 64): head_dim kept, the causal decay kept,
-//     S shortened 4x, 16 of the 64 heads and one batch so one core finishes in tens of milliseconds
-//     (4.3 GFLOP counted).
+//     its own token's x times sign(c.b) plus a trace of the previous token's. Measured in double
+//     at the cpu shape (one seed): a kernel that computes only the diagonals j in {i-2, i-1, i}
+//     (O(S D) work in place of O(S^2 D)) matches the full program to relative L2 4.9e-5 with every
+//     element inside the allclose bound, so a banded kernel would pass the quadratic workload.
+//     With the mean's sign flipped, a ~ 0.98 (decay ~2% per token, a half-life of ~35 tokens): the
+//     same banded shortcut needs the nearest 448 of the 1024 keys (384 give relative L2 5.4e-3 and
+//     361 elements outside allclose), i.e. ~70% of the causal triangle; the output depends on the
+//     long prefix, as an SSM's does. The spread (0.5) is the spec's.
 //   - The tolerance's atol is 0.5 (JAXBench's 1e-2 otherwise): with decay that reaches back ~50
 //     tokens, rows whose signed sum is near 0 keep unnormalized weights ~8 each, and a faithful
 //     port's bf16 weights err by up to ~0.27 on such rows' near-zero outputs (see the tolerance).

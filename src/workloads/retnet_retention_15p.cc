@@ -6,8 +6,7 @@
 //           key    bf16 (B, H, S, D)  normal
 //           value  bf16 (B, H, S, D)  normal
 // Output    out    bf16 (B, H, S, D)
-// FLOPs     2*B*H*S*S*D*2, the full S x S of both matmuls (the masked half included), as the
-// original
+// FLOPs     2*B*H*S*S*D*2, the full S x S of both matmuls (masked half included), as the original
 //           counts them; 1,099,511,627,776 at full size (B=4, H=16, S=4096, D=256).
 // Character compute-bound and causal-quadratic: two GEMMs per head around an S x S decay-and-
 //           normalize pass. The decay rates span 0.969 (a ~32-token horizon, head 0) to 1 - 2^-20
