@@ -133,11 +133,16 @@ int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb
   return 0;
 }
 
+// The OpenMP threads a call may use: cfg->num_threads, at least 1.
+int threads_of(const kb_config* cfg) {
+  return cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
+}
+
 // The mean loss of tokens 0, step, 2 * step, ...: one GEMM of those hidden rows (a strided view)
 // into materialized f32 logits, on the machine's fastest bf16 path, then one log-softmax pass per
 // row that keeps only the label's log-probability; the mean in double, in token order
 // (deterministic whatever the thread count).
-float mean_loss(const kb_tensor* in, const Shape& shape, std::int64_t step) {
+float mean_loss(const kb_tensor* in, const Shape& shape, std::int64_t step, int threads) {
   const auto [tokens, hidden_dim, vocab_size] = shape;
   const std::int64_t rows = (tokens + step - 1) / step;
   const auto* labels = static_cast<const std::int32_t*>(in[2].data);
@@ -148,7 +153,7 @@ float mean_loss(const kb_tensor* in, const Shape& shape, std::int64_t step) {
 
   std::vector<float> token_loss(static_cast<std::size_t>(rows));
   const auto row_length = static_cast<std::size_t>(vocab_size);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* row = logits + r * vocab_size;
     const float max_logit = row_ops::max_value(row, row_length);
@@ -162,21 +167,21 @@ float mean_loss(const kb_tensor* in, const Shape& shape, std::int64_t step) {
 
 // What a compiler emits for the unfused loss: mean_loss over every token. The loss is f32, so
 // nothing is rounded to bf16 on the way (the timed baseline is also the oracle).
-int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
-  *static_cast<float*>(out[0].data) = mean_loss(in, *shape, 1);
+  *static_cast<float*>(out[0].data) = mean_loss(in, *shape, 1, threads_of(cfg));
   return 0;
 }
 
 // A shortcut the tolerance must reject: the mean loss of every other token (tokens 0, 2, 4, ...),
 // computed like the baseline, at half its cost.
-int subsample_estimate(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
+int subsample_estimate(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
                        kb_tensor* out, std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
-  *static_cast<float*>(out[0].data) = mean_loss(in, *shape, 2);
+  *static_cast<float*>(out[0].data) = mean_loss(in, *shape, 2, threads_of(cfg));
   return 0;
 }
 
@@ -185,17 +190,18 @@ int subsample_estimate(const kb_config*, const kb_tensor* in, std::int32_t num_i
 // it, every step a bf16 tensor: shifted = x - max(x), exp(shifted), their sum (jnp.sum accumulates
 // bf16 in f32 and rounds the result), its log, shifted - log; then -sum(one_hot * log_probs) in f32
 // (one_hot is f32, so only the label's bf16 log-probability survives, exactly) and the f32 mean.
-int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
                  std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
   const auto [tokens, hidden_dim, vocab_size] = *shape;
+  const int threads = threads_of(cfg);
   const auto* labels = static_cast<const std::int32_t*>(in[2].data);
   ops::ScratchMatrix logits(KB_BF16, tokens, vocab_size);
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false, logits.out());
 
   std::vector<float> token_loss(static_cast<std::size_t>(tokens));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t t = 0; t < tokens; ++t) {
     const auto* row = static_cast<const bf16_t*>(logits.row(t));
     float x_max = bf16_to_f32(row[0]);

@@ -175,10 +175,11 @@ ops::MutableMatrix head_of_output(kb_tensor& t, std::int64_t bh, const Shape& s)
 // exp(-1e30) gives), and a GEMM with x writing the head's output. With a bf16 output the normalized
 // scores (the second GEMM's operand) are stored in bf16, as the original casts them; with an f32
 // output (the oracle) nothing is rounded.
-int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
+  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
   const std::int64_t seq_len = shape->seq_len;
   const auto n = static_cast<std::size_t>(seq_len);
   const kb_dtype weight_dtype = out[0].dtype;
@@ -192,7 +193,7 @@ int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_
     ops::gemm(head_of(in[0], bh, *shape), head_of(in[1], bh, *shape), /*b_transposed=*/true,
               scores.out());
 
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
     {
       std::vector<float> decay(n);
       // Row i costs i + 1: interleaved chunks balance the triangle across threads.
@@ -230,10 +231,11 @@ int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_
 // and its cumsum in f32, the (S, S) matrix L = exp(where(i >= j, c[i] - c[j], -1e30)), scores =
 // (C B^T in f32) * L, the signed row sum with its where, the division by max(|sum|, 1), the cast of
 // the scores to bf16, and the bf16 einsum with x (f32 accumulation, one rounding to the output).
-int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
                  std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape || out[0].dtype != KB_BF16) return 1;
+  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
   const std::int64_t seq_len = shape->seq_len;
   const auto n = static_cast<std::size_t>(seq_len);
   ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
@@ -248,7 +250,7 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
       running += std::log(a + static_cast<float>(kLogEpsilon));
       log_a_cumsum[i] = running;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t i = 0; i < seq_len; ++i)
       for (std::int64_t j = 0; j < seq_len; ++j) {
         const float diff = log_a_cumsum[i] - log_a_cumsum[j];
@@ -256,7 +258,7 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
       }
     ops::gemm(head_of(in[0], bh, *shape), head_of(in[1], bh, *shape), /*b_transposed=*/true,
               scores.out());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t i = 0; i < seq_len; ++i) {
       auto* row = static_cast<float*>(scores.row(i));
       for (std::int64_t j = 0; j < seq_len; ++j) row[j] *= decay[i * n + j];

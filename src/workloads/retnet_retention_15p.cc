@@ -152,10 +152,11 @@ ops::MutableMatrix head_of_output(kb_tensor& t, std::int64_t bh, const Shape& s)
 // written as the 0 that decay * mask gives), and a GEMM with value writing the head's output. With
 // a bf16 output the normalized qk (the second GEMM's operand) is stored in bf16, as the original
 // casts it; with an f32 output (the oracle) nothing is rounded.
-int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
+  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
   const std::int64_t seq_len = shape->seq_len;
   const kb_dtype weight_dtype = out[0].dtype;
   ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
@@ -167,7 +168,7 @@ int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_
               scores.out());
 
     // Row i costs i + 1: interleaved chunks balance the triangle across threads.
-#pragma omp parallel for schedule(static, 16)
+#pragma omp parallel for schedule(static, 16) num_threads(threads)
     for (std::int64_t i = 0; i < seq_len; ++i) {
       auto* row = static_cast<float*>(scores.row(i));
       const float* row_decay = decay.data() + (seq_len - 1 - i);
@@ -197,10 +198,11 @@ int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_
 // exp(log_gamma * max(i - j, 0)) * (i >= j) built per head in f32, qk in f32, qk * decay,
 // sum(|qk|) over keys, the division by max(sum, 1), the cast of qk to bf16, and the bf16 einsum
 // with value (f32 accumulation, one rounding to the bf16 output).
-int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
                  std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape || out[0].dtype != KB_BF16) return 1;
+  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
   const std::int64_t seq_len = shape->seq_len;
   const auto n = static_cast<std::size_t>(seq_len);
   ops::ScratchMatrix qk(KB_F32, seq_len, seq_len);
@@ -210,7 +212,7 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
     const std::int64_t head = bh % shape->num_heads;
     const float gamma = 1.0f - std::exp2(-5.0f - static_cast<float>(head));
     const float log_gamma = std::log(gamma);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t i = 0; i < seq_len; ++i)
       for (std::int64_t j = 0; j < seq_len; ++j) {
         const float distance = static_cast<float>(i) - static_cast<float>(j);
@@ -219,7 +221,7 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
       }
     ops::gemm(head_of(in[0], bh, *shape), head_of(in[1], bh, *shape), /*b_transposed=*/true,
               qk.out());
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t i = 0; i < seq_len; ++i) {
       auto* row = static_cast<float*>(qk.row(i));
       for (std::int64_t j = 0; j < seq_len; ++j) row[j] *= decay[i * n + j];

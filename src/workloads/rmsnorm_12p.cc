@@ -15,6 +15,7 @@
 //   - The reference evaluates the formula in double with no intermediate bf16 cast: it is the
 //     value the bf16 program approximates. The bf16 baseline performs the spec's cast; the two
 //     differ by bf16 rounding, well inside the tolerance.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -142,7 +143,8 @@ int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inp
   const auto* scale = static_cast<const bf16_t*>(in[1].data);
   auto* y = static_cast<bf16_t*>(out[0].data);
   const std::int64_t width = rows->width;
-#pragma omp parallel for schedule(static)
+  const int threads = std::max(1, cfg->num_threads);
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (std::int64_t r = 0; r < rows->count; ++r) {
     const bf16_t* x_row = x + r * width;
     float sum_sq = 0;
