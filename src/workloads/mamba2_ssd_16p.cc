@@ -173,8 +173,9 @@ ops::MutableMatrix head_of_output(kb_tensor& t, std::int64_t bh, const Shape& s)
 // L[i, j] = exp(c[i] - c[j]) for the visible keys (vectorized exp), applies it, sums the row and
 // scales by 1 / max(|sum|, 1) while the row is in L1 (masked keys are written as the 0 that
 // exp(-1e30) gives), and a GEMM with x writing the head's output. With a bf16 output the normalized
-// scores (the second GEMM's operand) are stored in bf16, as the original casts them; with an f32
-// output (the oracle) nothing is rounded.
+// scores (the second GEMM's operand) are rounded to bf16 values in place, as the original casts
+// them (an f32 row of bf16 values is the bf16 tensor, without a second copy); with an f32 output
+// (the oracle) nothing is rounded.
 int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
@@ -182,9 +183,8 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
   const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
   const std::int64_t seq_len = shape->seq_len;
   const auto n = static_cast<std::size_t>(seq_len);
-  const kb_dtype weight_dtype = out[0].dtype;
+  const bool round_weights = out[0].dtype == KB_BF16;
   ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
-  ops::ScratchMatrix weights(weight_dtype, seq_len, seq_len);
   std::vector<float> neg_decay_sum(n);
 
   for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh) {
@@ -214,14 +214,12 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
         const float inv_norm = 1.0f / std::max(std::fabs(row_sum), 1.0f);
 #pragma omp simd
         for (std::size_t j = 0; j < visible; ++j) row[j] *= inv_norm;
+        if (round_weights) row_ops::round_to_bf16_inplace(row, visible);
         std::fill(row + visible, row + seq_len, 0.0f);
-        if (weight_dtype == KB_BF16)
-          convert_f32_to_bf16(row, static_cast<bf16_t*>(weights.row(i)), n);
       }
     }
 
-    const ops::Matrix w = weight_dtype == KB_BF16 ? weights.in() : scores.in();
-    ops::gemm(w, head_of(in[2], bh, *shape), /*b_transposed=*/false,
+    ops::gemm(scores.in(), head_of(in[2], bh, *shape), /*b_transposed=*/false,
               head_of_output(out[0], bh, *shape));
   }
   return 0;

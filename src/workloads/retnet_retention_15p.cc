@@ -29,6 +29,7 @@
 #include "core/tensor.h"
 #include "workloads/gemm.h"
 #include "workloads/ops.h"
+#include "workloads/row_ops.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -150,17 +151,18 @@ ops::MutableMatrix head_of_output(kb_tensor& t, std::int64_t bh, const Shape& s)
 // S x S qk (f32, as the original's einsum on f32-cast operands), one pass per row that applies the
 // decay, sums |qk| and scales by 1 / max(sum, 1) while the row is in L1 (the masked keys j > i are
 // written as the 0 that decay * mask gives), and a GEMM with value writing the head's output. With
-// a bf16 output the normalized qk (the second GEMM's operand) is stored in bf16, as the original
-// casts it; with an f32 output (the oracle) nothing is rounded.
+// a bf16 output the normalized qk (the second GEMM's operand) is rounded to bf16 values in place,
+// as the original casts it (the GEMM widens bf16 operands to f32 on this machine's paths anyway, so
+// the rounded f32 row is the bf16 tensor without a second copy); with an f32 output (the oracle)
+// nothing is rounded.
 int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
              std::int32_t num_outputs) {
   const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
   const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
   const std::int64_t seq_len = shape->seq_len;
-  const kb_dtype weight_dtype = out[0].dtype;
+  const bool round_weights = out[0].dtype == KB_BF16;
   ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
-  ops::ScratchMatrix weights(weight_dtype, seq_len, seq_len);
 
   for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh) {
     const std::vector<float> decay = reversed_decay(bh % shape->num_heads, seq_len);
@@ -181,14 +183,11 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
       const float inv_norm = 1.0f / std::max(abs_sum, 1.0f);
 #pragma omp simd
       for (std::int64_t j = 0; j <= i; ++j) row[j] *= inv_norm;
+      if (round_weights) row_ops::round_to_bf16_inplace(row, static_cast<std::size_t>(i + 1));
       std::fill(row + i + 1, row + seq_len, 0.0f);
-      if (weight_dtype == KB_BF16)
-        convert_f32_to_bf16(row, static_cast<bf16_t*>(weights.row(i)),
-                            static_cast<std::size_t>(seq_len));
     }
 
-    const ops::Matrix w = weight_dtype == KB_BF16 ? weights.in() : scores.in();
-    ops::gemm(w, head_of(in[2], bh, *shape), /*b_transposed=*/false,
+    ops::gemm(scores.in(), head_of(in[2], bh, *shape), /*b_transposed=*/false,
               head_of_output(out[0], bh, *shape));
   }
   return 0;
