@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -217,8 +218,8 @@ TEST(RowWorkloads, CrossEntropyRejectsLabelsOutsideTheVocabulary) {
   }
 }
 
-// The loss is f32 by design (see the workload's header): a bf16 scalar could not meet the 1e-4
-// bound, so the baseline refuses to write one.
+// The loss is f32, as the original's (see the workload's header), so the baseline refuses to
+// write a bf16 one.
 TEST(RowWorkloads, CrossEntropyRejectsABf16Loss) {
   const Workload& w = workload("13p");
   Problem problem = w.problem(Size::kSmoke);
@@ -227,30 +228,44 @@ TEST(RowWorkloads, CrossEntropyRejectsABf16Loss) {
   EXPECT_NE(call.run(w.baseline), 0);
 }
 
-// The reason for 13p's 1e-4 bound: a loss averaged over half the tokens (what a subsampling
-// shortcut computes) passes atol/rtol 1e-2 but not the relative bound. Whether one estimate lands
-// within either bound is chance, so the claim is about rates: allclose accepts most such shortcuts,
-// the relative bound nearly none.
-TEST(RowWorkloads, CrossEntropyToleranceCatchesTokenSubsampling) {
+// The reason for 13p's bound (its header derives it): the loss of the original's bf16 program (bf16
+// logits and log_softmax) passes, and the mean over every other token (what a subsampling shortcut
+// computes) does not, although allclose at 1e-2 often admits it. Whether one estimate lands within
+// the bound is chance (the estimate's deviate has to fall under ~0.07 standard deviations at smoke
+// size), so the claim about the subsample is a rate; the faithful program must pass every seed.
+TEST(RowWorkloads, CrossEntropyBoundAdmitsTheProgramAndRejectsASubsample) {
   const Workload& w = workload("13p");
+  ASSERT_NE(w.bf16_program, nullptr);
+  ASSERT_NE(w.subsample_estimate, nullptr);
   const Problem problem = w.problem(Size::kSmoke);
   constexpr int kTrials = 32;
   int rejected = 0, admitted_by_allclose = 0;
+  double worst_program = 0, program_sq = 0, subsample_sq = 0;
   for (std::uint64_t seed = 1; seed <= kTrials; ++seed) {
-    Instance full(problem, seed, KB_F32);
-    ASSERT_EQ(full.run(w.reference), 0);
-    Instance half(problem, seed, KB_F32);
-    half.inputs()[0].shape[0] /= 2;  // the first half of the tokens, as leading-dimension views
-    half.inputs()[2].shape[0] /= 2;
-    ASSERT_EQ(half.run(w.reference), 0);
-    const double loss = full.output(0)[0];
-    const double estimate = half.output(0)[0];
+    Instance oracle(problem, seed, KB_F32), program(problem, seed, KB_F32),
+        subsample(problem, seed, KB_F32);
+    ASSERT_EQ(oracle.run(w.baseline), 0);
+    ASSERT_EQ(program.run(w.bf16_program), 0);
+    ASSERT_EQ(subsample.run(w.subsample_estimate), 0);
+    const double loss = oracle.output(0)[0];
+    const double program_err = std::abs(program.output(0)[0] - loss) / std::abs(loss);
+    const double estimate = subsample.output(0)[0];
+    const double subsample_err = std::abs(estimate - loss) / std::abs(loss);
+    EXPECT_LE(program_err, w.tolerance.max_rel_l2) << "seed " << seed;
+    worst_program = std::max(worst_program, program_err);
+    program_sq += program_err * program_err;
+    subsample_sq += subsample_err * subsample_err;
     if (std::abs(estimate - loss) <= w.tolerance.atol + w.tolerance.rtol * std::abs(loss))
       ++admitted_by_allclose;
-    if (std::abs(estimate - loss) / std::abs(loss) > w.tolerance.max_rel_l2) ++rejected;
+    if (subsample_err > w.tolerance.max_rel_l2) ++rejected;
   }
-  EXPECT_GE(admitted_by_allclose, kTrials * 3 / 4) << "of " << kTrials << " half-token estimates";
-  EXPECT_GE(rejected, kTrials - 2) << "of " << kTrials << " half-token estimates";
+  std::cout << "[13p smoke, " << kTrials << " seeds] bf16 program: worst relative error "
+            << worst_program << ", rms " << std::sqrt(program_sq / kTrials)
+            << "; every-other-token estimate: rms " << std::sqrt(subsample_sq / kTrials) << ", "
+            << rejected << " rejected; bound " << w.tolerance.max_rel_l2 << "\n";
+  EXPECT_LE(worst_program, 0.6 * w.tolerance.max_rel_l2);
+  EXPECT_GE(admitted_by_allclose, kTrials / 4) << "of " << kTrials << " half-token estimates";
+  EXPECT_GE(rejected, kTrials * 13 / 16) << "of " << kTrials << " half-token estimates";
 }
 
 // ---- Row kernels at edge lengths: 0, 1, around the vector width of AVX2 and AVX-512, a prime.
