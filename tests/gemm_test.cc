@@ -13,6 +13,7 @@
 #include "core/bf16.h"
 #include "core/input_gen.h"
 #include "core/tensor.h"
+#include "workloads/gemm_paths.h"
 
 namespace kbench::ops {
 namespace {
@@ -216,6 +217,32 @@ TEST_P(GemmPathTest, MatchesReferenceOnEdgeShapesAndEveryEpilogue) {
 
 INSTANTIATE_TEST_SUITE_P(AllPaths, GemmPathTest, ::testing::ValuesIn(kAllGemmPaths),
                          [](const auto& path) { return std::string(gemm_path_name(path.param)); });
+
+// oneDNN 2.6 would run a second clip with the first's bounds: its paths decline such a chain, and
+// gemm() on a plan that names oneDNN still computes it, on OpenBLAS.
+TEST(GemmPostOps, ChainOnednnCannotRunTakesOpenblas) {
+  const Case c{37, 61, 45, false};
+  Operands o = make_operands(c, KB_F32, 3);
+  const Epilogue e{.post_ops = {PostOp::clip(-1.0f, 1.0f), PostOp::clip(-0.25f, 0.5f)}};
+  const Matrix a{o.a.data(), KB_F32, c.m, c.k, c.k};
+  const Matrix b{o.b.data(), KB_F32, c.k, c.n, c.n};
+  HostTensor out({"c", KB_F32, {c.m, c.n}});
+  const MutableMatrix mc{out.data(), KB_F32, c.m, c.n, c.n};
+  EXPECT_FALSE(gemm_on_path(GemmPath::kOnednnF32, a, b, false, mc, e));
+  const GemmShapeClass shape{c.m, c.n, c.k, false, true, detail::gemm_threads()};
+  set_gemm_plan(shape.key() + "=onednn_f32");
+  gemm(a, b, false, mc, e);
+  set_gemm_plan("");
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    for (std::int64_t j = 0; j < c.n; ++j) {
+      double acc = 0;
+      for (std::int64_t p = 0; p < c.k; ++p)
+        acc += value(o.a, i * c.k + p) * value(o.b, p * c.n + j);
+      const double want = std::min(std::max(std::min(std::max(acc, -1.0), 1.0), -0.25), 0.5);
+      ASSERT_NEAR(value(out, i * c.n + j), want, 1e-5) << i << "," << j;
+    }
+  }
+}
 
 TEST(GemmPlan, RoundTripsAndRejectsMalformed) {
   set_gemm_plan("8x8x8:nn:bf16:t1=onednn_bf16;4x4x4:nt:f32:t2=openblas_sgemm");
