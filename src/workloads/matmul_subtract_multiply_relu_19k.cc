@@ -42,7 +42,9 @@ using linear_epilogue::Vectors;
 LinearShape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
-      return {29, 53, 47};  // no extent a multiple of 8 or 16: exercises every tile edge
+      // No extent a multiple of 8 or 16: exercises every tile edge. Larger than the other
+      // workloads' smoke shapes so that ~3% of nonzero outputs are still ~150 values.
+      return {61, 53, 97};
     case Size::kCpu:
       return {768, 1536, 1536};
     case Size::kFull:
@@ -57,13 +59,14 @@ double weight_stddev(std::int64_t k) {
   return 0.02 * std::sqrt(8192.0 / static_cast<double>(k));
 }
 
-// The faithful bf16 program fails the default rule: its matmul result and bias sum are rounded to
-// bf16 near 2 (ulp 2^-6 on [2, 4)), then the shift by -2.0 cancels the value but not that error,
-// and * 1.5 scales it: up to 1.5 * 2 * 2^-7 = 0.023 absolute on outputs near 0, where the output's
-// nonzero tail has values of ~0.6 RMS (a ~1.5% relative L2 error; measured in docs/fragments).
-// atol = 4e-2 and rel-L2 <= 2.5e-2 accept it with margin; zeros, ones, the mean and permuted rows
-// stay far off (rel-L2 >= 1) and 5% noise fails the rel-L2 bound by 2x.
-constexpr Tolerance kTolerance{.atol = 4e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2};
+// The faithful bf16 program fails the default rule: its matmul result and bias sum are each
+// rounded to bf16 near 2 (half an ulp is 2^-7 on [2, 4)), the shift by -2.0 cancels the value but
+// not that error, and * 1.5 scales it: up to 1.5 * 2 * 2^-7 = 0.023 absolute on outputs near 0,
+// against nonzero outputs of ~0.75 RMS, a ~1.3% relative L2 error at the cpu size. atol = 3e-2
+// covers the worst element (larger outputs have larger ulps, which rtol covers) and rel-L2 <=
+// 2.5e-2 the L2 error with 2x margin; zeros, ones, the mean and permuted rows stay far off
+// (rel-L2 >= 1) and 5% noise fails the rel-L2 bound by 2x.
+constexpr Tolerance kTolerance{.atol = 3e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2};
 
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
