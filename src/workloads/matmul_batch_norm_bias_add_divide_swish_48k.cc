@@ -5,7 +5,7 @@
 // Operator  y = x @ weight + linear_bias;
 //           y = (y - bn_mean) / sqrt(bn_var + 1e-5) * bn_scale + bn_bias  (per feature);
 //           y = (y + bias) / 1.0; out = y * sigmoid(y).
-// Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
+// Inputs    x           bf16 (M, K)  uniform[0,1)       M = batch_size, K = in_features
 //           weight      bf16 (K, N)  normal*0.02        N = out_features
 //           linear_bias bf16 (N)     normal*0.02
 //           bn_scale    bf16 (N)     spec: ones  -> uniform[0.5,1.5)  (see Deviations)
@@ -13,7 +13,7 @@
 //           bn_mean     bf16 (N)     spec: zeros -> normal*0.1
 //           bn_var      bf16 (N)     spec: ones  -> uniform[0.5,1.5)
 //           bias        bf16 (1)     normal*0.02
-// Output    out     bf16 (M, N)
+// Output    out         bf16 (M, N)
 // FLOPs     2*M*K*N (the epilogue is not counted); 549,755,813,888 at full size
 //           (M=4096, K=8192, N=8192).
 // Character compute-bound GEMM with a per-feature affine epilogue and a Swish a fused kernel
@@ -27,6 +27,7 @@
 //     its eight inputs would pass. They are drawn instead around the same values (scale and var
 //     uniform[0.5, 1.5), mean and bias normal*0.1 against x @ weight's ~0.45 spread at cpu size),
 //     so that dropping or misindexing any of them fails the check.
+//   - Tolerance: rtol 3e-2, see kTolerance (the faithful bf16 program fails the default).
 //   - The BatchNorm is written as JAX code commonly writes it, (y - mean) / sqrt(var + eps) *
 //     scale + bias; the division stays a division (oneDNN binary_div), as does the one by 1.0.
 #include <algorithm>
@@ -62,6 +63,15 @@ LinearShape shape_of(Size size) {
 
 // BatchNorm1d's eps.
 constexpr double kBnEps = 1e-5;
+
+// The faithful bf16 program fails the default elementwise rule at the cpu size: it rounds nine
+// times (the matmul result, five per-feature ops, the scalar bias, the sigmoid and the product),
+// each by up to 2^-9 relative, and the four roundings before the normalization are amplified by
+// up to bn_scale / sqrt(bn_var) = 1.5 / sqrt(0.5) = 2.1: a worst case of (4 * 2.1 + 5) * 2^-9 =
+// 2.6% relative, of which 2.3% was seen (0.041 on outputs near 1.8, against 0.028 allowed). rtol
+// = 3e-2 admits it; atol and the rel-L2 bound stay JAXBench's (the program's rel-L2 is ~0.6%),
+// so every degenerate output still fails the rel-L2 bound by 5x or more.
+constexpr Tolerance kTolerance{.atol = 1e-2, .rtol = 3e-2, .max_rel_l2 = 1e-2};
 
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
@@ -160,7 +170,7 @@ const Workload kMatmulBatchNormBiasAddDivideSwish48k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .tolerance = kTolerance,
     .bf16_program = bf16_program,
 };
 
