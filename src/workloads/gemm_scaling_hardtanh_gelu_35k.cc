@@ -16,7 +16,7 @@
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
 //   - Not changed: the clip to [-2, 2] is rarely active, as in the original. (x @ weight + bias)
 //     * 0.5 has standard deviation ~0.52 at full size and ~0.23 at the cpu size, so |y| > 2 for
-//     ~1e-4 of the elements at full size and practically none below it; the GELU keeps the output
+//     ~2e-4 of the elements at full size and practically none below it; the GELU keeps the output
 //     non-degenerate. Making the clip bite would take 4x larger weights, a different problem.
 #include <algorithm>
 #include <cmath>
