@@ -177,6 +177,10 @@ const EpilogueCase kEpilogues[] = {
     {.activation = Activation::kSilu,
      .multiplier = true,
      .post_ops = {PostOp::act(Activation::kTanh)}},
+    // Pre-activations of several hundred, beyond where exp overflows f32 or leaves its valid range.
+    {.alpha = 300.0f, .activation = Activation::kSilu},
+    {.alpha = 300.0f, .activation = Activation::kMish},
+    {.alpha = 300.0f, .post_ops = {PostOp::act(Activation::kSigmoid)}},
     // Repeats of one eltwise algorithm with other parameters, which oneDNN 2.6 would run with the
     // first's: a second linear is split into binary post-ops; a second clip leaves oneDNN out.
     {.post_ops = {PostOp::linear(2.0f, 0.5f), PostOp::act(Activation::kTanh),
