@@ -76,6 +76,11 @@ bool gemm_on_path(GemmPath path, const Matrix& a, const Matrix& b, bool b_transp
   if (a.cols != (b_transposed ? b.cols : b.rows) || c.rows != a.rows ||
       c.cols != (b_transposed ? b.rows : b.cols))
     throw std::invalid_argument("gemm: operand extents do not match");
+  if (epilogue.post_ops.size() > kMaxPostOps)
+    throw std::invalid_argument("gemm: more than kMaxPostOps post-ops");
+  for (const PostOp& op : epilogue.post_ops)
+    if (op.kind == PostOp::Kind::kColumn && op.values == nullptr)
+      throw std::invalid_argument("gemm: a column post-op without values");
   switch (path) {
     case GemmPath::kOnednnBf16:
       if (a.dtype != KB_BF16 || b.dtype != KB_BF16) return false;

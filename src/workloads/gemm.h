@@ -4,6 +4,7 @@
 // one pass per output tile while the tile is still in cache).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,16 +39,64 @@ struct MutableMatrix {
   std::int64_t rows = 0, cols = 0, ld = 0;
 };
 
-enum class Activation { kNone, kRelu, kSilu, kGeluTanh, kGeluErf };
+// Elementwise functions of one f32 value (each as jax.nn / oneDNN define it):
+//   relu(y) = max(y, 0); silu(y) = y * sigmoid(y); gelu_tanh(y) = 0.5 y (1 + tanh(sqrt(2/pi)
+//   (y + 0.044715 y^3))); gelu_erf(y) = 0.5 y (1 + erf(y / sqrt(2))); tanh; mish(y) = y *
+//   tanh(softplus(y)), softplus(y) = log(1 + exp(y)); sigmoid(y) = 1 / (1 + exp(-y)).
+enum class Activation { kNone, kRelu, kSilu, kGeluTanh, kGeluErf, kTanh, kMish, kSigmoid };
+
+// The arithmetic of a binary post-op: y = y (op) operand.
+enum class BinaryOp { kAdd, kSubtract, kMultiply, kDivide };
+
+// One step of an epilogue's post-op chain, on the f32 value y of C's element in column j. Build
+// them with the named constructors; each maps to one oneDNN post-op and to the same arithmetic on
+// the OpenBLAS path.
+struct PostOp {
+  enum class Kind {
+    kActivation,  // y = activation(y)
+    kLinear,      // y = alpha * y + beta (eltwise_linear)
+    kClip,        // y = min(max(y, alpha), beta): hardtanh / jnp.clip (eltwise_clip)
+    kLeakyRelu,   // y = y >= 0 ? y : alpha * y: where(y >= 0, y, slope * y) (eltwise_relu)
+    kScalar,      // y = y (op) alpha, one scalar for every element
+    kColumn       // y = y (op) values[j], one f32 value per column of C (a broadcast row vector)
+  };
+  Kind kind = Kind::kActivation;
+  Activation activation = Activation::kNone;
+  BinaryOp op = BinaryOp::kAdd;
+  float alpha = 0.0f, beta = 0.0f;
+  const float* values = nullptr;  // kColumn: f32, C.cols values, alive for the call
+
+  static PostOp act(Activation a) { return {Kind::kActivation, a}; }
+  static PostOp linear(float scale, float shift) {
+    return {Kind::kLinear, Activation::kNone, BinaryOp::kAdd, scale, shift};
+  }
+  static PostOp clip(float lo, float hi) {
+    return {Kind::kClip, Activation::kNone, BinaryOp::kAdd, lo, hi};
+  }
+  static PostOp leaky_relu(float slope) {
+    return {Kind::kLeakyRelu, Activation::kNone, BinaryOp::kAdd, slope};
+  }
+  static PostOp scalar(BinaryOp o, float operand) {
+    return {Kind::kScalar, Activation::kNone, o, operand};
+  }
+  static PostOp column(BinaryOp o, const float* per_column) {
+    return {Kind::kColumn, Activation::kNone, o, 0.0f, 0.0f, per_column};
+  }
+};
 
 // Applied to each element of the f32 product in this order before the single store into C:
-//   y = alpha * (A @ op(B)); y += bias[col]; y = act(y); y *= multiplier[row, col].
+//   y = alpha * (A @ op(B)); y += bias[col]; y = act(y); y *= multiplier[row, col];
+//   then each of post_ops in order.
 struct Epilogue {
   float alpha = 1.0f;
   const float* bias = nullptr;  // f32, one per column of C; null for none
   Activation activation = Activation::kNone;
   std::optional<Matrix> multiplier;  // same extents as C; null for none
+  std::vector<PostOp> post_ops;      // at most kMaxPostOps
 };
+
+// oneDNN takes at most 32 post-ops; the epilogue's fixed steps use up to four of them.
+inline constexpr std::size_t kMaxPostOps = 24;
 
 // The shape class a path choice is made for: everything that changes which library is fastest.
 struct GemmShapeClass {

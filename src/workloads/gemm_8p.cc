@@ -97,6 +97,25 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   return 0;
 }
 
+// The original program's arithmetic: jnp.dot on bf16 operands accumulates in f32 and holds a bf16
+// result, rounded once; stored in the output's dtype.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  ops::ScratchMatrix c(KB_BF16, shape->m, shape->n);
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false, c.out());
+  const auto* rounded = static_cast<const bf16_t*>(c.row(0));
+  const std::int64_t count = shape->m * shape->n;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (out[0].dtype == KB_BF16)
+      static_cast<bf16_t*>(out[0].data)[i] = rounded[i];
+    else
+      static_cast<float*>(out[0].data)[i] = bf16_to_f32(rounded[i]);
+  }
+  return 0;
+}
+
 // The scaffold is printed verbatim; clang-format would re-indent it as C++ nested in this file.
 // clang-format off
 constexpr std::string_view kScaffold = R"cpp(// 8p_GEMM: a naive, correct starting point.
@@ -158,6 +177,7 @@ const Workload kGemm8p = {
     .reference = reference,
     .baseline = baseline,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = bf16_program,
     .scaffold = kScaffold,
 };
 

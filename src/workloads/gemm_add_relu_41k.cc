@@ -108,6 +108,30 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   return 0;
 }
 
+// The original program's arithmetic: x @ weight on bf16 operands holds a bf16 result, the bias add
+// rounds to bf16 again, and ReLU is exact; stored in the output's dtype.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const auto [m, k, n] = *shape;
+  ops::ScratchMatrix y(KB_BF16, m, n);
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false, y.out());
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  for (std::int64_t i = 0; i < m; ++i) {
+    const auto* y_row = static_cast<const bf16_t*>(y.row(i));
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float biased = round_to_bf16(bf16_to_f32(y_row[j]) + bias.data()[j]);
+      const float value = biased > 0.0f ? biased : 0.0f;
+      if (out[0].dtype == KB_BF16)
+        static_cast<bf16_t*>(out[0].data)[i * n + j] = f32_to_bf16(value);
+      else
+        static_cast<float*>(out[0].data)[i * n + j] = value;
+    }
+  }
+  return 0;
+}
+
 // The scaffold is printed verbatim; clang-format would re-indent it as C++ nested in this file.
 // clang-format off
 constexpr std::string_view kScaffold = R"cpp(// 41k_Gemm_Add_ReLU: a naive, correct starting point.
@@ -176,6 +200,7 @@ const Workload kGemmAddRelu41k = {
     .reference = reference,
     .baseline = baseline,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = bf16_program,
     .scaffold = kScaffold,
 };
 

@@ -6,7 +6,9 @@
 
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "core/bf16.h"
 #include "workloads/gemm_paths.h"
@@ -48,30 +50,118 @@ dnnl::algorithm eltwise_of(Activation activation) {
       return dnnl::algorithm::eltwise_gelu_tanh;
     case Activation::kGeluErf:
       return dnnl::algorithm::eltwise_gelu_erf;
+    case Activation::kTanh:
+      return dnnl::algorithm::eltwise_tanh;
+    case Activation::kMish:
+      return dnnl::algorithm::eltwise_mish;
+    case Activation::kSigmoid:
+      return dnnl::algorithm::eltwise_logistic;
     case Activation::kNone:
       break;
   }
   return dnnl::algorithm::undef;
 }
 
-struct Descs {
-  dnnl::memory::desc a, b, c, bias, multiplier;
+dnnl::algorithm binary_of(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return dnnl::algorithm::binary_add;
+    case BinaryOp::kSubtract:
+      return dnnl::algorithm::binary_sub;
+    case BinaryOp::kMultiply:
+      return dnnl::algorithm::binary_mul;
+    case BinaryOp::kDivide:
+      break;
+  }
+  return dnnl::algorithm::binary_div;
+}
+
+// A binary post-op's second operand: where it sits in the chain, its layout and its data.
+struct BinaryOperand {
+  int index;
+  dnnl::memory::desc desc;
+  const void* data;
 };
 
-// The post-op chain in Epilogue's order: scale, bias, activation, multiplier.
-dnnl::primitive_attr attributes(const Epilogue& epilogue, const Descs& d) {
+// The epilogue as oneDNN post-ops in Epilogue's order (scale, bias, activation, multiplier, then
+// the post-op chain), with the operands of its binary post-ops. Scalar operations are binary
+// post-ops on a 1x1 operand, each exactly its one f32 operation (a divide stays a divide: y *
+// (1/v) is not y / v).
+//
+// oneDNN 2.6's brgemm matmul gives every eltwise post-op of one algorithm the alpha and beta of the
+// first (two clips with different bounds both clip to the first's), so a chain may use each
+// algorithm with one pair only: a second, different eltwise_linear is split into a scalar multiply
+// and add, and any other such repeat marks the chain unsupported (the GEMM then takes the OpenBLAS
+// path, which has no such limit).
+struct Chain {
   dnnl::post_ops post_ops;
-  if (epilogue.alpha != 1.0f)
-    post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, epilogue.alpha, 0.0f);
-  if (epilogue.bias) post_ops.append_binary(dnnl::algorithm::binary_add, d.bias);
-  if (epilogue.activation != Activation::kNone)
-    post_ops.append_eltwise(1.0f, eltwise_of(epilogue.activation),
-                            epilogue.activation == Activation::kSilu ? 1.0f : 0.0f, 0.0f);
-  if (epilogue.multiplier) post_ops.append_binary(dnnl::algorithm::binary_mul, d.multiplier);
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(post_ops);
-  return attr;
+  std::vector<BinaryOperand> operands;
+  bool supported = true;
+};
+
+Chain chain_of(const Epilogue& epilogue, std::int64_t cols, const dnnl::memory::desc& multiplier) {
+  Chain chain;
+  dnnl::post_ops& p = chain.post_ops;
+  const dnnl::memory::desc column({1, cols}, dt::f32, tag::ab);
+  const dnnl::memory::desc scalar({1, 1}, dt::f32, tag::ab);
+  auto binary = [&](dnnl::algorithm algorithm, const dnnl::memory::desc& desc, const void* data) {
+    chain.operands.push_back({p.len(), desc, data});
+    p.append_binary(algorithm, desc);
+  };
+  std::vector<std::tuple<dnnl::algorithm, float, float>> eltwise_params;
+  // False (appending nothing) when `algorithm` is already in the chain with other parameters.
+  auto eltwise = [&](dnnl::algorithm algorithm, float alpha, float beta) {
+    for (const auto& [seen, seen_alpha, seen_beta] : eltwise_params)
+      if (seen == algorithm) {
+        if (seen_alpha != alpha || seen_beta != beta) return false;
+        p.append_eltwise(1.0f, algorithm, alpha, beta);
+        return true;
+      }
+    eltwise_params.emplace_back(algorithm, alpha, beta);
+    p.append_eltwise(1.0f, algorithm, alpha, beta);
+    return true;
+  };
+  auto activation = [&](Activation a) {
+    if (a == Activation::kNone) return;
+    if (!eltwise(eltwise_of(a), a == Activation::kSilu ? 1.0f : 0.0f, 0.0f))
+      chain.supported = false;
+  };
+  if (epilogue.alpha != 1.0f) eltwise(dnnl::algorithm::eltwise_linear, epilogue.alpha, 0.0f);
+  if (epilogue.bias) binary(dnnl::algorithm::binary_add, column, epilogue.bias);
+  activation(epilogue.activation);
+  if (epilogue.multiplier)
+    binary(dnnl::algorithm::binary_mul, multiplier, epilogue.multiplier->data);
+  for (const PostOp& op : epilogue.post_ops) {
+    switch (op.kind) {
+      case PostOp::Kind::kActivation:
+        activation(op.activation);
+        break;
+      case PostOp::Kind::kLinear:
+        if (!eltwise(dnnl::algorithm::eltwise_linear, op.alpha, op.beta)) {
+          binary(dnnl::algorithm::binary_mul, scalar, &op.alpha);
+          binary(dnnl::algorithm::binary_add, scalar, &op.beta);
+        }
+        break;
+      case PostOp::Kind::kClip:
+        chain.supported &= eltwise(dnnl::algorithm::eltwise_clip, op.alpha, op.beta);
+        break;
+      case PostOp::Kind::kLeakyRelu:
+        chain.supported &= eltwise(dnnl::algorithm::eltwise_relu, op.alpha, 0.0f);
+        break;
+      case PostOp::Kind::kScalar:
+        binary(binary_of(op.op), scalar, &op.alpha);
+        break;
+      case PostOp::Kind::kColumn:
+        binary(binary_of(op.op), column, op.values);
+        break;
+    }
+  }
+  return chain;
 }
+
+struct Descs {
+  dnnl::memory::desc a, b, c, multiplier;
+};
 
 std::string primitive_key(dt operand_type, const Matrix& a, const Matrix& b, bool b_transposed,
                           const MutableMatrix& c, const Epilogue& e) {
@@ -91,6 +181,14 @@ std::string primitive_key(dt operand_type, const Matrix& a, const Matrix& b, boo
   add(static_cast<int>(e.activation));
   add(e.multiplier ? e.multiplier->dtype : -1);
   add(e.multiplier ? static_cast<double>(e.multiplier->ld) : -1.0);
+  for (const PostOp& op : e.post_ops) {
+    add(static_cast<int>(op.kind));
+    add(static_cast<int>(op.activation));
+    add(static_cast<int>(op.op));
+    // A scalar operand is read at run time; every other parameter is in the primitive.
+    add(op.kind == PostOp::Kind::kScalar ? 0.0 : op.alpha);
+    add(op.beta);
+  }
   return key;
 }
 
@@ -108,14 +206,15 @@ const void* operand_data(const Matrix& m, dt type, F32Buffer& scratch, std::int6
 // The cached primitive for `key`, created on first use; nullopt when oneDNN has no implementation
 // for this CPU and configuration (remembered, so it is asked once).
 std::optional<dnnl::matmul> find_or_make(Context& ctx, const std::string& key, const Descs& d,
-                                         const Epilogue& epilogue) {
+                                         const Chain& chain) {
   std::lock_guard lock(ctx.mutex);
   auto it = ctx.primitives.find(key);
   if (it == ctx.primitives.end()) {
     std::optional<dnnl::matmul> made;
     try {
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c),
-                                            attributes(epilogue, d), ctx.engine);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(chain.post_ops);
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), attr, ctx.engine);
       made = dnnl::matmul(pd);
     } catch (const dnnl::error&) {
       // No implementation: the caller tries another form or path.
@@ -142,22 +241,23 @@ bool onednn_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
   d.b = b_transposed ? dnnl::memory::desc({k, n}, operand_type, dnnl::memory::dims{1, ldb})
                      : row_major(k, n, ldb, operand_type);
   d.c = row_major(c.rows, c.cols, c.ld, dnnl_type(c.dtype));
-  if (epilogue.bias) d.bias = dnnl::memory::desc({1, n}, dt::f32, tag::ab);
   if (epilogue.multiplier)
     d.multiplier =
         row_major(c.rows, c.cols, epilogue.multiplier->ld, dnnl_type(epilogue.multiplier->dtype));
+  const Chain chain = chain_of(epilogue, n, d.multiplier);
+  if (!chain.supported) return false;
 
   // Some oneDNN CPUs lack f32 -> bf16 matmuls: such a GEMM writes f32 into scratch and rounds
   // each row to bf16 after the call (the epilogue stays fused).
   Context& ctx = context();
   std::optional<dnnl::matmul> primitive =
-      find_or_make(ctx, primitive_key(operand_type, a, b, b_transposed, c, epilogue), d, epilogue);
+      find_or_make(ctx, primitive_key(operand_type, a, b, b_transposed, c, epilogue), d, chain);
   F32Buffer c_scratch(0);
   void* c_data = c.data;
   if (!primitive && c.dtype == KB_BF16) {
     d.c = row_major(c.rows, c.cols, c.cols, dt::f32);
     primitive = find_or_make(
-        ctx, primitive_key(operand_type, a, b, b_transposed, c, epilogue) + "f32dst", d, epilogue);
+        ctx, primitive_key(operand_type, a, b, b_transposed, c, epilogue) + "f32dst", d, chain);
     c_scratch = F32Buffer(static_cast<std::size_t>(c.rows * c.cols));
     c_data = c_scratch.data();
   }
@@ -171,14 +271,9 @@ bool onednn_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
       {DNNL_ARG_WEIGHTS, memory(d.b, b_data)},
       {DNNL_ARG_DST, memory(d.c, c_data)},
   };
-  int post_op = epilogue.alpha != 1.0f ? 1 : 0;
-  if (epilogue.bias)
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op++) | DNNL_ARG_SRC_1,
-                 memory(d.bias, epilogue.bias));
-  if (epilogue.activation != Activation::kNone) ++post_op;
-  if (epilogue.multiplier)
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post_op) | DNNL_ARG_SRC_1,
-                 memory(d.multiplier, epilogue.multiplier->data));
+  for (const BinaryOperand& operand : chain.operands)
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1,
+                 memory(operand.desc, operand.data));
   // Streams are not thread-safe; kernels call gemm from one thread (oneDNN threads inside).
   dnnl::stream stream(ctx.engine);
   primitive->execute(stream, args);

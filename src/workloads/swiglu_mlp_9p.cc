@@ -137,6 +137,42 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   return 0;
 }
 
+// The original program's arithmetic, each bf16 tensor rounded: gate = bf16(x @ gate_kernel) and
+// up = bf16(x @ up_kernel); silu(gate) = gate * sigmoid(gate) with the sigmoid and the product
+// rounded; its product with up rounded; then bf16(hidden @ down_kernel), stored in the output's
+// dtype.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<MlpShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const std::int64_t tokens = shape->batch * shape->seq_len;
+  const std::int64_t mlp = shape->mlp_dim, emb = shape->emb_dim;
+  const ops::Matrix x = ops::matrix_of(in[0]);
+  ops::ScratchMatrix gate(KB_BF16, tokens, mlp);
+  ops::ScratchMatrix hidden(KB_BF16, tokens, mlp);
+  ops::gemm(x, ops::matrix_of(in[1]), false, gate.out());
+  ops::gemm(x, ops::matrix_of(in[2]), false, hidden.out());
+  for (std::int64_t t = 0; t < tokens; ++t) {
+    const auto* g = static_cast<const bf16_t*>(gate.row(t));
+    auto* h = static_cast<bf16_t*>(hidden.row(t));
+    for (std::int64_t j = 0; j < mlp; ++j) {
+      const float gv = bf16_to_f32(g[j]);
+      const float silu = round_to_bf16(gv * round_to_bf16(1.0f / (1.0f + std::exp(-gv))));
+      h[j] = f32_to_bf16(silu * bf16_to_f32(h[j]));
+    }
+  }
+  ops::ScratchMatrix y(KB_BF16, tokens, emb);
+  ops::gemm(hidden.in(), ops::matrix_of(in[3]), false, y.out());
+  const auto* rounded = static_cast<const bf16_t*>(y.row(0));
+  for (std::int64_t i = 0; i < tokens * emb; ++i) {
+    if (out[0].dtype == KB_BF16)
+      static_cast<bf16_t*>(out[0].data)[i] = rounded[i];
+    else
+      static_cast<float*>(out[0].data)[i] = bf16_to_f32(rounded[i]);
+  }
+  return 0;
+}
+
 // The scaffold is printed verbatim; clang-format would re-indent it as C++ nested in this file.
 // clang-format off
 constexpr std::string_view kScaffold = R"cpp(// 9p_SwiGLU_MLP: a naive, correct starting point.
@@ -216,6 +252,7 @@ const Workload kSwigluMlp9p = {
     .reference = reference,
     .baseline = baseline,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = bf16_program,
     .scaffold = kScaffold,
 };
 

@@ -1,0 +1,118 @@
+// 30k_Matmul_Scaling_ResidualAdd: KernelBench level 2 problem 40 (PyTorch, translated to JAX):
+// a linear layer, its output scaled by 0.5 and added back to itself.
+//
+// Operator  y = x @ weight + bias; out = y * 0.5 + y.
+// Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
+//           weight  bf16 (K, N)  normal*0.02    N = out_features
+//           bias    bf16 (N)     normal*0.02
+// Output    out     bf16 (M, N)
+// FLOPs     2*M*K*N (the epilogue is not counted); 549,755,813,888 at full size
+//           (M=16384, K=4096, N=4096).
+// Character compute-bound GEMM (M = 4 K) with a linear epilogue.
+// Deviations
+//   - weight is (in_features, out_features), the JAX translation's `x @ weight`, not PyTorch's
+//     nn.Linear (out_features, in_features) layout.
+//   - The cpu preset is (M, K, N) = (3072, 768, 768): M = 4 K = 4 N as in the original.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+
+#include "workloads/gemm.h"
+#include "workloads/linear_epilogue.h"
+#include "workloads/ops.h"
+#include "workloads/workload.h"
+
+namespace kbench {
+namespace {
+
+using linear_epilogue::bf16r;
+using linear_epilogue::Extent;
+using linear_epilogue::LinearShape;
+using linear_epilogue::Vectors;
+
+LinearShape shape_of(Size size) {
+  switch (size) {
+    case Size::kSmoke:
+      return {67, 29, 31};  // no extent a multiple of 8 or 16: exercises every tile edge
+    case Size::kCpu:
+      return {3072, 768, 768};
+    case Size::kFull:
+      break;
+  }
+  return {16384, 4096, 4096};
+}
+
+Problem make_problem(Size size) {
+  const auto [m, k, n] = shape_of(size);
+  Problem problem;
+  problem.inputs = {
+      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
+      {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
+      {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+  };
+  problem.outputs = {{"out", KB_BF16, {m, n}}};
+  problem.flops = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+// The inputs after x and weight: bias (N).
+constexpr std::initializer_list<Extent> kVectors = {Extent::kColumns};
+
+double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
+  const double linear = y + v[0][j];
+  return linear * 0.5 + linear;
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  return linear_epilogue::reference(in, num_inputs, out, num_outputs, kVectors, epilogue);
+}
+
+// What a fusing compiler emits: one GEMM whose epilogue adds the bias and the scaled residual to
+// each output tile before its single bf16 store. y * 0.5 is exact in f32 (a power of two), so
+// y * 0.5 + y is the exact 1.5 y rounded once: the same f32 value as y * 1.5, one post-op.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  if (!linear_epilogue::shape_of_call(in, num_inputs, out, num_outputs, kVectors)) return 1;
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  ops::gemm(
+      ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
+      ops::mutable_matrix_of(out[0]),
+      {.bias = bias.data(), .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, 1.5f)}});
+  return 0;
+}
+
+// The JAX program's ops on bf16 tensors: (x @ weight) + bias, * 0.5 (exact), + the unscaled value.
+float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
+  const float linear = bf16r(y + v[0][j]);
+  return bf16r(bf16r(linear * 0.5f) + linear);
+}
+
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  return linear_epilogue::bf16_program(in, num_inputs, out, num_outputs, kVectors, program_ops);
+}
+
+}  // namespace
+
+// A namespace-scope const has internal linkage unless declared extern; the registry links to it.
+extern const Workload kMatmulScalingResidualAdd30k;
+const Workload kMatmulScalingResidualAdd30k = {
+    .id = "30k",
+    .name = "30k_Matmul_Scaling_ResidualAdd",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem 40_Matmul_Scaling_ResidualAdd",
+    .summary =
+        "y * 0.5 + y for y = x @ weight + bias: bf16 (M,K) x (K,N) GEMM, M = 4K, linear epilogue",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench
