@@ -21,6 +21,19 @@ double rms_of(const std::vector<float>& v) {
   return std::sqrt(sum_sq / static_cast<double>(std::max<std::size_t>(1, v.size())));
 }
 
+// The values in one row of an output: a slab along its first axis of extent above one (a batch of
+// one leaves the heads or tokens as rows). 0 where no axis has more than one value.
+std::size_t row_values(const std::vector<std::int64_t>& shape) {
+  for (std::size_t axis = 0; axis < shape.size(); ++axis) {
+    if (shape[axis] <= 1) continue;
+    std::size_t row = 1;
+    for (std::size_t inner = axis + 1; inner < shape.size(); ++inner)
+      row *= static_cast<std::size_t>(shape[inner]);
+    return row;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
@@ -53,12 +66,11 @@ std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
                    })});
   }
   bool has_rows = false;
-  for (const TensorSpec& out : problem.outputs) has_rows |= !out.shape.empty() && out.shape[0] > 1;
+  for (const TensorSpec& out : problem.outputs) has_rows |= row_values(out.shape) > 0;
   if (has_rows) {
     all.push_back({"rows permuted", derived([&](std::size_t i, std::vector<float>& v) {
-                     const auto& shape = problem.outputs[i].shape;
-                     if (shape.empty() || shape[0] < 2) return;
-                     const std::size_t row = v.size() / static_cast<std::size_t>(shape[0]);
+                     const std::size_t row = row_values(problem.outputs[i].shape);
+                     if (row == 0 || row >= v.size()) return;
                      std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(row), v.end());
                    })});
   }

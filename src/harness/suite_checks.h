@@ -18,10 +18,11 @@ struct DegenerateOutput {
 };
 
 // From the oracle's values (one vector per output of `problem`): all zeros, all ones, the oracle's
-// mean (not for scalar outputs, where it is the oracle), the oracle with its first axis rotated by
-// one (outputs with more than one row), and the oracle plus Gaussian noise at 5% of its RMS (drawn
-// from `seed`; outputs of fewer than 16 values are moved by exactly 5% of their RMS instead).
-// Values of bf16 outputs are rounded to bf16, as a kernel writing them would hold them.
+// mean (not for scalar outputs, where it is the oracle), the oracle with its rows rotated by one
+// (rows: slabs along the first axis of extent above one), and the oracle plus Gaussian noise at 5%
+// of its RMS (drawn from `seed`; outputs of fewer than 16 values are moved by exactly 5% of their
+// RMS instead). Values of bf16 outputs are rounded to bf16, as a kernel writing them would hold
+// them.
 std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
                                                  const std::vector<std::vector<float>>& oracle,
                                                  std::uint64_t seed);

@@ -13,7 +13,7 @@
 //           linear_bias  bf16 (N)           normal*0.02
 //           gn_weight    bf16 (N)           normal*0.1 + 1  (spec: ones; see Deviations)
 //           gn_bias      bf16 (N)           normal*0.1      (spec: zeros; see Deviations)
-//           bias         bf16 (1, N, 1, 1)  normal*0.02
+//           bias         bf16 (1, N, 1, 1)  normal*0.25     (spec: normal*0.02; see Deviations)
 // Params    num_groups = G (512 at full size: groups of 16)
 // Output    out          bf16 (1, N, M, 1)
 // FLOPs     2*M*K*N (the epilogue is not counted); 549,755,813,888 at full size (M=4096, K=8192,
@@ -33,9 +33,10 @@
 //     normalization and the affine step, then holds the minimum (~-3, where bf16's step is 1/64)
 //     and the broadcast sum in bf16. That program's worst element needs rtol 0.02 on 20 smoke and
 //     3 cpu seeds; the bound doubles it.
-//   - The output's first axis has extent 1, so the suite's rows-permuted degenerate does not
-//     apply; an output that ignored `bias` (sd 0.02, largest |bias| ~0.07 at cpu size) exceeds the
-//     elementwise bound of ~0.04 at row minima of ~-3.
+//   - bias is normal*0.25, not normal*0.02. The output varies along its channel axis only through
+//     bias, and with sd 0.02 an output whose channels are permuted (a kernel indexing bias wrongly)
+//     stays within the bound of ~0.13 at values of ~-3; at sd 0.25 neighbouring channels differ by
+//     ~0.35 and such an output fails, as does one that ignores bias.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -81,7 +82,7 @@ Problem make_problem(Size size) {
       {{"linear_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
       {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
       {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
-      {{"bias", KB_BF16, {1, n, 1, 1}}, InitRule::normal(0.02)},
+      {{"bias", KB_BF16, {1, n, 1, 1}}, InitRule::normal(0.25)},
   };
   problem.outputs = {{"out", KB_BF16, {1, n, m, 1}}};
   problem.flops = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
