@@ -15,10 +15,18 @@ accumulate in f32.
 """
 
 from kbench_jax import (
+    bmm_instance_norm_sum_residual_add_multiply_26k,
     cross_entropy_13p,
     flash_attention_1p,
     gemm_8p,
     gemm_add_relu_41k,
+    gemm_divide_sum_scaling_21k,
+    gemm_max_subtract_gelu_42k,
+    gemm_sigmoid_log_sum_exp_32k,
+    matmul_avg_pool_gelu_scale_max_49k,
+    matmul_scale_residual_add_clamp_log_sum_exp_mish_24k,
+    matmul_sigmoid_sum_36k,
+    matmul_sum_max_avg_pool_log_sum_exp_log_sum_exp_23k,
     rmsnorm_12p,
     swiglu_mlp_9p,
 )
@@ -33,5 +41,13 @@ PROGRAMS = {
         rmsnorm_12p,
         cross_entropy_13p,
         gemm_add_relu_41k,
+        gemm_divide_sum_scaling_21k,
+        matmul_sum_max_avg_pool_log_sum_exp_log_sum_exp_23k,
+        matmul_scale_residual_add_clamp_log_sum_exp_mish_24k,
+        bmm_instance_norm_sum_residual_add_multiply_26k,
+        gemm_sigmoid_log_sum_exp_32k,
+        matmul_sigmoid_sum_36k,
+        gemm_max_subtract_gelu_42k,
+        matmul_avg_pool_gelu_scale_max_49k,
     )
 }
