@@ -11,11 +11,20 @@
 // FLOPs     2*M*K*N (derived); 549,755,813,888 at full size (M=4096, K=8192, N=8192).
 // Character compute-bound GEMM whose epilogue needs a row statistic first: the row's maximum is
 //           known only once the whole row is computed.
+// Numerics  The faithful program rounds x @ weight and + bias to bf16, subtracts the max and runs
+//           jax.nn.gelu as XLA fuses it (in f32, one rounding; see bf16_gelu_tanh).
+// Tolerance atol 3e-2, rel-L2 2.5e-2 (rtol stays 1e-2). Every output depends on v - max, and v is
+//           rounded to bf16 at its own magnitude (|v| up to ~4-5 at full size, half an ulp 0.016)
+//           before the subtraction cancels it: an absolute error of up to ~0.016 * gelu'(u),
+//           independent of the output's size, on outputs of at most 0.17. Measured worst |diff|
+//           and rel-L2: 0.001 / 0.0033 (smoke, 20 seeds), 0.007 / 0.0049 (cpu, 3 seeds), 0.016 /
+//           0.0125 (full, 1 seed). The bounds keep 2x margin at full size; the closest
+//           degenerate (oracle + 5% noise, rel-L2 0.050) is still rejected 2x.
 // Deviations
 //   - weight is (in_features, out_features), the JAX translation's `x @ weight`. The cpu preset is
 //     (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
-//   - Every output is gelu of a value <= 0, so in [-0.17, 0]; rows differ, so the default rule
-//     rejects permuted rows and the mean.
+//   - No non-degeneracy change: every output is gelu of a value <= 0, in [-0.17, 0], but rows
+//     differ, so permuted rows and the mean are rejected (rel-L2 0.3-0.45).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -153,7 +162,8 @@ const Workload kGemmMaxSubtractGelu42k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    // atol 3e-2 and rel-L2 2.5e-2: see the header's Tolerance note.
+    .tolerance = {.atol = 3e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2},
     .bf16_program = bf16_program,
 };
 

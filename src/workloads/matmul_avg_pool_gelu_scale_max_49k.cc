@@ -14,11 +14,14 @@
 // Character compute-bound GEMM reduced per row; the pool can be folded into the weight (pool W's
 //           columns first: a 16x smaller GEMM, the spec's caveat), which kbench leaves to
 //           candidates: the baseline computes what the program says.
-// Tolerance rel-L2 2e-2 (atol and rtol stay 1e-2). reduce_window sums each window in the operand's
-//           dtype: the faithful program rounds each of its 16 partial sums to bf16 (plus the
-//           product, the bias add, the mean and the GELU): measured worst rel-L2 0.0082 (smoke, 20
-//           seeds) and 0.0059 (cpu, 3 seeds), too close to 1e-2. 2e-2 keeps ~2x margin; the
-//           closest degenerate (oracle + 5% noise, 0.049) is still rejected 2.5x.
+// Numerics  jax.nn.gelu runs as XLA fuses it (in f32, one rounding; see bf16_gelu_tanh).
+// Tolerance rtol 3e-2, rel-L2 2e-2 (atol stays 1e-2). reduce_window sums each window in the
+//           operand's dtype: the faithful program rounds each of its 16 partial sums to bf16 (on
+//           top of the product, the bias add, the mean, the GELU and the scaling). Measured worst
+//           rel-L2: 0.0082 (smoke, 20 seeds), 0.0059 (cpu, 3 seeds), 0.0054 (full, 1 seed); the
+//           rtol needed at atol 1e-2: 0 (smoke and cpu, outputs under ~0.7) and 1.5% (full,
+//           outputs ~1-2). The bounds keep ~2x margin; the closest degenerate (oracle + 5%
+//           noise, rel-L2 0.049) is still rejected 2.5x.
 // Deviations
 //   - weight is (in_features, out_features), the JAX translation's `x @ weight`. The cpu preset is
 //     (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original (96 pooled features); smoke
@@ -173,8 +176,8 @@ const Workload kMatmulAvgPoolGeluScaleMax49k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    // rel-L2 2e-2: see the header's Tolerance note.
-    .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 2e-2},
+    // rtol 3e-2 and rel-L2 2e-2: see the header's Tolerance note.
+    .tolerance = {.atol = 1e-2, .rtol = 3e-2, .max_rel_l2 = 2e-2},
     .bf16_program = bf16_program,
 };
 
