@@ -15,13 +15,13 @@
 // FLOPs     2*M*K*N (derived); 549,755,813,888 at full size (M=4096, K=8192, N=8192).
 // Character compute-bound GEMM whose epilogue needs two row statistics (mean, variance) before
 //           its elementwise part, plus a second (M, N) input streamed once.
-// Tolerance atol 0.1 (rtol and rel-L2 stay 1e-2). The faithful program rounds the normalized value
-//           u (|u| up to ~4, half an ulp 0.016), u + in_bias, u + y and the product to bf16, each
-//           an absolute error independent of the output, and (u + y) * y cancels where u ~ -y:
-//           measured worst |diff| 0.034 (smoke, 20 seeds) and 0.050 (cpu, 3 seeds), which
-//           atol 1e-2 fails (the rtol needed at atol 1e-2 would be 7%). The normalization makes
-//           the error scale-free, so full size needs the same. atol 0.1 keeps 2x margin; wrong
-//           answers are still rejected by rel-L2 1e-2 (faithful 0.004, oracle + 5% noise 0.050).
+// Tolerance atol 0.15 (rtol and rel-L2 stay 1e-2). The faithful program rounds the normalized value
+//           u (|u| up to ~4-5, half an ulp 0.016), u + in_bias, u + y and the product to bf16,
+//           each an absolute error independent of the output, and (u + y) * y cancels where
+//           u ~ -y. Measured worst |diff|: 0.034 (smoke, 20 seeds), 0.050 (cpu, 3 seeds), 0.073
+//           (full, 1 seed: more rows reach larger |u|), which atol 1e-2 fails (rtol would have
+//           to be 7% at cpu size). atol 0.15 keeps 2x margin at full size; wrong answers are
+//           still rejected by rel-L2 1e-2 (faithful 0.004 at every size, oracle + 5% noise 0.050).
 // Deviations
 //   - Non-degeneracy (the spec's caveat): the JAX translation applies InstanceNorm2d to v
 //     reshaped to (N, C, 1, 1), so each element is normalized over its 1x1 spatial extent:
@@ -219,8 +219,8 @@ const Workload kBmmInstanceNormSumResidualAddMultiply26k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    // atol 0.1: see the header's Tolerance note.
-    .tolerance = {.atol = 0.1, .rtol = 1e-2, .max_rel_l2 = 1e-2},
+    // atol 0.15: see the header's Tolerance note.
+    .tolerance = {.atol = 0.15, .rtol = 1e-2, .max_rel_l2 = 1e-2},
     .bf16_program = bf16_program,
 };
 
