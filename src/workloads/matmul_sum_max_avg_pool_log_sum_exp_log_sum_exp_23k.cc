@@ -1,0 +1,151 @@
+// 23k_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp: KernelBench level 2 problem 18 (PyTorch,
+// translated to JAX): a linear layer, a sum over the features, then max, mean, logsumexp and
+// logsumexp over the resulting size-1 axis.
+//
+// Operator  out = sum_j (x @ weight.T + bias)[:, j], keepdims -> (M, 1); the max / mean /
+//           logsumexp / logsumexp that follow reduce a size-1 axis and are identities (in bf16
+//           too: logsumexp(v) = v + log(exp(v - v)) = v + 0 exactly).
+// Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
+//           weight  bf16 (N, K)  normal*0.02    N = out_features (nn.Linear layout)
+//           bias    bf16 (N)     normal*0.02
+// Output    out     bf16 (M, 1)
+// FLOPs     2*M*K*N (derived; the reductions are not counted); 549,755,813,888 at full size
+//           (M=4096, K=8192, N=8192).
+// Character compute-bound GEMM whose (M, N) result is reduced to one number per row; algebraically
+//           a GEMV (sum_j (x W^T)_ij = x_i . sum_j W_j, the spec's caveat), which kbench leaves to
+//           candidates: the baseline computes what the program says.
+// Tolerance atol 3 (rtol and rel-L2 stay 1e-2). The faithful program rounds the (M, N) product
+//           and the bias add to bf16 before summing N terms of rms r = 0.02 sqrt(K/3), and the
+//           sum cancels: its rounding error is absolute, ~sqrt(2N) * r * 2^-9 (sigma ~0.055 at
+//           cpu size, ~0.3 at full), not relative to the row's value, which can be near 0.
+//           Measured worst |diff|: 0.006 (smoke, 20 seeds), 0.19 (cpu, 3 seeds), 1.49 (full, 1
+//           seed), which atol 1e-2 fails on rows near 0. atol 3 keeps 2x margin at full size;
+//           wrong answers are still rejected by rel-L2 1e-2 (the faithful program's is 0.002-0.006;
+//           the closest degenerate, oracle + 5% noise, has 0.049).
+// Deviations
+//   - The identities after the row sum are computed as what they are (nothing).
+//   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "workloads/gemm.h"
+#include "workloads/linear_layer.h"
+#include "workloads/matmul_ops.h"
+#include "workloads/ops.h"
+#include "workloads/row_reductions.h"
+#include "workloads/workload.h"
+
+namespace kbench {
+namespace {
+
+constexpr linear::WeightLayout kLayout = linear::WeightLayout::kOutIn;
+
+linear::Shape shape_of(Size size) {
+  switch (size) {
+    case Size::kSmoke:
+      return {29, 53, 47};  // no extent a multiple of 8 or 16: exercises every tile edge
+    case Size::kCpu:
+      return {768, 1536, 1536};
+    case Size::kFull:
+      break;
+  }
+  return {4096, 8192, 8192};
+}
+
+Problem make_problem(Size size) {
+  const auto [m, k, n] = shape_of(size);
+  Problem problem;
+  problem.inputs = {
+      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
+      {{"weight", KB_BF16, {n, k}}, InitRule::normal(0.02)},
+      {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+  };
+  problem.outputs = {{"out", KB_BF16, {m, 1}}};
+  problem.flops = 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+std::optional<linear::Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                           const kb_tensor* out, std::int32_t num_outputs) {
+  if (num_inputs != 3 || num_outputs != 1) return std::nullopt;
+  const auto shape = linear::shape_of(in[0], in[1], kLayout, &in[2]);
+  if (!shape || !ops::is_float_output(out[0], {shape->m, 1})) return std::nullopt;
+  return shape;
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const std::vector<double> y = linear::reference(in[0], in[1], kLayout, &in[2]);
+  for (std::int64_t i = 0; i < shape->m; ++i) {
+    double total = 0;
+    for (std::int64_t j = 0; j < shape->n; ++j)
+      total += y[static_cast<std::size_t>(i * shape->n + j)];
+    static_cast<float*>(out[0].data)[i] = static_cast<float>(total);
+  }
+  return 0;
+}
+
+// What a fusing compiler emits: the GEMM with the bias fused into its epilogue, into f32, then one
+// loop fusion per row summing it. Only the (M, 1) result is rounded to the output dtype.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const auto [m, k, n] = *shape;
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  ops::ScratchMatrix y(KB_F32, m, n);
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/true, y.out(),
+            {.bias = bias.data()});
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i)
+    linear::store(
+        out[0], i,
+        row_reductions::sum(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n)));
+  return 0;
+}
+
+// The JAX program on bf16 tensors: x @ weight.T (bf16), + bias (bf16), then the sum (accumulated in
+// f32 as jnp.sum does for bf16, its result bf16); the size-1 reductions leave it unchanged.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const std::vector<float> y = linear::bf16_program(in[0], in[1], kLayout, &in[2]);
+  for (std::int64_t i = 0; i < shape->m; ++i) {
+    float total = 0;
+    for (std::int64_t j = 0; j < shape->n; ++j) {
+      const float v = y[static_cast<std::size_t>(i * shape->n + j)];
+      total += v;
+    }
+    linear::store(out[0], i, round_to_bf16(total));
+  }
+  return 0;
+}
+
+}  // namespace
+
+// A namespace-scope const has internal linkage unless declared extern; the registry links to it.
+extern const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k;
+const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k = {
+    .id = "23k",
+    .name = "23k_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem "
+        "18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp",
+    .summary = "row sums of x @ weight.T + bias (then size-1 identities): bf16 GEMM -> (M,1)",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    // atol 3 and rel-L2 1e-2: see the header's Tolerance note.
+    .tolerance = {.atol = 3.0, .rtol = 1e-2, .max_rel_l2 = 1e-2},
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench
