@@ -13,6 +13,8 @@
 // anyway and buys nothing at these durations.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 
 namespace kbench {
@@ -20,6 +22,14 @@ namespace kbench {
 // Seconds since an arbitrary fixed point (boot); only differences are meaningful.
 inline double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU seconds the calling thread has run: on one thread, a call's min(wall, CPU) leaves out the
+// time another process held the core.
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace kbench

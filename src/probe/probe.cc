@@ -209,12 +209,6 @@ struct ComputeKernel {
 // Seconds of CPU the calling thread has run: a thread that another process time-slices with does
 // not accumulate it while descheduled, so rates per CPU-second stay those of the hardware on a busy
 // box.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 // Summed per-thread rate (iterations per CPU-second) of every thread running `iters` iterations at
 // once.
 double iters_per_cpu_second(const ComputeKernel& kernel, int threads, std::int64_t iters) {

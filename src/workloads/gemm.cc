@@ -19,12 +19,6 @@
 namespace kbench::ops {
 namespace {
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 struct Plan {
   std::mutex mutex;
   std::map<std::string, GemmPath> paths;
