@@ -12,7 +12,10 @@
 // widen to f32 inside the reorder that oneDNN needs anyway (exact; sums are f32 either way).
 #include "workloads/conv.h"
 
+#include <hwy/highway.h>
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
 
 #include <cstring>
 #include <mutex>
@@ -27,6 +30,8 @@
 
 namespace kbench::ops {
 namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
 
 using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
@@ -130,7 +135,7 @@ std::string primitive_key(ConvPath path, const ConvGeometry& g, kb_dtype src_dty
   };
   add(static_cast<int>(path));
   for (const std::int64_t v : {g.batch, g.in_channels, g.out_channels}) add(v);
-  for (const auto* v : {&g.in_spatial, &g.kernel, &g.stride, &g.padding}) {
+  for (const auto* v : {&g.in_spatial, &g.kernel, &g.stride, &g.padding, &g.padding_right}) {
     for (const std::int64_t x : *v) add(x);
     key += ';';
   }
@@ -157,10 +162,11 @@ std::optional<Entry> make_entry(Context& ctx, ConvPath path, const ConvGeometry&
   const dnnl::memory::desc src_any(d.user_src.dims(), op_type, tag::any);
   const dnnl::memory::desc weights_any(d.user_weights.dims(), op_type, tag::any);
   const std::size_t n = g.in_spatial.size();
-  dims strides(n), padding(n);
+  dims strides(n), padding(n), padding_right(n);
   for (std::size_t i = 0; i < n; ++i) {
     strides[i] = at_or(g.stride, i, 1);
     padding[i] = at_or(g.padding, i, 0);
+    padding_right[i] = at_or(g.padding_right, i, padding[i]);
   }
   const dnnl::memory::desc bias = epilogue.bias ? d.bias : dnnl::memory::desc();
   const dnnl::primitive_attr attr = attributes(epilogue, d);
@@ -177,7 +183,7 @@ std::optional<Entry> make_entry(Context& ctx, ConvPath path, const ConvGeometry&
     const dnnl::convolution_forward::primitive_desc pd(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
                                         dnnl::algorithm::convolution_direct, src_any, weights_any,
-                                        bias, primitive_dst, strides, padding, padding),
+                                        bias, primitive_dst, strides, padding, padding_right),
         attr, ctx.engine);
     return Entry{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc()};
   } catch (const dnnl::error&) {
@@ -325,12 +331,58 @@ float sum_squared_deviations(const float* x, std::size_t n, float shift) {
   return fold(lanes);
 }
 
+namespace {
+
+// Column sums of a (count x width) block, `kBlock` vectors of channels at a time held in
+// registers while the rows stream past (a channels-last tensor is read once per block of
+// kBlock * lanes channels, i.e. once for the suite's 64-channel outputs with AVX-512), the last
+// partial vector through masked loads. `term` maps (value, shift) to the summed quantity.
+template <class Term>
+void add_columns(const float* x, std::size_t count, std::size_t width, std::size_t stride,
+                 const float* shift, float* sums, Term term) {
+  const hn::ScalableTag<float> d;
+  const std::size_t lanes = hn::Lanes(d);
+  constexpr std::size_t kBlock = 4;
+  std::size_t c = 0;
+  for (; c + kBlock * lanes <= width; c += kBlock * lanes) {
+    hn::Vec<decltype(d)> acc[kBlock], sh[kBlock];
+    for (std::size_t b = 0; b < kBlock; ++b) {
+      acc[b] = hn::Zero(d);
+      sh[b] = shift ? hn::LoadU(d, shift + c + b * lanes) : hn::Zero(d);
+    }
+    for (std::size_t r = 0; r < count; ++r)
+      for (std::size_t b = 0; b < kBlock; ++b)
+        acc[b] = hn::Add(acc[b], term(d, hn::LoadU(d, x + r * stride + c + b * lanes), sh[b]));
+    for (std::size_t b = 0; b < kBlock; ++b)
+      hn::StoreU(hn::Add(hn::LoadU(d, sums + c + b * lanes), acc[b]), d, sums + c + b * lanes);
+  }
+  for (; c < width; c += lanes) {
+    const std::size_t n = std::min(lanes, width - c);
+    const auto mask = hn::FirstN(d, n);
+    const auto sh = shift ? hn::MaskedLoad(mask, d, shift + c) : hn::Zero(d);
+    auto acc = hn::Zero(d);
+    for (std::size_t r = 0; r < count; ++r)
+      acc = hn::Add(
+          acc, hn::IfThenElseZero(mask, term(d, hn::MaskedLoad(mask, d, x + r * stride + c), sh)));
+    HWY_ALIGN float lanes_out[HWY_MAX_BYTES / sizeof(float)];
+    hn::Store(acc, d, lanes_out);
+    for (std::size_t i = 0; i < n; ++i) sums[c + i] += lanes_out[i];
+  }
+}
+
+}  // namespace
+
 void add_rows(const float* x, std::size_t count, std::size_t width, std::size_t stride,
               float* sums) {
-  for (std::size_t r = 0; r < count; ++r) {
-    const float* row = x + r * stride;
-    for (std::size_t c = 0; c < width; ++c) sums[c] += row[c];
-  }
+  add_columns(x, count, width, stride, nullptr, sums, [](auto, auto v, auto) { return v; });
+}
+
+void add_squared_deviation_rows(const float* x, std::size_t count, std::size_t width,
+                                std::size_t stride, const float* shift, float* sums) {
+  add_columns(x, count, width, stride, shift, sums, [](auto, auto v, auto sh) {
+    const auto dev = hn::Sub(v, sh);
+    return hn::Mul(dev, dev);
+  });
 }
 
 void fill_uniform_with_channel_offsets(std::uint64_t seed, std::uint32_t stream, kb_tensor& t) {
@@ -364,45 +416,29 @@ const char* conv_path_name(ConvPath path) {
   return path == ConvPath::kOnednnBf16 ? "onednn_bf16" : "onednn_f32";
 }
 
-bool conv_on_path(ConvPath path, const ConvGeometry& g, const void* src, kb_dtype src_dtype,
-                  const void* weights, kb_dtype weights_dtype, void* dst, kb_dtype dst_dtype,
-                  ConvLayout dst_layout, const ConvEpilogue& epilogue) {
-  const std::size_t spatial = g.in_spatial.size();
-  if ((spatial != 2 && spatial != 3) || g.kernel.size() != spatial) return false;
-  const std::size_t rank = spatial + 2;
-  dims src_dims = {g.batch, g.in_channels}, dst_dims = {g.batch, g.out_channels};
-  dims weights_dims = {g.out_channels, g.in_channels}, channel_dims = {1, g.out_channels};
-  const std::vector<std::int64_t> out_spatial = conv_output_spatial(g);
-  for (std::size_t i = 0; i < spatial; ++i) {
-    src_dims.push_back(g.in_spatial[i]);
-    dst_dims.push_back(out_spatial[i]);
-    weights_dims.push_back(g.kernel[i]);
-    channel_dims.push_back(1);
-  }
-  Descs d;
-  d.user_src = dnnl::memory::desc(src_dims, dnnl_type(src_dtype), plain_tag(rank));
-  d.user_weights =
-      dnnl::memory::desc(weights_dims, dnnl_type(weights_dtype), weights_tag(rank, g.transposed));
-  d.user_dst = dnnl::memory::desc(
-      dst_dims, dnnl_type(dst_dtype),
-      dst_layout == ConvLayout::kPlain ? plain_tag(rank) : channels_last_tag(rank));
-  d.bias = dnnl::memory::desc({g.out_channels}, dt::f32, tag::a);
-  d.per_channel = dnnl::memory::desc(channel_dims, dt::f32, plain_tag(rank));
+namespace {
 
-  // Channels-last is a layout oneDNN's direct kernels write natively: ask for the user's own
-  // descriptor. Plain NC(D)HW is not: let the primitive pick and reorder its f32 result.
+// One primitive call: src and weights in their user descriptors, the result into `user_dst` (any
+// strides: the plain or channels-last output, or one stride phase's interleaved view of it).
+// Channels-last is a layout oneDNN's direct kernels write natively: the primitive is asked for the
+// user's own descriptor first. Otherwise it picks its layout and its f32 result is reordered.
+bool run_primitive(ConvPath path, const ConvGeometry& g, Descs d, const void* src,
+                   const void* weights, void* dst, bool try_direct, const ConvEpilogue& epilogue) {
   Context& ctx = context();
+  const kb_dtype src_dtype = d.user_src.data_type() == dt::bf16 ? KB_BF16 : KB_F32;
+  const kb_dtype weights_dtype = d.user_weights.data_type() == dt::bf16 ? KB_BF16 : KB_F32;
+  const ConvLayout layout = try_direct ? ConvLayout::kChannelsLast : ConvLayout::kPlain;
   std::optional<Entry> entry;
-  if (dst_layout == ConvLayout::kChannelsLast) {
+  if (try_direct) {
     entry = find_or_make(ctx,
-                         primitive_key(path, g, src_dtype, weights_dtype, dnnl_type(dst_dtype),
-                                       false, dst_layout, epilogue),
+                         primitive_key(path, g, src_dtype, weights_dtype, d.user_dst.data_type(),
+                                       false, layout, epilogue),
                          path, g, d, d.user_dst, epilogue);
   }
   if (!entry) {
-    const dnnl::memory::desc dst_any(dst_dims, dt::f32, tag::any);
+    const dnnl::memory::desc dst_any(d.user_dst.dims(), dt::f32, tag::any);
     entry = find_or_make(
-        ctx, primitive_key(path, g, src_dtype, weights_dtype, dt::f32, true, dst_layout, epilogue),
+        ctx, primitive_key(path, g, src_dtype, weights_dtype, dt::f32, true, layout, epilogue),
         path, g, d, dst_any, epilogue);
   }
   if (!entry) return false;
@@ -445,6 +481,197 @@ bool conv_on_path(ConvPath path, const ConvGeometry& g, const void* src, kb_dtyp
   }
   stream.wait();
   return true;
+}
+
+// One axis of one stride phase r: the outputs o = first + s j (j < count) with (o + p) mod s = r,
+// computed by a forward convolution with this padding over the axis' input.
+struct PhaseAxis {
+  std::int64_t r, first, count, pad_left, pad_right;
+};
+
+// Every axis' phases, or nullopt where the split does not apply (k not a multiple of s, or a
+// phase would need negative padding).
+std::optional<std::vector<std::vector<PhaseAxis>>> phase_plan(const ConvGeometry& g) {
+  const std::vector<std::int64_t> out = conv_output_spatial(g);
+  std::vector<std::vector<PhaseAxis>> plan(out.size());
+  for (std::size_t a = 0; a < out.size(); ++a) {
+    const std::int64_t s = at_or(g.stride, a, 1), p = at_or(g.padding, a, 0), k = g.kernel[a];
+    if (k % s != 0) return std::nullopt;
+    const std::int64_t taps = k / s;
+    for (std::int64_t r = 0; r < s; ++r) {
+      const std::int64_t first = ((r - p) % s + s) % s;
+      if (first >= out[a]) continue;
+      const std::int64_t count = (out[a] - 1 - first) / s + 1;
+      const std::int64_t m0 = (first + p - r) / s;
+      const std::int64_t pad_left = taps - 1 - m0;
+      const std::int64_t pad_right = count - g.in_spatial[a] - pad_left + taps - 1;
+      if (pad_left < 0 || pad_right < 0) return std::nullopt;
+      plan[a].push_back({r, first, count, pad_left, pad_right});
+    }
+  }
+  return plan;
+}
+
+// Copies a channels-last f32 block (N, spatial..., C) of extents `dims` = (N, C, spatial...) into
+// `dst` at element `offset` with element strides `strides` = (n, c, spatial...), converting to
+// `dtype`. One contiguous run of C values per position; each lands at stride strides[1].
+void scatter_phase(const float* src, const dims& extents, const dims& strides, char* dst,
+                   std::size_t offset, kb_dtype dtype) {
+  // Spatial extents and strides padded to three axes (a 2-D output has one depth plane).
+  const std::size_t axes = extents.size() - 2;
+  std::int64_t e[3] = {1, 1, 1}, st[3] = {0, 0, 0};
+  for (std::size_t a = 0; a < axes; ++a) {
+    e[3 - axes + a] = extents[2 + a];
+    st[3 - axes + a] = strides[2 + a];
+  }
+  const std::int64_t channels = extents[1], step = strides[1];
+  for (std::int64_t n = 0; n < extents[0]; ++n)
+    for (std::int64_t i = 0; i < e[0]; ++i)
+      for (std::int64_t j = 0; j < e[1]; ++j) {
+        const std::int64_t row =
+            static_cast<std::int64_t>(offset) + n * strides[0] + i * st[0] + j * st[1];
+        for (std::int64_t k = 0; k < e[2]; ++k, src += channels) {
+          const std::int64_t at = row + k * st[2];
+          if (dtype == KB_BF16) {
+            auto* to = reinterpret_cast<bf16_t*>(dst) + at;
+            for (std::int64_t c = 0; c < channels; ++c) to[c * step] = f32_to_bf16(src[c]);
+          } else {
+            auto* to = reinterpret_cast<float*>(dst) + at;
+            for (std::int64_t c = 0; c < channels; ++c) to[c * step] = src[c];
+          }
+        }
+      }
+}
+
+// The transposed convolution as its stride phases (TransposedMethod::kStridePhases).
+bool run_stride_phases(ConvPath path, const ConvGeometry& g, const Descs& base, const void* src,
+                       const void* weights, void* dst, kb_dtype dst_dtype, ConvLayout layout,
+                       const ConvEpilogue& epilogue) {
+  const std::optional<std::vector<std::vector<PhaseAxis>>> plan = phase_plan(g);
+  if (!plan) return false;
+  const std::size_t axes = g.in_spatial.size();
+  const std::vector<std::int64_t> out = conv_output_spatial(g);
+  const std::int64_t cin = g.in_channels, cout = g.out_channels;
+  std::int64_t volume = 1, taps_all = 1, phase_taps = 1;
+  std::vector<std::int64_t> taps(axes);
+  for (std::size_t a = 0; a < axes; ++a) {
+    volume *= out[a];
+    taps_all *= g.kernel[a];
+    taps[a] = g.kernel[a] / at_or(g.stride, a, 1);
+    phase_taps *= taps[a];
+  }
+  // Element strides of the user's output: (n, c, axes...).
+  const bool plain = layout == ConvLayout::kPlain;
+  std::vector<std::int64_t> axis_stride(axes);
+  std::int64_t inner = plain ? 1 : cout;
+  for (std::size_t a = axes; a-- > 0;) {
+    axis_stride[a] = inner;
+    inner *= out[a];
+  }
+  const std::int64_t channel_stride = plain ? volume : 1, batch_stride = cout * volume;
+  const bool bf16_weights = base.user_weights.data_type() == dt::bf16;
+
+  std::vector<std::uint16_t> phase_weights16;
+  std::vector<float> phase_weights32;
+  const std::size_t phase_count = static_cast<std::size_t>(cout * cin * phase_taps);
+  if (bf16_weights)
+    phase_weights16.resize(phase_count);
+  else
+    phase_weights32.resize(phase_count);
+
+  std::vector<std::size_t> choice(axes, 0);
+  while (true) {
+    ConvGeometry fg{g.batch, cin, cout, g.in_spatial, taps, {}, {}, false, {}};
+    dims view_dims = {g.batch, cout}, view_strides = {batch_stride, channel_stride};
+    std::int64_t offset = 0;
+    for (std::size_t a = 0; a < axes; ++a) {
+      const PhaseAxis& ph = (*plan)[a][choice[a]];
+      fg.padding.push_back(ph.pad_left);
+      fg.padding_right.push_back(ph.pad_right);
+      view_dims.push_back(ph.count);
+      view_strides.push_back(axis_stride[a] * at_or(g.stride, a, 1));
+      offset += ph.first * axis_stride[a];
+    }
+    // Phase weights (O, I, taps...): entry (co, ci, u) = w[ci, co, r + s (taps - 1 - u)].
+    for (std::int64_t co = 0; co < cout; ++co)
+      for (std::int64_t ci = 0; ci < cin; ++ci)
+        for (std::int64_t t = 0; t < phase_taps; ++t) {
+          std::int64_t rest = t, source = 0, place = 1;
+          for (std::size_t a = axes; a-- > 0;) {
+            const std::int64_t u = rest % taps[a];
+            rest /= taps[a];
+            const std::int64_t kk =
+                (*plan)[a][choice[a]].r + at_or(g.stride, a, 1) * (taps[a] - 1 - u);
+            source += kk * place;
+            place *= g.kernel[a];
+          }
+          const std::size_t to = static_cast<std::size_t>((co * cin + ci) * phase_taps + t);
+          const std::int64_t from = (ci * cout + co) * taps_all + source;
+          if (bf16_weights)
+            phase_weights16[to] = static_cast<const std::uint16_t*>(weights)[from];
+          else
+            phase_weights32[to] = static_cast<const float*>(weights)[from];
+        }
+    Descs d = base;
+    dims weights_dims = {cout, cin};
+    for (const std::int64_t t : taps) weights_dims.push_back(t);
+    d.user_weights = dnnl::memory::desc(weights_dims, base.user_weights.data_type(),
+                                        weights_tag(axes + 2, false));
+    // The phase's f32 result channels-last (brgconv writes it natively), then scattered into its
+    // interleaved positions by a copy loop: oneDNN's reorder into a strided view measured 8x
+    // slower than the phase's convolution.
+    d.user_dst = dnnl::memory::desc(view_dims, dt::f32, channels_last_tag(axes + 2));
+    F32Buffer phase_out(static_cast<std::size_t>(d.user_dst.get_size() / sizeof(float)));
+    const void* w = bf16_weights ? static_cast<const void*>(phase_weights16.data())
+                                 : static_cast<const void*>(phase_weights32.data());
+    if (!run_primitive(path, fg, d, src, w, phase_out.data(), true, epilogue)) return false;
+    scatter_phase(phase_out.data(), view_dims, view_strides, static_cast<char*>(dst),
+                  static_cast<std::size_t>(offset), dst_dtype);
+    std::size_t a = axes;
+    while (a-- > 0) {
+      if (++choice[a] < (*plan)[a].size()) break;
+      choice[a] = 0;
+    }
+    if (a == static_cast<std::size_t>(-1)) break;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool conv_on_path(ConvPath path, const ConvGeometry& g, const void* src, kb_dtype src_dtype,
+                  const void* weights, kb_dtype weights_dtype, void* dst, kb_dtype dst_dtype,
+                  ConvLayout dst_layout, const ConvEpilogue& epilogue, TransposedMethod method) {
+  const std::size_t spatial = g.in_spatial.size();
+  if ((spatial != 2 && spatial != 3) || g.kernel.size() != spatial) return false;
+  if (g.transposed && !g.padding_right.empty()) return false;
+  const std::size_t rank = spatial + 2;
+  dims src_dims = {g.batch, g.in_channels}, dst_dims = {g.batch, g.out_channels};
+  dims weights_dims = {g.out_channels, g.in_channels}, channel_dims = {1, g.out_channels};
+  const std::vector<std::int64_t> out_spatial = conv_output_spatial(g);
+  for (std::size_t i = 0; i < spatial; ++i) {
+    src_dims.push_back(g.in_spatial[i]);
+    dst_dims.push_back(out_spatial[i]);
+    weights_dims.push_back(g.kernel[i]);
+    channel_dims.push_back(1);
+  }
+  Descs d;
+  d.user_src = dnnl::memory::desc(src_dims, dnnl_type(src_dtype), plain_tag(rank));
+  d.user_weights =
+      dnnl::memory::desc(weights_dims, dnnl_type(weights_dtype), weights_tag(rank, g.transposed));
+  d.user_dst = dnnl::memory::desc(
+      dst_dims, dnnl_type(dst_dtype),
+      dst_layout == ConvLayout::kPlain ? plain_tag(rank) : channels_last_tag(rank));
+  d.bias = dnnl::memory::desc({g.out_channels}, dt::f32, tag::a);
+  d.per_channel = dnnl::memory::desc(channel_dims, dt::f32, plain_tag(rank));
+
+  if (g.transposed && method == TransposedMethod::kStridePhases) {
+    return run_stride_phases(path, g, d, src, weights, dst, dst_dtype, dst_layout, epilogue);
+  }
+  // oneDNN's deconvolution writes channels-last through a reference kernel (10 s where the
+  // blocked layout takes 65 ms at 28k's cpu shape): never ask it for that layout directly.
+  return run_primitive(path, g, d, src, weights, dst,
+                       dst_layout == ConvLayout::kChannelsLast && !g.transposed, epilogue);
 }
 
 void conv(const ConvGeometry& g, const void* src, kb_dtype src_dtype, const void* weights,

@@ -20,10 +20,11 @@ struct ConvGeometry {
   std::vector<std::int64_t> in_spatial;  // input extents
   std::vector<std::int64_t> kernel;      // kernel extents
   std::vector<std::int64_t> stride;      // empty: all 1
-  std::vector<std::int64_t> padding;     // symmetric, per side; empty: all 0 (VALID)
+  std::vector<std::int64_t> padding;  // per side (left, and right unless padding_right); empty: 0
   // A transposed convolution (PyTorch ConvTranspose, JAX conv_transpose): output extent
   // (in - 1) * stride - 2 * padding + kernel, weights (in_channels, out_channels, k...).
   bool transposed = false;
+  std::vector<std::int64_t> padding_right;  // forward only: right padding where it differs
 };
 
 // Output spatial extents: (in + 2p - k) / s + 1, or (in - 1) s - 2p + k when transposed.
@@ -73,10 +74,23 @@ void conv(const ConvGeometry& g, const void* src, kb_dtype src_dtype, const void
           kb_dtype weights_dtype, void* dst, kb_dtype dst_dtype, ConvLayout dst_layout,
           const ConvEpilogue& epilogue = {});
 
-// The same on an explicit path; false when oneDNN cannot run it on this CPU.
+// How a strided transposed convolution runs. kDeconvolution is oneDNN's deconvolution primitive.
+// kStridePhases splits it by output phase: the outputs o with (o + p) mod s = r, per axis, are a
+// forward convolution of x with the k/s taps of phase r (kernel entries r + s t, reversed) and
+// padding (k/s - 1 - m0, ...), so s^dims forward convolutions compute exactly the live products;
+// each phase's channels-last result is scattered into its interleaved output positions. Measured
+// in thread CPU time on an Ice Lake core (oneDNN 2.6, 28k's cpu shape, k=4 s=2 p=1, 32 -> 64
+// channels, 3 rounds): deconvolution 28-30 ms into NCDHW (26-29 channels-last), the phases 39-43
+// ms into NCDHW (24-29 channels-last, the scatter into channel planes being the difference).
+// kAuto takes the deconvolution primitive; the phases stay as a tested alternative.
+enum class TransposedMethod { kAuto, kStridePhases, kDeconvolution };
+
+// The same on an explicit path; false when oneDNN cannot run it on this CPU (or `method` does not
+// apply to this geometry).
 bool conv_on_path(ConvPath path, const ConvGeometry& g, const void* src, kb_dtype src_dtype,
                   const void* weights, kb_dtype weights_dtype, void* dst, kb_dtype dst_dtype,
-                  ConvLayout dst_layout, const ConvEpilogue& epilogue = {});
+                  ConvLayout dst_layout, const ConvEpilogue& epilogue = {},
+                  TransposedMethod method = TransposedMethod::kAuto);
 
 // ---- Inputs ----
 
@@ -97,6 +111,10 @@ float sum_squared_deviations(const float* x, std::size_t n, float shift);
 // sums of a channels-last tensor (rows = pixels, width = channels).
 void add_rows(const float* x, std::size_t count, std::size_t width, std::size_t stride,
               float* sums);
+// Sum of (x[r, c] - shift[c])^2 over the same rows, into sums[0..width): per-channel squared
+// deviations from a per-channel (e.g. per-group) mean.
+void add_squared_deviation_rows(const float* x, std::size_t count, std::size_t width,
+                                std::size_t stride, const float* shift, float* sums);
 
 // The textbook sums in double, for references: out (N, Cout, spatial...) plain, no bias, from bf16
 // src (N, Cin, spatial...) and bf16 weights in the layouts above. out[o] += x[i] w[k] with

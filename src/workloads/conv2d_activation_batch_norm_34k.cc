@@ -17,8 +17,8 @@
 // Deviations
 //   - bn_weight and bn_bias are non-trivial (the original's ones and zeros make the affine step an
 //     identity that a kernel could skip unnoticed).
-//   - The cpu preset is (N, H, W) = (2, 66, 66) with the original's channels and kernel
-//     (1.2 GFLOP). Smoke uses odd channel counts (13 -> 19) and spatial extents.
+//   - The cpu preset is (N, H, W) = (4, 82, 82) with the original's channels and kernel
+//     (3.8 GFLOP). Smoke uses odd channel counts (13 -> 19) and spatial extents.
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -44,7 +44,7 @@ Shape shape_of(Size size) {
     case Size::kSmoke:
       return {2, 13, 19, 11, 13};
     case Size::kCpu:
-      return {2, 64, 128, 66, 66};
+      return {4, 64, 128, 82, 82};
     case Size::kFull:
       break;
   }
@@ -232,7 +232,13 @@ const Workload kConv2dActivationBatchNorm34k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    // The bf16 program rounds the conv output (|y| ~ 20 with unscaled weights) and mish's three
+    // ops before the batch norm; channels whose mish output is mostly ~0 have a small sigma, so
+    // their tail values normalize to |out| up to ~60, where bf16's own step is 0.25 and the
+    // compounded relative error ~1.2%. Measured (20 smoke + 3 cpu seeds): worst 0.66 at |out| 55,
+    // 0.026 at |out| 0.014, rel-L2 up to 0.006. rtol 0.03 and atol 0.05 are about twice that;
+    // 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
+    .tolerance = Tolerance{.atol = 0.05, .rtol = 0.03, .max_rel_l2 = 0.015},
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
 };

@@ -17,8 +17,8 @@
 //   - x gets one offset per (sample, channel), normal(0,1), on top of the original's
 //     uniform[0,1): with iid inputs every sample's pooled output is the same to ~1e-3 (the mean of
 //     64K pixels), so an output with the samples permuted, or one sample copied to all, passed.
-//   - The cpu preset is (N, H, W) = (4, 130, 130) with the original's channels and kernel
-//     (0.6 GFLOP). Smoke uses odd channel counts (5 -> 11) and spatial extents.
+//   - The cpu preset is (N, H, W) = (8, 146, 146) with the original's channels and kernel
+//     (1.5 GFLOP). Smoke uses odd channel counts (5 -> 11) and spatial extents.
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -43,7 +43,7 @@ Shape shape_of(Size size) {
     case Size::kSmoke:
       return {3, 5, 11, 13, 15};
     case Size::kCpu:
-      return {4, 8, 64, 130, 130};
+      return {8, 8, 64, 146, 146};
     case Size::kFull:
       break;
   }

@@ -18,8 +18,8 @@
 // Deviations
 //   - in_weight and in_bias are non-trivial (the original's ones and zeros make the affine step an
 //     identity that a kernel could skip unnoticed).
-//   - The cpu preset is (N, H, W) = (2, 66, 66) with the original's channels and kernel
-//     (1.2 GFLOP). Smoke uses odd channel counts (13 -> 19) and spatial extents.
+//   - The cpu preset is (N, H, W) = (4, 82, 82) with the original's channels and kernel
+//     (3.8 GFLOP). Smoke uses odd channel counts (13 -> 19) and spatial extents.
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -46,7 +46,7 @@ Shape shape_of(Size size) {
     case Size::kSmoke:
       return {2, 13, 19, 11, 13};
     case Size::kCpu:
-      return {2, 64, 128, 66, 66};
+      return {4, 64, 128, 82, 82};
     case Size::kFull:
       break;
   }
@@ -205,7 +205,13 @@ const Workload kConv2dInstanceNormDivide22k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    // The bf16 program rounds the conv output before normalizing: its error 2^-9 |y| becomes
+    // 2^-9 |y| / sigma in normalized units (|y| / sigma reaches ~5 at these inits, the uniform[0,1)
+    // input giving each channel a mean well above its spread), and ~6 further bf16 ops add up to
+    // 2^-9 |out| each: |err| <~ 2^-9 (5 + 6 |out|) ~ 0.01 + 0.012 |out| before gamma. Measured
+    // (20 smoke + 3 cpu seeds): worst 0.048 at |out| 2.4, rel-L2 up to 0.0072. The bounds are about twice that; 5% RMS
+    // noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
+    .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
 };

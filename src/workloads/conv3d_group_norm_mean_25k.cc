@@ -9,7 +9,7 @@
 //                                                normal(0,1) (see Deviations)
 //           weight     bf16 (Cout, Cin, 3, 3, 3) normal*0.02
 //           conv_bias  bf16 (Cout)               normal*0.02
-//           gamma      bf16 (Cout)               uniform[0,2)  (original: ones, see Deviations)
+//           gamma      bf16 (Cout)               normal(0,1)  (original: ones, see Deviations)
 //           beta       bf16 (Cout)               normal*0.02
 // Output    out        bf16 (N)
 // FLOPs     2*N*Cout*Do*Ho*Wo*Cin*27 (the norm and mean are not counted); 9,853,747,200 at full
@@ -18,14 +18,18 @@
 //           every output value is needed only through per-channel sums, so nothing but the conv's
 //           output stream and its three passes are memory traffic.
 // Deviations (the original is degenerate, spec caveat; fixed minimally)
-//   - gamma is uniform[0,2) instead of ones: with gamma = 1 the mean of a group-normalized tensor
+//   - gamma is normal(0,1) instead of ones: with gamma = 1 the mean of a group-normalized tensor
 //     is exactly mean(beta) whatever x is (each group's normalized values sum to zero), so the
-//     output did not depend on x or the conv at all.
+//     output did not depend on x or the conv at all. With any gamma the output is
+//     mean(beta) + sum_c gamma_c m_c / C, m_c channel c's normalized mean (zero summed over a
+//     group); a zero-mean gamma makes that contrast the whole signal, where gamma ~ 1 + noise
+//     would add sum_g 3 e_g (e_g the bf16 program's rounding of group g's mean, 2^-9 relative)
+//     coherently and measured up to 1.7% rel-L2 error for the faithful bf16 program.
 //   - x gets one offset per (sample, channel), normal(0,1), on top of the original's
 //     uniform[0,1): with iid inputs every sample's output is the same to ~1e-3 (averages over
 //     ~20K voxels), so an output with the samples permuted passed.
-//   - The cpu preset is (N, D, H, W) = (8, 24, 32, 32): the original's channels, kernel and
-//     volume, fewer samples (0.62 GFLOP). Smoke keeps the channels (24 = 8 groups of 3) with odd
+//   - The cpu preset is (N, D, H, W) = (12, 24, 32, 32): the original's channels, kernel and
+//     volume, fewer samples (0.92 GFLOP). Smoke keeps the channels (24 = 8 groups of 3) with odd
 //     spatial extents.
 #include <cmath>
 #include <cstdint>
@@ -51,9 +55,9 @@ constexpr double kEps = 1e-5;
 Shape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
-      return {3, 3, 24, 5, 7, 9};
+      return {5, 3, 24, 5, 7, 9};
     case Size::kCpu:
-      return {8, 3, 24, 24, 32, 32};
+      return {12, 3, 24, 24, 32, 32};
     case Size::kFull:
       break;
   }
@@ -77,7 +81,7 @@ Problem make_problem(Size size) {
        InitRule::structured(ops::fill_uniform_with_channel_offsets)},
       {{"weight", KB_BF16, {co, ci, kKernel, kKernel, kKernel}}, InitRule::normal(0.02)},
       {{"conv_bias", KB_BF16, {co}}, InitRule::normal(0.02)},
-      {{"gamma", KB_BF16, {co}}, InitRule::uniform(0.0, 2.0)},
+      {{"gamma", KB_BF16, {co}}, InitRule::normal(1.0)},
       {{"beta", KB_BF16, {co}}, InitRule::normal(0.02)},
   };
   problem.outputs = {{"out", KB_BF16, {n}}};
@@ -147,8 +151,10 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
   return 0;
 }
 
-// What a fusing compiler emits: the convolution with its bias fused, written f32 NCDHW; per
-// sample, one pass for the channel sums and one for each group's squared deviations; the final
+// What a fusing compiler emits: the convolution with its bias fused, written channels-last f32
+// (oneDNN writes it directly; a plain NCDHW result costs a reorder as long as the conv at these
+// channel counts); per sample, one pass for the channel sums and one for the squared deviations
+// from each channel's group mean, both vectorized across the channels of each voxel; the final
 // mean reduces the normalized values channel by channel, sum_i (a v_i + b) = a sum_i v_i + n b
 // with a = gamma / sigma and b = beta - a mu, so the normalized tensor is never stored.
 int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
@@ -162,24 +168,29 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   const ops::F32Buffer beta = ops::load_f32(in[4]);
   ops::F32Buffer y(static_cast<std::size_t>(s->batch) * channels * volume);
   ops::conv(geometry_of(*s), in[0].data, KB_BF16, in[1].data, KB_BF16, y.data(), KB_F32,
-            ops::ConvLayout::kPlain, {conv_bias.data()});
-  std::vector<double> channel_sum(channels);
+            ops::ConvLayout::kChannelsLast, {conv_bias.data()});
+  std::vector<float> sums(channels), mean(channels), squares(channels);
+  const double count = static_cast<double>(per_group * volume);
   for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
-    const float* sample = y.data() + n * channels * volume;
-    for (std::size_t c = 0; c < channels; ++c)
-      channel_sum[c] = ops::sum_f32(sample + c * volume, volume);
-    double total = 0;
+    const float* sample = y.data() + n * volume * channels;
+    sums.assign(channels, 0.0f);
+    ops::add_rows(sample, volume, channels, channels, sums.data());
     for (std::size_t g = 0; g < kGroups; ++g) {
       double group_sum = 0;
-      for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c) group_sum += channel_sum[c];
-      const double count = static_cast<double>(per_group * volume);
-      const float mean = static_cast<float>(group_sum / count);
-      const double var =
-          ops::sum_squared_deviations(sample + g * per_group * volume, per_group * volume, mean) /
-          count;
-      const double inv_std = 1.0 / std::sqrt(var + kEps);
+      for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c) group_sum += sums[c];
       for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c)
-        total += gamma.data()[c] * inv_std * (channel_sum[c] - mean * static_cast<double>(volume)) +
+        mean[c] = static_cast<float>(group_sum / count);
+    }
+    squares.assign(channels, 0.0f);
+    ops::add_squared_deviation_rows(sample, volume, channels, channels, mean.data(),
+                                    squares.data());
+    double total = 0;
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      double group_squares = 0;
+      for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c) group_squares += squares[c];
+      const double inv_std = 1.0 / std::sqrt(group_squares / count + kEps);
+      for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c)
+        total += gamma.data()[c] * inv_std * (sums[c] - mean[c] * static_cast<double>(volume)) +
                  beta.data()[c] * static_cast<double>(volume);
     }
     store(out[0], n, static_cast<float>(total / static_cast<double>(channels * volume)));
@@ -242,7 +253,12 @@ const Workload kConv3dGroupNormMean25k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    // JAXBench's allclose(atol=1e-2, rtol=1e-2), with rel-L2 <= 0.025 instead of 1e-2: the output
+    // is the ~0.2 contrast left after each group's normalized values cancel, so the faithful bf16
+    // program's roundings of the group statistics, the normalized values and the final mean
+    // (~1e-3 absolute) are 0.5-1.4% of it (measured rel-L2 up to 0.014 over 20 smoke seeds, 0.005
+    // at cpu size). 5% RMS noise (rel-L2 0.05) stays 2x over the bound.
+    .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.025},
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
 };
