@@ -15,6 +15,14 @@ accumulate in f32.
 """
 
 from kbench_jax import (
+    conv2d_activation_batch_norm_34k,
+    conv2d_gelu_global_avg_pool_39k,
+    conv2d_group_norm_tanh_hard_swish_residual_add_log_sum_exp_46k,
+    conv2d_instance_norm_divide_22k,
+    conv2d_relu_bias_add_18k,
+    conv3d_group_norm_mean_25k,
+    conv3d_mish_tanh_33k,
+    conv_transpose3d_layer_norm_gelu_scaling_28k,
     cross_entropy_13p,
     flash_attention_1p,
     gemm_8p,
@@ -33,5 +41,13 @@ PROGRAMS = {
         rmsnorm_12p,
         cross_entropy_13p,
         gemm_add_relu_41k,
+        conv2d_relu_bias_add_18k,
+        conv2d_instance_norm_divide_22k,
+        conv3d_group_norm_mean_25k,
+        conv_transpose3d_layer_norm_gelu_scaling_28k,
+        conv3d_mish_tanh_33k,
+        conv2d_activation_batch_norm_34k,
+        conv2d_gelu_global_avg_pool_39k,
+        conv2d_group_norm_tanh_hard_swish_residual_add_log_sum_exp_46k,
     )
 }
