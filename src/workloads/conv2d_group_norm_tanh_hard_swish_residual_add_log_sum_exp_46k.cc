@@ -289,7 +289,12 @@ const Workload kConv2dGroupNormTanhHardSwishResidualAddLogSumExp46k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    // JAXBench's allclose(atol=1e-2, rtol=1e-2), with rel-L2 <= 0.005 instead of 1e-2: the output
+    // is log(64) ~ 4.2 plus a per-pixel variation of ~0.1-0.2, so rel-L2 against ||oracle|| of 1e-2
+    // was looser than the variation itself (the oracle's mean scored 0.007, the samples rotated
+    // 0.0098, both then caught only by allclose). 0.005 is twice the faithful bf16 program's worst
+    // (0.0025 over 20 smoke + 3 cpu seeds).
+    .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.005},
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
 };
