@@ -209,8 +209,8 @@ const Workload kConv2dInstanceNormDivide22k = {
     // 2^-9 |y| / sigma in normalized units (|y| / sigma reaches ~5 at these inits, the uniform[0,1)
     // input giving each channel a mean well above its spread), and ~6 further bf16 ops add up to
     // 2^-9 |out| each: |err| <~ 2^-9 (5 + 6 |out|) ~ 0.01 + 0.012 |out| before gamma. Measured
-    // (20 smoke + 3 cpu seeds): worst 0.048 at |out| 2.4, rel-L2 up to 0.0072. The bounds are about twice that; 5% RMS
-    // noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
+    // (20 smoke + 3 cpu seeds): worst 0.053 at |out| 2.4, rel-L2 up to 0.0072. The bounds are about
+    // twice that; 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,

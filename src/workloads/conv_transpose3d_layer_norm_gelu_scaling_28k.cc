@@ -287,12 +287,12 @@ const Workload kConvTranspose3dLayerNormGeluScaling28k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    // The bf16 program rounds the conv output before normalizing: its error 2^-9 |y| becomes
-    // 2^-9 |y| / sigma in normalized units (|y| / sigma reaches ~5 at these inits, the uniform[0,1)
-    // input giving each channel a mean well above its spread), and ~6 further bf16 ops add up to
-    // 2^-9 |out| each: |err| <~ 2^-9 (5 + 6 |out|) ~ 0.01 + 0.012 |out| before gamma. Measured
-    // (20 smoke + 3 cpu seeds): worst 0.054 at |out| 2.3, rel-L2 up to 0.0058. The bounds are about
-    // twice that; 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
+    // The bf16 program rounds the transposed conv's output before the LayerNorm: its error 2^-9 |y|
+    // becomes 2^-9 |y| / sigma in normalized units (the uniform[0,1) input gives each W row a mean
+    // comparable to its spread, |y| / sigma up to ~3-5), and ~9 further bf16 ops (the norm's and
+    // GELU's) add up to 2^-9 |out| each: |err| <~ 2^-9 (5 + 9 |out|) ~ 0.01 + 0.018 |out|. Measured
+    // (20 smoke + 3 cpu seeds): worst element error 0.061, rel-L2 up to 0.0061, which the default
+    // fails. The bounds are about twice that; 5% RMS noise (rel-L2 0.05) stays 3x over rel-L2's.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
