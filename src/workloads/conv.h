@@ -29,8 +29,8 @@ struct ConvGeometry {
 
 // Output spatial extents: (in + 2p - k) / s + 1, or (in - 1) s - 2p + k when transposed.
 std::vector<std::int64_t> conv_output_spatial(const ConvGeometry& g);
-// Multiply-accumulates a direct evaluation performs (taps that land outside the input skipped),
-// times 2: the conv's FLOPs as the spec counts them for a forward convolution.
+// 2 N Cin Cout prod_i(out_i k_i): the spec's analytic conv FLOPs (every tap of every output
+// counted, padding taps included; for a transposed conv, those of its zero-dilated form).
 double conv_direct_flops(const ConvGeometry& g);
 
 // One elementwise step applied to each output element after the bias, in order.
