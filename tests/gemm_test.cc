@@ -248,6 +248,35 @@ TEST(GemmPostOps, ChainOnednnCannotRunTakesOpenblas) {
   }
 }
 
+// The f32 oneDNN path reads a widened bf16 operand with ld = cols and an f32 one with its own ld:
+// two calls with equal extents and ld but different operand dtypes need different primitives (a
+// cache keyed without the dtypes once ran the second call with the first one's strides).
+TEST(GemmOnednn, OperandDtypeIsPartOfThePrimitive) {
+  const std::int64_t m = 19, k = 23, n = 29, lda = 40;
+  HostTensor a32({"a32", KB_F32, {m, lda}}), a16({"a16", KB_BF16, {m, lda}});
+  HostTensor b({"b", KB_F32, {k, n}});
+  kb_tensor views[] = {a32.view(), b.view()};
+  fill_input(InitRule::normal(1.0), 5, 0, views[0]);
+  fill_input(InitRule::normal(0.1), 5, 1, views[1]);
+  for (std::int64_t i = 0; i < m * lda; ++i) a16.as<bf16_t>()[i] = f32_to_bf16(a32.as<float>()[i]);
+  const Matrix mb{b.data(), KB_F32, k, n, n};
+  for (const kb_dtype a_dtype : {KB_F32, KB_BF16, KB_F32}) {
+    const HostTensor& a = a_dtype == KB_F32 ? a32 : a16;
+    HostTensor out({"c", KB_F32, {m, n}});
+    const Matrix ma{const_cast<void*>(a.data()), a_dtype, m, k, lda};
+    if (!gemm_on_path(GemmPath::kOnednnF32, ma, mb, false, {out.data(), KB_F32, m, n, n}, {}))
+      GTEST_SKIP() << "no oneDNN f32 matmul here";
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (std::int64_t p = 0; p < k; ++p) want += value(a, i * lda + p) * value(b, p * n + j);
+        ASSERT_NEAR(out.as<float>()[i * n + j], want, 1e-4 * (1 + std::fabs(want)))
+            << dtype_name(a_dtype) << " A, element " << i << "," << j;
+      }
+    }
+  }
+}
+
 TEST(GemmPlan, RoundTripsAndRejectsMalformed) {
   set_gemm_plan("8x8x8:nn:bf16:t1=onednn_bf16;4x4x4:nt:f32:t2=openblas_sgemm");
   EXPECT_EQ(gemm_plan_encoded(), "4x4x4:nt:f32:t2=openblas_sgemm;8x8x8:nn:bf16:t1=onednn_bf16");

@@ -174,6 +174,10 @@ std::string primitive_key(dt operand_type, const Matrix& a, const Matrix& b, boo
   for (const std::int64_t v : {a.rows, a.cols, a.ld, b.rows, b.cols, b.ld, c.ld})
     add(static_cast<double>(v));
   add(static_cast<int>(operand_type));
+  // The stored dtypes: a bf16 operand widened for an f32 GEMM is read with ld = cols, an f32 one
+  // with its own ld, so the same extents and ld make different primitives.
+  add(a.dtype);
+  add(b.dtype);
   add(b_transposed);
   add(c.dtype);
   add(e.alpha);
