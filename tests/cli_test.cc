@@ -28,7 +28,8 @@ TEST(Cli, ListJsonNamesEveryWorkload) {
   for (const auto& w : list)
     for (const char* key : {"id", "name", "group", "source_model"})
       EXPECT_TRUE(w.contains(key)) << key;
-  EXPECT_EQ(list[1]["name"], "8p_GEMM");
+  EXPECT_EQ(list[7]["name"], "8p_GEMM");  // spec order: 1p ... 17p, then 18k ... 50k
+  EXPECT_EQ(list[49]["name"], "50k_Matmul_GELU_Softmax");
 }
 
 class ScaffoldOf : public ::testing::TestWithParam<const Workload*> {};
