@@ -111,7 +111,12 @@ const Workload kMatmulSwishScaling37k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    // JAXBench's allclose(atol=1e-2) with rtol 2e-2, plus rel-L2 <= 1e-2. The original holds
+    // swish (a sigmoid and a product) and the scaling after the bf16 GEMM output and bias add:
+    // five bf16 roundings, whose compounded relative error reached 0.84 of JAXBench's rtol 1e-2
+    // bound at cpu size (kbench validate --seeds 6); rtol 2e-2 doubles the margin. rel-L2 stays
+    // 1e-2 (faithful 0.0036), which rejects 5% noise at 5x.
+    .tolerance = Tolerance{.atol = 1e-2, .rtol = 2e-2, .max_rel_l2 = 1e-2},
     .bf16_program = bf16_program,
 };
 
