@@ -43,8 +43,9 @@ LinearShape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
       // No extent a multiple of 8 or 16: exercises every tile edge. Larger than the other
-      // workloads' smoke shapes so that ~3% of nonzero outputs are still ~150 values.
-      return {61, 53, 97};
+      // workloads' smoke shapes so that ~3% of nonzero outputs are still ~1000 values (at ~150 the
+      // bf16 program's rel-L2 error varied up to 0.99 of the bound over 40 seeds).
+      return {125, 53, 251};
     case Size::kCpu:
       return {768, 1536, 1536};
     case Size::kFull:
