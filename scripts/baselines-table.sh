@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates docs/baselines-table.md, the measured table of docs/baselines.md: the XLA:CPU peer's
-# times (scripts/xla-peer.sh --no-baseline --json), then `kbench run --suite all --markdown --xla`,
-# which times every baseline and writes the table. Run it on a quiet machine: both sides are timed
+# Regenerates docs/baselines-table.md, the measured table of docs/baselines.md: the XLA:CPU peer
+# (scripts/xla-peer.sh --rounds 2 --json: XLA and kbench's baseline alternating on one core), then
+# `kbench run --suite all --markdown --xla`, which times every baseline and writes the table. Run it on a quiet machine: both sides are timed
 # on one core each, one after the other.
 #
 #   scripts/baselines-table.sh [--size cpu] [--kbench build/src/kbench] [--out FILE] [--no-xla]
@@ -25,11 +25,13 @@ work="$(mktemp -d /tmp/kbench-baselines-table.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 xla_args=()
 if ((xla)); then
-  # Checks every JAX program and times it; a failing check fails the table.
-  "$root/scripts/xla-peer.sh" --size "$size" --kbench "$kbench" --no-baseline --iters 10 --warmup 2 \
+  # Checks every JAX program, then times it and kbench's baseline in alternating rounds on one core
+  # (the ratio column); a failing check fails the table.
+  "$root/scripts/xla-peer.sh" --size "$size" --kbench "$kbench" --rounds 2 --iters 10 --warmup 2 \
     --json "$work/xla.json" >"$work/xla.md"
   xla_args=(--xla "$work/xla.json")
 fi
 "$kbench" run --suite all --size "$size" --markdown "${xla_args[@]}" >"$work/table.md"
 mv "$work/table.md" "$out"
+if ((xla)); then cp "$work/xla.md" "${out%.md}-xla.md"; fi
 echo "baselines-table: wrote $out"

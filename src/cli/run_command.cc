@@ -44,8 +44,8 @@ int run_command(const RunCommandOptions& options) {
   if (options.json && options.markdown)
     throw UsageError("--json and --markdown exclude each other");
   // Read before hours of timing, so a bad file fails first.
-  const std::map<std::string, double> xla_ms = options.xla.empty()
-                                                   ? std::map<std::string, double>{}
+  const std::map<std::string, XlaTiming> xla_ms = options.xla.empty()
+                                                   ? std::map<std::string, XlaTiming>{}
                                                    : read_xla_times(options.xla, options.size);
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(store, options.threads);
