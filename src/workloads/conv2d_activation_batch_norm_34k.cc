@@ -236,11 +236,12 @@ const Workload kConv2dActivationBatchNorm34k = {
     // ops before the batch norm; channels whose mish output is mostly ~0 have a small sigma, so
     // their tail values normalize to |out| up to ~60, where bf16's own step is 0.25 and the
     // compounded relative error ~1.2%. Measured (20 smoke + 3 cpu seeds): worst 0.8 at |out| ~55,
-    // 0.026 at |out| 0.014, rel-L2 up to 0.0071. rtol 0.03 is about twice that. atol 0.1: over
-    // 40 smoke seeds (kbench validate --seeds 40) an element at |out| 0.02 erred by 0.057, so the
-    // first bound of 0.05 was not twice the worst. 5% RMS noise (rel-L2 0.05) stays 3x over the
-    // rel-L2 bound.
-    .tolerance = Tolerance{.atol = 0.1, .rtol = 0.03, .max_rel_l2 = 0.015},
+    // 0.026 at |out| 0.014, rel-L2 up to 0.0071. rtol 0.03 is about twice that. atol 0.25: the
+    // normalization magnifies the rounding of a small-sigma channel's conv output, and over 20-40
+    // smoke seeds (kbench validate) elements near |out| 1 erred by up to 0.158, beyond atols of
+    // 0.05 and 0.1; at 0.25 the worst of 200 smoke and 4 cpu seeds uses 0.53 of the rule. 5% RMS
+    // noise (rel-L2 0.05) stays 3x over the rel-L2 bound, which rejects every degenerate output.
+    .tolerance = Tolerance{.atol = 0.25, .rtol = 0.03, .max_rel_l2 = 0.015},
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
 };

@@ -14,14 +14,15 @@
 // Character compute-bound GEMM whose (M, N) result is reduced to one number per row; algebraically
 //           a GEMV (sum_j (x W^T)_ij = x_i . sum_j W_j, the spec's caveat), which kbench leaves to
 //           candidates: the baseline computes what the program says.
-// Tolerance atol 3 (rtol and rel-L2 stay 1e-2). The faithful program rounds the (M, N) product
+// Tolerance atol 3, rel-L2 1.5e-2 (rtol stays 1e-2). The faithful program rounds the (M, N) product
 //           and the bias add to bf16 before summing N terms of rms r = 0.02 sqrt(K/3), and the
 //           sum cancels: its rounding error is absolute, ~sqrt(2N) * r * 2^-9 (sigma ~0.055 at
 //           cpu size, ~0.3 at full), not relative to the row's value, which can be near 0.
 //           Measured worst |diff|: 0.006 (smoke, 20 seeds), 0.19 (cpu, 3 seeds), 1.49 (full, 1
 //           seed), which atol 1e-2 fails on rows near 0. atol 3 keeps 2x margin at full size;
-//           wrong answers are still rejected by rel-L2 1e-2 (the faithful program's is 0.002-0.006;
-//           the closest degenerate, oracle + 5% noise, has 0.049).
+//           wrong answers are rejected by the rel-L2 bound. That bound is 1.5e-2, not 1e-2: over
+//           200 smoke seeds the faithful program's rel-L2 (0.002-0.006 typically) reached 0.0106
+//           once; the closest degenerate, oracle + 5% noise, has 0.049, 3.3x the bound.
 // Deviations
 //   - The identities after the row sum are computed as what they are (nothing).
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
@@ -143,8 +144,8 @@ const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    // atol 3 and rel-L2 1e-2: see the header's Tolerance note.
-    .tolerance = {.atol = 3.0, .rtol = 1e-2, .max_rel_l2 = 1e-2},
+    // atol 3 and rel-L2 1.5e-2: see the header's Tolerance note.
+    .tolerance = {.atol = 3.0, .rtol = 1e-2, .max_rel_l2 = 1.5e-2},
     .bf16_program = bf16_program,
 };
 

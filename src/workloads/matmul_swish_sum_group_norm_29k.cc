@@ -207,8 +207,9 @@ const Workload kMatmulSwishSumGroupNorm29k = {
     // The bf16 program rounds ~10 times between the GEMM and the output (see the header): its
     // worst element over 20 smoke and 3 cpu seeds needs atol + rtol |oracle| with (0.015, 0.02),
     // its rel-L2 reaches 0.0055. The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x
-    // over it.
-    .tolerance = {.atol = 3e-2, .rtol = 4e-2, .max_rel_l2 = 2e-2},
+    // over it. The elementwise part is 1.5x that, (0.045, 0.06): over 400 smoke seeds (kbench
+    // validate --seeds 200, two base seeds) one element exceeded (0.03, 0.04) by 7%.
+    .tolerance = {.atol = 4.5e-2, .rtol = 6e-2, .max_rel_l2 = 2e-2},
     .math = MathClass::kBf16Matmul,
     .bf16_program = bf16_program,
 };

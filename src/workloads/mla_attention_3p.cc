@@ -445,8 +445,11 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
 // ~1-3% error that a peaked attention does not average out. Measured for the faithful bf16 program
 // (20 smoke, 3 cpu seeds): worst |diff| 0.047 (smoke, output RMS ~1.6) and 0.038 (cpu, RMS ~0.64),
 // worst rel-L2 0.0066 (smoke) and 0.0085 (cpu). Bounds at ~2x those: atol 0.08, rel-L2 0.02; the
-// closest degenerate (oracle + 5% noise) has rel-L2 0.05, 2.5x the bound.
-constexpr Tolerance kTolerance = {.atol = 0.08, .rtol = 1e-2, .max_rel_l2 = 2e-2};
+// closest degenerate (oracle + 5% noise) has rel-L2 0.05, 2.5x the bound. atol is 0.2, not 0.08:
+// the per-element error is heavy-tailed, and over 800 smoke seeds (kbench validate --seeds 200,
+// four base seeds) single elements erred by up to 0.131, beyond 0.08 and 0.12; the rel-L2 bound,
+// which rejects every degenerate output, is unchanged.
+constexpr Tolerance kTolerance = {.atol = 0.2, .rtol = 1e-2, .max_rel_l2 = 2e-2};
 
 }  // namespace
 

@@ -364,8 +364,11 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
 // round) gives each weight a ~0.5% random error, which the output inherits as a relative error of
 // the same size however many keys it averages. The faithful bf16 program measured rel-L2 up to
 // 0.0084 (smoke, 20 seeds) and 0.0070 (cpu), 84% of the default bound; 1.5e-2 keeps it under 56%
-// while the closest degenerate (oracle + 5% noise, rel-L2 0.05) stays 3.3x over.
-constexpr Tolerance kTolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.5e-2};
+// while the closest degenerate (oracle + 5% noise, rel-L2 0.05) stays 3.3x over. The elementwise
+// part is atol = rtol = 1.5e-2: over 400 smoke seeds (kbench validate --seeds 200, two base seeds)
+// one element exceeded JAXBench's 1e-2 + 1e-2 |oracle| by 13%; rel-L2 still rejects every
+// degenerate output.
+constexpr Tolerance kTolerance = {.atol = 1.5e-2, .rtol = 1.5e-2, .max_rel_l2 = 1.5e-2};
 
 }  // namespace
 
