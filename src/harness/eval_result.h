@@ -8,7 +8,9 @@
 
 namespace kbench {
 
-enum class Status { kCorrect, kIncorrect, kCompileError, kRuntimeError, kTimeout };
+// kRejected: the candidate broke the sandbox's rules (a forbidden system call, a forged reply on
+// kbench's channel, running while frozen, more CPU than its threads allow), whatever its outputs.
+enum class Status { kCorrect, kIncorrect, kCompileError, kRuntimeError, kTimeout, kRejected };
 const char* status_name(Status status);  // "correct", "incorrect", "compile_error", ...
 
 struct CorrectnessReport {
@@ -75,6 +77,13 @@ struct NoiseReport {
   double time_budget_s = 0;
 };
 
+// The isolation the candidate's worker ran under (docs/security.md). A layer this machine could not
+// provide is listed in `missing` with the reason, and the verdict says so: never silently weaker.
+struct SandboxReport {
+  std::vector<std::string> layers;   // "seccomp", "landlock", "pid_namespace", "net_namespace", ...
+  std::vector<std::string> missing;  // "landlock: kernel without landlock (ENOSYS)", ...
+};
+
 // What `kbench eval` produces (kind "eval") and `kbench run` per workload (kind "run": baseline
 // only).
 struct EvalResult {
@@ -100,6 +109,10 @@ struct EvalResult {
   // The baseline's GEMM path per shape class (ops::set_gemm_plan's encoding); empty: the default.
   std::string baseline_gemm_plan;
   std::optional<Utilization> utilization;  // of the candidate (of the baseline for kind "run")
+  // Non-empty when the candidate's median beat the physical floor, max(FLOPs / compute roof, bytes
+  // / bandwidth): an algebraic shortcut can do that legitimately, so it informs, it is no verdict.
+  std::string suspicious;
+  std::optional<SandboxReport> sandbox;  // eval only: how the candidate was confined
   int warmup = 0;
   double wall_s = 0;
   std::string created_at;  // ISO-8601 UTC

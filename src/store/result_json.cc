@@ -14,12 +14,13 @@ namespace {
 using nlohmann::json;
 
 // The names are part of the JSON, CSV and SQLite formats, so they never change.
-constexpr std::array<std::pair<Status, const char*>, 5> kStatusNames = {{
+constexpr std::array<std::pair<Status, const char*>, 6> kStatusNames = {{
     {Status::kCorrect, "correct"},
     {Status::kIncorrect, "incorrect"},
     {Status::kCompileError, "compile_error"},
     {Status::kRuntimeError, "runtime_error"},
     {Status::kTimeout, "timeout"},
+    {Status::kRejected, "rejected"},
 }};
 
 // JSON has no NaN or infinity; nlohmann would silently print null, which readers would take for
@@ -136,6 +137,17 @@ void read(const json& object, const char* key, std::string& out) {
   if (!value) return;
   if (!value->is_string()) bad_field(key, "expected a string");
   out = value->get<std::string>();
+}
+
+void read(const json& object, const char* key, std::vector<std::string>& out) {
+  const json* value = find(object, key);
+  if (!value) return;
+  if (!value->is_array()) bad_field(key, "expected an array of strings");
+  out.clear();
+  for (const json& item : *value) {
+    if (!item.is_string()) bad_field(key, "expected an array of strings");
+    out.push_back(item.get<std::string>());
+  }
 }
 
 std::optional<double> read_optional_number(const json& object, const char* key) {
@@ -266,6 +278,10 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
       {"warmup", result.warmup},
       {"wall_s", number(result.wall_s)},
       {"created_at", result.created_at},
+      {"suspicious", result.suspicious.empty() ? json(nullptr) : json(result.suspicious)},
+      {"sandbox", result.sandbox ? json{{"layers", result.sandbox->layers},
+                                        {"missing", result.sandbox->missing}}
+                                 : json(nullptr)},
   };
   if (options.include_source) out["candidate_source"] = result.candidate_source;
 
@@ -377,6 +393,14 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
   read(in, "warmup", result.warmup);
   read(in, "wall_s", result.wall_s);
   read(in, "created_at", result.created_at);
+  read(in, "suspicious", result.suspicious);
+  if (const json* sandbox = find(in, "sandbox")) {
+    const json& object = require_object(*sandbox, "sandbox");
+    SandboxReport report;
+    read(object, "layers", report.layers);
+    read(object, "missing", report.missing);
+    result.sandbox = std::move(report);
+  }
   return result;
 }
 

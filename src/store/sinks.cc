@@ -456,6 +456,15 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
         << format_sig(u->peak_gbps) << " peak\n";
     write_roofline(out, label("roofline"), *u);
   }
+  if (!r.suspicious.empty()) out << "  " << label("suspicious") << r.suspicious << '\n';
+  if (r.sandbox) {
+    out << "  " << label("sandbox");
+    for (std::size_t i = 0; i < r.sandbox->layers.size(); ++i)
+      out << (i ? ", " : "") << r.sandbox->layers[i];
+    out << '\n';
+    for (const std::string& missing : r.sandbox->missing)
+      out << "  " << label("WARNING") << "sandbox layer missing: " << missing << '\n';
+  }
   out << "  " << label("run") << "warmup " << r.warmup << ", wall " << format_sig(r.wall_s, 3)
       << " s";
   if (!r.created_at.empty()) out << ", " << r.created_at;
