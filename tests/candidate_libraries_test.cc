@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -24,17 +25,24 @@ std::vector<std::string> candidate_files() {
 
 struct Expectation {
   std::string status, workload;
+  int threads = 1;
 };
 
-// "// expect: correct on 12p_RMSNorm" -> {correct, 12p_RMSNorm}; empty fields when malformed.
+// "// expect: correct on 12p_RMSNorm" -> {correct, 12p_RMSNorm, 1}, with an optional " with N
+// threads" at the end; empty fields when malformed.
 Expectation expectation(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
-  const std::string marker = "// expect: ", on = " on ";
+  const std::string marker = "// expect: ", on = " on ", with = " with ";
   const std::size_t at = line.find(on);
   if (!line.starts_with(marker) || at == std::string::npos) return {};
-  return {line.substr(marker.size(), at - marker.size()), line.substr(at + on.size())};
+  Expectation e{line.substr(marker.size(), at - marker.size()), line.substr(at + on.size())};
+  if (const std::size_t threads_at = e.workload.find(with); threads_at != std::string::npos) {
+    e.threads = std::atoi(e.workload.c_str() + threads_at + with.size());
+    e.workload.resize(threads_at);
+  }
+  return e;
 }
 
 class LibraryCandidate : public ::testing::TestWithParam<std::string> {};
@@ -46,11 +54,17 @@ TEST_P(LibraryCandidate, CompilesUnderTheCandidateCommandAndGetsItsVerdict) {
       << path << " lacks a '// expect: <status> on <workload>' first line";
   const CliRun run =
       run_kbench("eval --workload " + expected.workload + " --size smoke --candidate " + path +
+                 " --threads " + std::to_string(expected.threads) +
                  " --warmup 2 --iters 10 --json --db " + temp_db(GetParam()));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto result = nlohmann::json::parse(run.out);
   EXPECT_EQ(result["status"], expected.status) << "error: " << result["error"] << "\n"
                                                << result["diagnostics"];
+  // Correct candidates pass inside the whole sandbox, not a weakened one.
+  if (expected.status == "correct") {
+    const std::vector<std::string> missing = result["sandbox"]["missing"];
+    EXPECT_TRUE(missing.empty()) << "sandbox layers missing: " << result["sandbox"].dump();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, LibraryCandidate, ::testing::ValuesIn(candidate_files()),

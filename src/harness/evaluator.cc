@@ -37,15 +37,16 @@ std::uint64_t fresh_seed() {
   return (std::uint64_t{rd()} << 32) ^ rd();
 }
 
-// A kernel under test in its worker, with the output arena it writes.
+// A kernel under test in its worker, with the output arena only it and kbench map: no side can
+// read what another wrote (the baseline's answers), or write into it.
 struct Side {
-  SharedTensors* outputs;  // the instance's output arena, shared by all sides
+  SharedTensors outputs;
   std::unique_ptr<WorkerProcess> worker;
 };
 
 // One call with poisoned outputs, so anything the kernel leaves unwritten fails the check.
 CallOutcome call_side(Side& side, double timeout_s) {
-  side.outputs->poison();
+  side.outputs.poison();
   return side.worker->call(timeout_s);
 }
 
@@ -55,6 +56,8 @@ Status status_of(const CallOutcome& outcome) {
       return Status::kCorrect;
     case CallStatus::kTimeout:
       return Status::kTimeout;
+    case CallStatus::kViolation:
+      return Status::kRejected;
     default:
       return Status::kRuntimeError;
   }
@@ -62,7 +65,10 @@ Status status_of(const CallOutcome& outcome) {
 
 Side start_side(const EvalOptions& options, ProblemInstance& instance, const std::string& so_path,
                 long long mem_limit_mb, CallOutcome& failure) {
-  Side side{&instance.shared_outputs(), nullptr};
+  Side side{SharedTensors::create(instance.problem().outputs, so_path.empty()
+                                                                  ? "kbench-baseline-outputs"
+                                                                  : "kbench-candidate-outputs"),
+            nullptr};
   WorkerSpec spec;
   spec.worker_exe = options.worker_exe;
   spec.workload = options.workload;
@@ -72,8 +78,13 @@ Side start_side(const EvalOptions& options, ProblemInstance& instance, const std
   spec.so_path = so_path;
   spec.mem_limit_mb = mem_limit_mb;
   spec.inputs_fd = instance.shared_inputs_fd();
-  spec.outputs_fd = side.outputs->fd();
+  spec.outputs_fd = side.outputs.fd();
   spec.startup_timeout_s = std::max(10.0, options.call_timeout_s);
+  // A backstop behind the per-call deadlines (the worker is frozen between calls): every call at
+  // its deadline, on every thread, twice over.
+  const double calls = options.trials + options.warmup + std::max(options.iters, options.max_iters);
+  spec.cpu_limit_s =
+      2 * options.threads * (options.time_budget_s + calls * options.call_timeout_s) + 10;
   // Only a baseline worker reads it (a candidate's has no use for it); in an A/A run both are.
   if (so_path.empty()) spec.gemm_plan = options.gemm_plan;
   side.worker = WorkerProcess::start(spec, failure);
@@ -150,24 +161,6 @@ StopRule stop_rule_of(const EvalOptions& options) {
   return rule;
 }
 
-// Copies of one call's outputs, kept while the other side runs into the same arena.
-class OutputSnapshot {
- public:
-  explicit OutputSnapshot(const std::vector<TensorSpec>& specs) {
-    for (const TensorSpec& s : specs) tensors_.emplace_back(s);
-    for (HostTensor& t : tensors_) views_.push_back(t.view());
-  }
-  void take(std::span<const kb_tensor> from) {
-    for (std::size_t i = 0; i < tensors_.size(); ++i)
-      std::memcpy(tensors_[i].data(), from[i].data, tensors_[i].spec().bytes());
-  }
-  std::span<const kb_tensor> views() const { return views_; }
-
- private:
-  std::vector<HostTensor> tensors_;
-  std::vector<kb_tensor> views_;
-};
-
 // Gate 2: the candidate alone on `options.trials` fresh input sets against the in-process fp32
 // oracle.
 bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Side& candidate,
@@ -193,7 +186,7 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
       return false;
     }
     const CheckResult c =
-        check_outputs(instance.problem(), candidate.outputs->views(), oracle, w.tolerance);
+        check_outputs(instance.problem(), candidate.outputs.views(), oracle, w.tolerance);
     merge_check(r.correctness, c);
     if (!c.passed) {
       fail(r, Status::kIncorrect,
@@ -226,6 +219,17 @@ void record_bounds(const StopRule& rule, const std::string& stop, NoiseReport& n
 }
 
 }  // namespace
+
+std::string below_physical_floor(double median_ms, const std::optional<Utilization>& util) {
+  if (!util || !(util->roofline_ms > 0) || !(median_ms < util->roofline_ms)) return "";
+  char buf[240];
+  std::snprintf(buf, sizeof buf,
+                "median %.4g ms is below the physical floor of %.4g ms (%s-bound at %.4g GFLOP/s, "
+                "%.4g GB/s): an algebraic shortcut, or a measurement to distrust",
+                median_ms, util->roofline_ms, util->bound.c_str(), util->peak_gflops,
+                util->peak_gbps);
+  return buf;
+}
 
 std::string now_iso8601() {
   const std::time_t t = std::time(nullptr);
@@ -281,6 +285,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     fail(r, build_problem ? Status::kCompileError : status_of(failure), failure.message);
     return finish();
   }
+  r.sandbox = candidate.worker->sandbox();
 
   // Gate 2: correct on fresh inputs.
   const std::uint64_t base_seed = options.seed.value_or(fresh_seed());
@@ -292,8 +297,8 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   const double cpu_before = candidate.worker->cpu_seconds();
   double candidate_wall_s = 0;
   // Runs one pair on the current inputs, the order alternating with `i` so whatever the first call
-  // after new inputs pays hits both sides equally; `between` runs after the first call.
-  const auto run_pair = [&](int i, CallOutcome& cand, CallOutcome& base, auto&& between) -> bool {
+  // after new inputs pays hits both sides equally.
+  const auto run_pair = [&](int i, CallOutcome& cand, CallOutcome& base) -> bool {
     const bool candidate_first = i % 2 == 0;
     for (int turn = 0; turn < 2; ++turn) {
       if ((turn == 0) == candidate_first) {
@@ -309,7 +314,6 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
         if (base.status != CallStatus::kOk)
           throw HarnessError("baseline failed during timing: " + base.message);
       }
-      if (turn == 0) between();
     }
     return true;
   };
@@ -323,10 +327,9 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     report_progress(options,
                     "warmup " + std::to_string(i + 1) + "/" + std::to_string(options.warmup));
     CallOutcome cand, base;
-    if (!run_pair(i, cand, base, [] {})) return finish();
+    if (!run_pair(i, cand, base)) return finish();
   }
 
-  OutputSnapshot first_outputs(instance.problem().outputs);
   Series cand_series, base_series;
   SpeedupEstimate estimate;
   std::string stop;
@@ -335,18 +338,14 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
                                              rule.time_budget_s - (now_seconds() - timing_start)));
     instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
     CallOutcome cand, base;
-    if (!run_pair(i, cand, base, [&] { first_outputs.take(instance.shared_outputs().views()); }))
-      return finish();
+    if (!run_pair(i, cand, base)) return finish();
     // Checked once both have run, so the check's memory traffic precedes neither side's call.
     if (!instance.inputs_intact()) {
       fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
       return finish();
     }
-    const bool candidate_first = i % 2 == 0;
-    const std::span<const kb_tensor> arena = instance.shared_outputs().views();
-    const CheckResult same =
-        check_outputs(instance.problem(), candidate_first ? first_outputs.views() : arena,
-                      candidate_first ? arena : first_outputs.views(), w.tolerance);
+    const CheckResult same = check_outputs(instance.problem(), candidate.outputs.views(),
+                                           baseline.outputs.views(), w.tolerance);
     if (!same.passed) {
       fail(r, Status::kIncorrect,
            "timed call " + std::to_string(i) +
@@ -369,7 +368,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     std::snprintf(buf, sizeof buf,
                   "used %.3f s of CPU during %.3f s of calls: more than its %d thread(s) allow",
                   cpu_used, candidate_wall_s, options.threads);
-    fail(r, Status::kRuntimeError, buf);
+    fail(r, Status::kRejected, std::string("sandbox: ") + buf);
     return finish();
   }
 
@@ -385,6 +384,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   r.noise = std::move(noise);
   r.speedup_verdict = significance(r);
   r.utilization = utilization_of(instance.problem(), w.math, r.candidate->median_ms, peaks);
+  r.suspicious = below_physical_floor(r.candidate->median_ms, r.utilization);
   return finish();
 }
 

@@ -54,6 +54,10 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
 // times the baseline alone at options.size, with fresh inputs per call exactly as in `evaluate`.
 EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakReport>& peaks);
 
+// EvalResult::suspicious for a candidate whose median beat max(FLOPs / compute roof, bytes /
+// bandwidth) of `util`; empty when it did not or the roofs were not measured.
+std::string below_physical_floor(double median_ms, const std::optional<Utilization>& util);
+
 // The current UTC time as ISO-8601 ("2025-01-31T12:00:00Z"), as EvalResult::created_at holds it.
 std::string now_iso8601();
 

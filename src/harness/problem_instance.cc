@@ -23,7 +23,6 @@ ProblemInstance::ProblemInstance(const Workload& workload, Size size)
       problem_(workload.problem(size)),
       shared_inputs_(SharedTensors::create(input_specs(problem_), "kbench-inputs",
                                            /*writable_only_here=*/true)),
-      shared_outputs_(SharedTensors::create(problem_.outputs, "kbench-outputs")),
       sealed_(shared_inputs_.sealed_against_writes()) {
   for (const InputSpec& in : problem_.inputs) inputs_.emplace_back(in.tensor);
 }

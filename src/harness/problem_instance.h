@@ -1,5 +1,5 @@
 // One workload at one size, materialized: kbench's private copy of the inputs (the truth the oracle
-// sees) and the shared copy the workers read, refilled from a fresh seed before every call.
+// sees) and the shared, sealed copy the workers read, refilled from a fresh seed before every call.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +19,6 @@ class ProblemInstance {
   const Problem& problem() const { return problem_; }
   Size size() const { return size_; }
   int shared_inputs_fd() const { return shared_inputs_.fd(); }
-  // The one output arena every worker of this instance writes: kernels take turns, so sharing it
-  // keeps physical memory placement (a few % for memory-bound kernels) the same for all sides.
-  SharedTensors& shared_outputs() { return shared_outputs_; }
   // kbench's private copy of the inputs generate() drew last, in call order.
   const std::vector<HostTensor>& inputs() const { return inputs_; }
 
@@ -51,7 +48,6 @@ class ProblemInstance {
   Problem problem_;
   std::vector<HostTensor> inputs_;
   SharedTensors shared_inputs_;
-  SharedTensors shared_outputs_;
   bool sealed_ = false;
   bool private_current_ = true;  // the private copy holds what the shared inputs hold
 };

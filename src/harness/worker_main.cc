@@ -13,7 +13,6 @@
 #include <omp.h>
 
 #include <grp.h>
-#include <seccomp.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "core/amx.h"
+#include "harness/sandbox.h"
 #include "harness/shared_tensors.h"
 #include "harness/worker_protocol.h"
 #include "workloads/gemm.h"
@@ -33,10 +33,11 @@ namespace {
 
 struct Args {
   std::string workload, size, cpus;
-  std::string gemm_plan;  // the baseline's GEMM path per shape class (ops::set_gemm_plan)
+  std::string gemm_plan;   // the baseline's GEMM path per shape class (ops::set_gemm_plan)
   bool candidate = false;  // load the shared object on kSharedObjectFd instead of the baseline
   int threads = 1;
   long long mem_limit_mb = 0;  // 0: no limit (baselines)
+  long long cpu_limit_s = 0;   // RLIMIT_CPU; 0: no limit (baselines)
 };
 
 Args parse_args(int argc, char** argv) {
@@ -57,6 +58,8 @@ Args parse_args(int argc, char** argv) {
       a.gemm_plan = value;
     else if (key == "--mem-limit-mb")
       a.mem_limit_mb = std::atoll(value.c_str());
+    else if (key == "--cpu-limit-s")
+      a.cpu_limit_s = std::atoll(value.c_str());
     else
       throw std::runtime_error("unknown worker argument " + key);
   }
@@ -79,7 +82,16 @@ bool recv_all(void* data, size_t n) {
   return true;
 }
 
+bool g_report_sent = false;
+
+void send_report(const sandbox::Applied& applied) {
+  const SandboxReport report{kReportMagic, applied.layers, applied.missing, applied.landlock_abi};
+  send_all(&report, sizeof report);
+  g_report_sent = true;
+}
+
 void say_hello(HelloCode code) {
+  if (!g_report_sent) send_report({});  // a setup failure before confinement: nothing installed
   const Hello hello{kHelloMagic, static_cast<std::int32_t>(code)};
   send_all(&hello, sizeof hello);
 }
@@ -98,23 +110,15 @@ void pin_to_cpus(const std::string& cpus) {
   if (sched_setaffinity(0, sizeof set, &set) != 0) std::perror("kbench-worker: sched_setaffinity");
 }
 
-void limit_resources(long long mem_limit_mb) {
-  const rlimit no_core{0, 0};
-  setrlimit(RLIMIT_CORE, &no_core);
-  // Bounds the log a chatty candidate can write (SIGXFSZ ends it beyond that).
-  const rlimit log_limit{64ull << 20, 64ull << 20};
-  setrlimit(RLIMIT_FSIZE, &log_limit);
-  if (mem_limit_mb > 0) {
-    const rlim_t bytes = static_cast<rlim_t>(mem_limit_mb) << 20;
-    const rlimit as_limit{bytes, bytes};
-    setrlimit(RLIMIT_AS, &as_limit);
-  }
-}
-
 // Gives up root before any candidate code runs. Failing to drop is fatal: running a candidate with
 // root's reach is exactly what this prevents.
-void drop_privileges(const Args& args) {
-  if (geteuid() != 0) return;  // already unprivileged: it shares kbench's user (docs/evaluation.md)
+void drop_privileges(const Args& args, sandbox::Applied& applied) {
+  if (geteuid() != 0) {
+    // Already unprivileged: it shares kbench's user (docs/security.md), and Landlock is what keeps
+    // that user's files out of reach.
+    applied.missing |= sandbox::kUnprivilegedUser;
+    return;
+  }
   if (setgroups(0, nullptr) != 0 || setgid(kUnprivilegedId) != 0 || setuid(kUnprivilegedId) != 0)
     throw std::runtime_error(std::string("cannot drop privileges: ") + std::strerror(errno));
   // Changing credentials marks the process non-dumpable, which makes /proc/self/fd unreadable to
@@ -124,19 +128,7 @@ void drop_privileges(const Args& args) {
   const auto max_processes = static_cast<rlim_t>(256 + 64 * args.threads);
   const rlimit processes{max_processes, max_processes};
   setrlimit(RLIMIT_NPROC, &processes);
-}
-
-// The thread budget is the CPU set kbench pinned this process to: refuse any attempt to widen it.
-// The filter is inherited by every thread and child; more syscalls are for the sandbox to come.
-void filter_syscalls() {
-  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);  // lets an unprivileged process install a filter
-  scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
-  const bool installed =
-      filter &&
-      seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sched_setaffinity), 0) == 0 &&
-      seccomp_load(filter) == 0;
-  seccomp_release(filter);
-  if (!installed) throw std::runtime_error("cannot install the seccomp filter");
+  applied.layers |= sandbox::kUnprivilegedUser;
 }
 
 int serve(const Args& args) {
@@ -159,16 +151,21 @@ int serve(const Args& args) {
   openblas_set_num_threads(args.threads);
   // libgomp sized its default team before the pinning above; oneDNN and OpenMP kernels use this.
   omp_set_num_threads(args.threads);
-  limit_resources(args.mem_limit_mb);
 
   KernelFn kernel = workload->baseline;
-  if (!args.candidate) ops::set_gemm_plan(args.gemm_plan);
-  if (args.candidate) {
+  if (!args.candidate) {
+    ops::set_gemm_plan(args.gemm_plan);
+    send_report({});
+  } else {
     // AMX tiles need a process-wide permission before their first use; granted here, candidates
     // may use them directly (or call arch_prctl themselves, which the filter allows).
     if (cpu_has_amx_bf16()) request_amx_permission();
-    drop_privileges(args);
-    filter_syscalls();
+    sandbox::Applied applied;
+    sandbox::limit_resources({args.mem_limit_mb, args.cpu_limit_s, args.threads}, applied);
+    drop_privileges(args, applied);
+    sandbox::restrict_filesystem(kSharedObjectFd, applied);
+    sandbox::install_syscall_filter(applied);
+    send_report(applied);
     // Loading runs the candidate's static constructors: from here on this process is untrusted.
     const std::string so_path = "/proc/self/fd/" + std::to_string(kSharedObjectFd);
     void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -4,8 +4,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,12 +13,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/timer.h"
+#include "harness/sandbox.h"
 #include "harness/worker_protocol.h"
 
 extern char** environ;
@@ -39,14 +43,26 @@ std::string join_cpus(const std::vector<int>& cpus) {
   return s;
 }
 
+// What a kernel's libraries read from the environment; everything else (API keys, tokens, paths
+// to kbench's files) stays with kbench. The same list for candidate and baseline workers, so both
+// sides run under the same conditions.
+bool allowed_in_worker(std::string_view entry) {
+  static constexpr std::array<std::string_view, 10> kPrefixes = {
+      "OMP_", "GOMP_", "KMP_", "OPENBLAS_", "ONEDNN_", "DNNL_", "ASAN_", "UBSAN_", "LSAN_", "LC_"};
+  for (std::string_view prefix : kPrefixes)
+    if (entry.starts_with(prefix)) return true;
+  return entry.starts_with("LANG=") || entry.starts_with("TZ=");
+}
+
 std::vector<std::string> worker_environment(int threads) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     const std::string_view entry(*e);
     if (entry.starts_with("OMP_NUM_THREADS=") || entry.starts_with("OPENBLAS_NUM_THREADS="))
       continue;
-    env.emplace_back(entry);
+    if (allowed_in_worker(entry)) env.emplace_back(entry);
   }
+  env.push_back("PATH=/usr/bin:/bin");
   env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
   env.push_back("OPENBLAS_NUM_THREADS=" + std::to_string(threads));
   return env;
@@ -58,18 +74,66 @@ int lift_fd(int fd) {
   return fcntl(fd, F_DUPFD_CLOEXEC, 100);
 }
 
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status))
-    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-           strsignal(WTERMSIG(status)) + ")";
-  if (WEXITSTATUS(status) == worker::kExitKernelThrew) return "ended: kb_run threw a C++ exception";
-  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}  // namespace
+
+namespace {
+
+// What the cloned child does before it becomes the worker. It runs in a copy of a possibly
+// multithreaded kbench, so it only makes async-signal-safe calls on data prepared beforehand.
+struct ChildPlan {
+  const char* exe;
+  char** argv;
+  char** envp;
+  const char* work_dir;
+  std::array<int, 7> fds;  // source of descriptor i (0..6), -1: none
+};
+
+int child_main(void* arg) {
+  const auto* plan = static_cast<const ChildPlan*>(arg);
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
+  struct sigaction defaults {};
+  defaults.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig)
+    sigaction(sig, &defaults, nullptr);  // kbench ignores SIGPIPE
+  setpgid(0, 0);  // its own group, so one signal reaches every thread and anything it forked
+  for (int target = 0; target < static_cast<int>(plan->fds.size()); ++target)
+    if (plan->fds[target] >= 0 && dup2(plan->fds[target], target) < 0) _exit(127);
+  if (chdir(plan->work_dir) != 0) _exit(127);
+  execve(plan->exe, plan->argv, plan->envp);
+  _exit(127);
+}
+
+// Starts the child in new PID and network namespaces when `isolate` (falling back, with the
+// reasons in `missing`, where the kernel or kbench's privileges refuse them).
+pid_t clone_child(ChildPlan& plan, bool isolate, std::vector<std::string>& missing) {
+  constexpr std::size_t kStackBytes = 256 << 10;
+  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return -1;
+  char* top = static_cast<char*>(stack) + kStackBytes;
+  pid_t pid = -1;
+  if (isolate) {
+    pid = clone(child_main, top, CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
+    if (pid < 0) {
+      const std::string why = std::strerror(errno);
+      missing.push_back("pid_namespace: clone refused it (" + why + ")");
+      missing.push_back("net_namespace: clone refused it (" + why + ")");
+    }
+  }
+  if (pid < 0) pid = clone(child_main, top, SIGCHLD, &plan);
+  const int saved = errno;
+  munmap(stack, kStackBytes);  // the child runs on its own copy (no CLONE_VM)
+  errno = saved;
+  return pid;
 }
 
 }  // namespace
 
 std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, CallOutcome& failure) {
   std::unique_ptr<WorkerProcess> w(new WorkerProcess());
+  const bool candidate = !spec.so_path.empty();
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
     failure = {CallStatus::kProtocolError, 0, 0,
@@ -78,7 +142,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   }
   w->control_fd_ = sockets[0];
   int shared_object = -1;
-  if (!spec.so_path.empty()) {
+  if (candidate) {
     // Opened here, as kbench's user, and handed over: the worker drops privileges before loading it
     // and could not reach the cache directory by path.
     const int opened = open(spec.so_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -91,41 +155,33 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     shared_object = lift_fd(opened);
     close(opened);
   }
+  // A private, empty working directory, removed with the worker: nothing a kernel finds or leaves
+  // there outlives the evaluation.
+  char work_dir[] = "/tmp/kbench-worker-XXXXXX";
+  if (!mkdtemp(work_dir)) {
+    failure = {CallStatus::kProtocolError, 0, 0,
+               std::string("cannot create the worker's directory: ") + std::strerror(errno)};
+    close(sockets[1]);
+    if (shared_object >= 0) close(shared_object);
+    return nullptr;
+  }
+  w->work_dir_ = work_dir;
+  chmod(work_dir, 0755);
   w->log_fd_ = memfd_create("kbench-worker-log", MFD_CLOEXEC);
   const int inputs = lift_fd(spec.inputs_fd), outputs = lift_fd(spec.outputs_fd),
             control = lift_fd(sockets[1]), log = lift_fd(w->log_fd_);
+  const int dev_null = lift_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
   close(sockets[1]);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, log, 1);
-  posix_spawn_file_actions_adddup2(&actions, log, 2);
-  posix_spawn_file_actions_adddup2(&actions, inputs, worker::kInputsFd);
-  posix_spawn_file_actions_adddup2(&actions, outputs, worker::kOutputsFd);
-  posix_spawn_file_actions_adddup2(&actions, control, worker::kControlFd);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults, empty;
-  sigfillset(&defaults);
-  sigemptyset(&empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);  // kbench ignores SIGPIPE; the worker must not
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group, so one signal reaches all it forks
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> args = {
       spec.worker_exe,      "--workload",     std::string(spec.workload->id),   "--size",
       size_name(spec.size), "--threads",      std::to_string(spec.threads),     "--cpus",
       join_cpus(spec.cpus), "--mem-limit-mb", std::to_string(spec.mem_limit_mb)};
-  if (shared_object >= 0) {
-    posix_spawn_file_actions_adddup2(&actions, shared_object, worker::kSharedObjectFd);
-    args.push_back("--candidate");
-    args.push_back("1");
+  if (candidate) {
+    args.insert(args.end(), {"--candidate", "1", "--cpu-limit-s",
+                             std::to_string(static_cast<long long>(std::ceil(spec.cpu_limit_s)))});
   } else if (!spec.gemm_plan.empty()) {
-    args.push_back("--gemm-plan");
-    args.push_back(spec.gemm_plan);
+    args.insert(args.end(), {"--gemm-plan", spec.gemm_plan});
   }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -135,20 +191,31 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  const int rc =
-      posix_spawn(&w->pid_, spec.worker_exe.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  for (int fd : {inputs, outputs, control, log, shared_object})
+  ChildPlan plan{spec.worker_exe.c_str(),
+                 argv.data(),
+                 envp.data(),
+                 work_dir,
+                 {dev_null, log, log, inputs, outputs, control, shared_object}};
+  std::vector<std::string> missing;
+  w->pid_ = clone_child(plan, candidate, missing);
+  const int clone_errno = errno;
+  for (int fd : {inputs, outputs, control, log, shared_object, dev_null})
     if (fd >= 0) close(fd);
-  if (rc != 0) {
+  if (w->pid_ < 0) {
     failure = {CallStatus::kProtocolError, 0, 0,
-               "cannot start " + spec.worker_exe + ": " + std::strerror(rc)};
+               "cannot start " + spec.worker_exe + ": " + std::strerror(clone_errno)};
     return nullptr;
   }
   w->alive_ = true;
+  if (candidate) {
+    if (missing.empty()) w->sandbox_.layers = {"pid_namespace", "net_namespace"};
+    w->sandbox_.layers.insert(w->sandbox_.layers.end(),
+                              {"environment_allowlist", "private_directory", "own_output_arena"});
+    w->sandbox_.missing = std::move(missing);
+  }
 
   const double deadline = now_seconds() + spec.startup_timeout_s;
+  if (!w->receive_report(deadline, failure)) return nullptr;
   if (!w->wait_readable(deadline, failure)) {
     if (failure.status == CallStatus::kTimeout)
       failure.message = "worker did not start within " + std::to_string(spec.startup_timeout_s) +
@@ -158,8 +225,9 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   worker::Hello hello{};
   if (recv(w->control_fd_, &hello, sizeof hello, MSG_WAITALL) != sizeof hello ||
       hello.magic != worker::kHelloMagic) {
-    failure = {CallStatus::kCrashed, 0, 0,
-               "worker " + w->death_message() + " while loading the kernel"};
+    const std::string why = w->death_message();
+    failure = {w->violation_ ? CallStatus::kViolation : CallStatus::kCrashed, 0, 0,
+               w->violation_ ? why : "worker " + why + " while loading the kernel"};
     return nullptr;
   }
   const auto code = static_cast<worker::HelloCode>(hello.code);
@@ -176,13 +244,81 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     return nullptr;
   }
   w->freeze();
+  w->frozen_ = read_task_schedstats(w->pid_);
   return w;
+}
+
+// The report comes before any candidate code runs, so what it says was installed is true.
+bool WorkerProcess::receive_report(double deadline_s, CallOutcome& failure) {
+  if (!wait_readable(deadline_s, failure)) {
+    if (failure.status == CallStatus::kTimeout)
+      failure.message = "worker did not confine itself within the startup time";
+    return false;
+  }
+  worker::SandboxReport report{};
+  if (recv(control_fd_, &report, sizeof report, MSG_WAITALL) != sizeof report ||
+      report.magic != worker::kReportMagic) {
+    failure = {CallStatus::kCrashed, 0, 0, "worker " + death_message() + " while confining itself"};
+    return false;
+  }
+  if (report.layers == 0 && report.missing == 0) return true;  // a baseline (or a setup failure)
+  const sandbox::Applied applied{report.layers, report.missing, report.landlock_abi};
+  for (std::string& name : sandbox::layer_names(applied.layers))
+    sandbox_.layers.push_back(std::move(name));
+  for (std::string& reason : sandbox::missing_reasons(applied))
+    sandbox_.missing.push_back(std::move(reason));
+  return true;
 }
 
 WorkerProcess::~WorkerProcess() {
   kill_all();
   if (control_fd_ >= 0) close(control_fd_);
   if (log_fd_ >= 0) close(log_fd_);
+  if (!work_dir_.empty()) std::filesystem::remove_all(work_dir_);
+}
+
+void WorkerProcess::note_exit(int status) {
+  alive_ = false;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+    violation_ = true;
+    exit_description_ = "sandbox: killed by SIGSYS (a forbidden system call)";
+  } else if (WIFSIGNALED(status)) {
+    exit_description_ = "killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                        strsignal(WTERMSIG(status)) + ")";
+  } else if (WEXITSTATUS(status) == worker::kExitKernelThrew) {
+    exit_description_ = "ended: kb_run threw a C++ exception";
+  } else if (WEXITSTATUS(status) == sandbox::kExitForbiddenSyscall) {
+    violation_ = true;
+    exit_description_ = "sandbox: forbidden system call " + forbidden_syscall_in_log();
+  } else {
+    exit_description_ = "exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+}
+
+// The worker's SIGSYS handler names the call in the log; a candidate that muted its stderr leaves
+// only the exit status.
+std::string WorkerProcess::forbidden_syscall_in_log() const {
+  const std::string log = log_tail(4096);
+  const std::size_t at = log.rfind(sandbox::kViolationPrefix);
+  if (at == std::string::npos) return "(unnamed: the log was muted)";
+  const std::size_t digits = at + std::strlen(sandbox::kViolationPrefix);
+  const int number = std::atoi(log.c_str() + digits);
+  return sandbox::syscall_name(number);
+}
+
+// Between calls every thread is stopped, so none may have gained CPU time; one that did was not
+// stopped (it escaped the freeze) and could have run beside the other side's timed calls.
+std::string WorkerProcess::ran_while_frozen(const std::vector<TaskSchedstat>& now) const {
+  constexpr std::uint64_t kToleranceNs = 1'000'000;  // accounting granularity, far below a call
+  for (const TaskSchedstat& task : now) {
+    for (const TaskSchedstat& then : frozen_) {
+      if (then.tid == task.tid && task.run_ns > then.run_ns + kToleranceNs)
+        return "sandbox: thread " + std::to_string(task.tid) + " of the worker ran " +
+               std::to_string((task.run_ns - then.run_ns) / 1000) +
+               " us while the worker was frozen";
+    }
+  }
+  return "";
 }
 
 bool WorkerProcess::wait_readable(double deadline_s, CallOutcome& outcome) {
@@ -196,13 +332,11 @@ bool WorkerProcess::wait_readable(double deadline_s, CallOutcome& outcome) {
     const bool died =
         waitpid(pid_, &status, WNOHANG) == pid_ && (WIFEXITED(status) || WIFSIGNALED(status));
     if (died || (ready > 0 && (pfd.revents & (POLLHUP | POLLERR)))) {
-      if (died) {
-        alive_ = false;
-        exit_description_ = describe_exit(status);
-      }
+      if (died) note_exit(status);
       const std::string why = died ? exit_description_ : death_message();
       kill_all();
-      outcome = {CallStatus::kCrashed, 0, 0, "worker " + why};
+      outcome = violation_ ? CallOutcome{CallStatus::kViolation, 0, 0, why}
+                           : CallOutcome{CallStatus::kCrashed, 0, 0, "worker " + why};
       return false;
     }
     if (now_seconds() >= deadline_s) {
@@ -218,6 +352,10 @@ CallOutcome WorkerProcess::call(double timeout_s) {
   if (!alive_) return {CallStatus::kCrashed, 0, 0, "worker is not running"};
   // Read while the worker is frozen, so the counters bracket exactly this call.
   const std::vector<TaskSchedstat> before = read_task_schedstats(pid_);
+  if (const std::string ran = ran_while_frozen(before); !ran.empty()) {
+    kill_all();
+    return {CallStatus::kViolation, 0, 0, ran};
+  }
   thaw();
   const worker::Request request{static_cast<std::uint32_t>(worker::Op::kRun), ++sequence_};
   const double start = now_seconds();
@@ -229,6 +367,7 @@ CallOutcome WorkerProcess::call(double timeout_s) {
   const double deadline = start + timeout_s;
   while (received < sizeof reply) {
     if (!wait_readable(deadline, outcome)) {
+      if (outcome.status == CallStatus::kCrashed) outcome.message += " during kb_run";
       if (outcome.status == CallStatus::kTimeout) {
         char buf[96];
         std::snprintf(buf, sizeof buf, "kb_run did not return within %.3g s", timeout_s);
@@ -242,21 +381,26 @@ CallOutcome WorkerProcess::call(double timeout_s) {
       received += static_cast<std::size_t>(got);
     } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
       // End of file: the worker died or closed its end mid-call.
-      return {CallStatus::kCrashed, now_seconds() - start, 0,
-              "worker " + death_message() + " during kb_run"};
+      const std::string why = death_message();
+      return {violation_ ? CallStatus::kViolation : CallStatus::kCrashed, now_seconds() - start, 0,
+              violation_ ? why : "worker " + why + " during kb_run"};
     }
   }
+  // The call ends once the worker is stopped, not when its reply arrives: a kernel that replies
+  // early and finishes in the moment before the stop would otherwise do that work off the clock.
+  freeze();
   outcome.seconds = now_seconds() - start;
+  if (!alive_) return {CallStatus::kCrashed, outcome.seconds, 0, "worker " + death_message()};
   char extra;
   const bool wrote_ahead = recv(control_fd_, &extra, 1, MSG_DONTWAIT | MSG_PEEK) > 0;
   if ((reply.magic_xor_sequence ^ sequence_) != worker::kReplyMagic || wrote_ahead) {
     kill_all();
-    return {CallStatus::kProtocolError, outcome.seconds, 0,
-            "the worker's control socket carried a message kbench did not expect (forged reply?)"};
+    return {CallStatus::kViolation, outcome.seconds, 0,
+            "sandbox: the worker's control socket carried a message kbench did not send for "
+            "(a forged or early reply)"};
   }
-  freeze();
-  if (!alive_) return {CallStatus::kCrashed, outcome.seconds, 0, "worker " + death_message()};
-  outcome.sched = sched_delta(before, read_task_schedstats(pid_));
+  frozen_ = read_task_schedstats(pid_);
+  outcome.sched = sched_delta(before, frozen_);
   outcome.kernel_return = reply.kernel_return;
   if (reply.kernel_return != 0) {
     kill_all();
@@ -275,10 +419,7 @@ void WorkerProcess::freeze() {
   int status = 0;
   // Returns once the worker has stopped (or died), so nothing of it runs while kbench reads
   // outputs.
-  if (waitpid(pid_, &status, WUNTRACED) == pid_ && !WIFSTOPPED(status)) {
-    alive_ = false;
-    exit_description_ = describe_exit(status);
-  }
+  if (waitpid(pid_, &status, WUNTRACED) == pid_ && !WIFSTOPPED(status)) note_exit(status);
 }
 
 void WorkerProcess::thaw() {
@@ -305,14 +446,14 @@ std::string WorkerProcess::death_message() {
   int status = 0;
   for (int attempt = 0; attempt < 50; ++attempt) {
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      alive_ = false;
-      exit_description_ = describe_exit(status);
+      note_exit(status);
       return exit_description_;
     }
     usleep(10000);
   }
   kill_all();
-  return "closed its control socket and was killed";
+  violation_ = true;
+  return "sandbox: the worker closed its control socket while running, and was killed";
 }
 
 double WorkerProcess::cpu_seconds() const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/eval_result.h"
 #include "harness/schedstat.h"
 #include "workloads/workload.h"
 
@@ -21,6 +22,8 @@ struct WorkerSpec {
   std::vector<int> cpus;  // CPUs the worker is pinned to (threads of them)
   std::string so_path;    // candidate shared object; empty runs the built-in baseline
   long long mem_limit_mb = 0;
+  double cpu_limit_s =
+      0;                // candidates: RLIMIT_CPU over the worker's life (a backstop to deadlines)
   int inputs_fd = -1;   // memfd with the inputs (the worker maps it read-only)
   int outputs_fd = -1;  // memfd with this worker's outputs
   double startup_timeout_s = 10;
@@ -29,11 +32,13 @@ struct WorkerSpec {
 
 // How a call ended. Only kOk says the kernel returned 0; whether its outputs are right is the
 // checker's business.
-enum class CallStatus { kOk, kKernelError, kCrashed, kTimeout, kProtocolError };
+// kViolation: the worker broke the sandbox's rules (forbidden system call, forged reply, closed its
+// control socket, ran while frozen); the message starts with "sandbox:".
+enum class CallStatus { kOk, kKernelError, kCrashed, kTimeout, kProtocolError, kViolation };
 
 struct CallOutcome {
   CallStatus status = CallStatus::kCrashed;
-  double seconds = 0;  // wall time from sending the request to receiving the reply
+  double seconds = 0;  // wall time from sending the request until the worker is stopped again
   int kernel_return = 0;
   std::string message;  // one line for anything but kOk
   // The worker's threads between just before the request and just after the worker froze again,
@@ -60,6 +65,8 @@ class WorkerProcess {
   // The last `max_bytes` of what the worker wrote to stdout/stderr.
   std::string log_tail(std::size_t max_bytes = 4096) const;
   bool alive() const { return alive_; }
+  // The layers confining a candidate's worker (empty for a baseline's).
+  const SandboxReport& sandbox() const { return sandbox_; }
   pid_t pid() const { return pid_; }
 
  private:
@@ -69,13 +76,21 @@ class WorkerProcess {
   void thaw();
   void kill_all();
   std::string death_message();
+  bool receive_report(double deadline_s, CallOutcome& failure);
+  void note_exit(int status);
+  std::string forbidden_syscall_in_log() const;
+  std::string ran_while_frozen(const std::vector<TaskSchedstat>& now) const;
 
   pid_t pid_ = -1;
   int control_fd_ = -1;
   int log_fd_ = -1;
   bool alive_ = false;
   std::uint32_t sequence_ = 0;
-  std::string exit_description_;  // how the worker ended, once reaped
+  std::string exit_description_;       // how the worker ended, once reaped
+  bool violation_ = false;             // it ended by breaking a sandbox rule
+  std::string work_dir_;               // its private working directory
+  std::vector<TaskSchedstat> frozen_;  // its threads' counters when last frozen
+  SandboxReport sandbox_;
 };
 
 }  // namespace kbench

@@ -20,8 +20,9 @@ constexpr int kSharedObjectFd =
 // /root.
 constexpr unsigned kUnprivilegedId = 65534;
 
-constexpr std::uint32_t kHelloMagic = 0x4b42484c;  // "KBHL"
-constexpr std::uint32_t kReplyMagic = 0x4b425250;  // "KBRP"
+constexpr std::uint32_t kHelloMagic = 0x4b42484c;   // "KBHL"
+constexpr std::uint32_t kReportMagic = 0x4b425342;  // "KBSB"
+constexpr std::uint32_t kReplyMagic = 0x4b425250;   // "KBRP"
 
 enum class HelloCode : std::int32_t {
   kReady = 0,
@@ -30,6 +31,17 @@ enum class HelloCode : std::int32_t {
   kSetupFailed = 3,   // the worker itself could not start (bad arguments, mapping failed)
 };
 
+// The first message, sent once the worker has confined itself and before it loads the candidate,
+// so no candidate code has run that could forge it: the sandbox layers it installed and those it
+// could not (bits of sandbox::Layer). Baseline workers send it with both zero.
+struct SandboxReport {
+  std::uint32_t magic;
+  std::uint32_t layers;
+  std::uint32_t missing;
+  std::int32_t landlock_abi;
+};
+
+// Sent after the report, once the kernel is loaded (or could not be).
 struct Hello {
   std::uint32_t magic;
   std::int32_t code;

@@ -1,0 +1,63 @@
+// The confinement a candidate's worker puts itself under before it loads the candidate: resource
+// limits, Landlock and a seccomp allowlist (docs/security.md). kbench's side of the sandbox (the
+// namespaces, the scrubbed environment, the private directory) is in worker_process.cc.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kbench::sandbox {
+
+// Exit status of a worker that made a forbidden system call. Before exiting, it writes
+// "kbench-sandbox: forbidden system call <number>" to its log (stderr), which kbench names.
+constexpr int kExitForbiddenSyscall = 71;
+constexpr const char* kViolationPrefix = "kbench-sandbox: forbidden system call ";
+
+struct Limits {
+  long long address_space_mb = 0;  // RLIMIT_AS; 0 leaves it unlimited
+  long long cpu_seconds = 0;       // RLIMIT_CPU over the worker's life; 0 leaves it unlimited
+  int threads = 1;                 // the thread budget, from which RLIMIT_NPROC is sized
+};
+
+// The layers a worker installs on itself, as bits of the report it sends kbench before it loads
+// the candidate (so no candidate code has run yet that could forge it).
+enum Layer : std::uint32_t {
+  kSeccomp = 1u << 0,
+  kLandlockFiles = 1u << 1,
+  kLandlockNetwork = 1u << 2,   // Landlock ABI 4
+  kLandlockSignals = 1u << 3,   // Landlock ABI 6: signals and abstract sockets stay inside
+  kUnprivilegedUser = 1u << 4,  // dropped from root to nobody
+  kResourceLimits = 1u << 5,
+};
+
+struct Applied {
+  std::uint32_t layers = 0;   // installed
+  std::uint32_t missing = 0;  // wanted but refused by this kernel or user
+  int landlock_abi = 0;       // 0: no Landlock
+};
+
+// The names of the layers in `bits` ("seccomp", "landlock_files", ...), and for `missing` bits one
+// line each on why ("landlock_files: the kernel has no Landlock (ABI 0)").
+std::vector<std::string> layer_names(std::uint32_t bits);
+std::vector<std::string> missing_reasons(const Applied& applied);
+
+// Core dumps off, file size (the log) capped, descriptors, address space and CPU time bounded.
+void limit_resources(const Limits& limits, Applied& applied);
+
+// Landlock: reads and execution only beneath the system's library and configuration trees and of
+// the candidate's shared object (`shared_object_fd`), no writes anywhere, no TCP, no signals or
+// abstract sockets beyond this process. Missing from the kernel: recorded in `applied.missing`.
+void restrict_filesystem(int shared_object_fd, Applied& applied);
+
+// The seccomp allowlist, inherited by every thread: what compute kernels need succeeds, what would
+// reach outside the worker (sockets, exec, new processes, ptrace, writes to the file system,
+// signals to others, namespaces, io_uring, ...) ends the worker with kExitForbiddenSyscall, and
+// anything else fails with EPERM. Throws if the filter cannot be installed: a candidate never runs
+// without it.
+void install_syscall_filter(Applied& applied);
+
+// The name of system call `number` on this architecture ("socket"), or "#<number>".
+std::string syscall_name(int number);
+
+}  // namespace kbench::sandbox
