@@ -64,7 +64,7 @@ Status status_of(const CallOutcome& outcome) {
 }
 
 Side start_side(const EvalOptions& options, ProblemInstance& instance, const std::string& so_path,
-                long long mem_limit_mb, CallOutcome& failure) {
+                bool sandboxed, long long mem_limit_mb, CallOutcome& failure) {
   Side side{SharedTensors::create(instance.problem().outputs, so_path.empty()
                                                                   ? "kbench-baseline-outputs"
                                                                   : "kbench-candidate-outputs"),
@@ -76,6 +76,7 @@ Side start_side(const EvalOptions& options, ProblemInstance& instance, const std
   spec.threads = options.threads;
   spec.cpus = worker_cpus(options.threads);
   spec.so_path = so_path;
+  spec.sandboxed = sandboxed;
   spec.mem_limit_mb = mem_limit_mb;
   spec.inputs_fd = instance.shared_inputs_fd();
   spec.outputs_fd = side.outputs.fd();
@@ -278,7 +279,9 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
 
   ProblemInstance instance(w, options.size);
   CallOutcome failure;
-  Side candidate = start_side(options, instance, so_path, options.mem_limit_mb, failure);
+  // The candidate's seat is sandboxed even when the baseline takes it (A/A), so an A/A check
+  // measures the sandbox's cost on timing too.
+  Side candidate = start_side(options, instance, so_path, true, options.mem_limit_mb, failure);
   if (!candidate.worker) {
     const bool build_problem =
         failure.message.starts_with("load: ") || failure.message.starts_with("entry: ");
@@ -292,7 +295,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   if (!check_correctness(options, instance, candidate, base_seed, r)) return finish();
 
   // Gate 3: faster than the baseline, both timed from outside their processes, interleaved.
-  Side baseline = start_side(options, instance, "", 0, failure);
+  Side baseline = start_side(options, instance, "", false, 0, failure);
   if (!baseline.worker) throw HarnessError("baseline worker failed to start: " + failure.message);
   const double cpu_before = candidate.worker->cpu_seconds();
   double candidate_wall_s = 0;
@@ -419,7 +422,7 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
 
   ProblemInstance instance(w, options.size);
   CallOutcome failure;
-  Side baseline = start_side(options, instance, "", 0, failure);
+  Side baseline = start_side(options, instance, "", false, 0, failure);
   if (!baseline.worker) throw HarnessError("baseline worker failed to start: " + failure.message);
   const auto call = [&]() {
     const CallOutcome outcome = call_side(baseline, options.call_timeout_s * 10);

@@ -35,6 +35,7 @@ struct Args {
   std::string workload, size, cpus;
   std::string gemm_plan;   // the baseline's GEMM path per shape class (ops::set_gemm_plan)
   bool candidate = false;  // load the shared object on kSharedObjectFd instead of the baseline
+  bool sandbox = false;    // confine this process first (the candidate's seat)
   int threads = 1;
   long long mem_limit_mb = 0;  // 0: no limit (baselines)
   long long cpu_limit_s = 0;   // RLIMIT_CPU; 0: no limit (baselines)
@@ -50,6 +51,8 @@ Args parse_args(int argc, char** argv) {
       a.size = value;
     else if (key == "--candidate")
       a.candidate = value == "1";
+    else if (key == "--sandbox")
+      a.sandbox = value == "1";
     else if (key == "--threads")
       a.threads = std::atoi(value.c_str());
     else if (key == "--cpus")
@@ -153,8 +156,8 @@ int serve(const Args& args) {
   omp_set_num_threads(args.threads);
 
   KernelFn kernel = workload->baseline;
-  if (!args.candidate) {
-    ops::set_gemm_plan(args.gemm_plan);
+  if (!args.candidate) ops::set_gemm_plan(args.gemm_plan);
+  if (!args.sandbox) {
     send_report({});
   } else {
     // AMX tiles need a process-wide permission before their first use; granted here, candidates
@@ -163,9 +166,11 @@ int serve(const Args& args) {
     sandbox::Applied applied;
     sandbox::limit_resources({args.mem_limit_mb, args.cpu_limit_s, args.threads}, applied);
     drop_privileges(args, applied);
-    sandbox::restrict_filesystem(kSharedObjectFd, applied);
+    sandbox::restrict_filesystem(args.candidate ? kSharedObjectFd : -1, applied);
     sandbox::install_syscall_filter(applied);
     send_report(applied);
+  }
+  if (args.candidate) {
     // Loading runs the candidate's static constructors: from here on this process is untrusted.
     const std::string so_path = "/proc/self/fd/" + std::to_string(kSharedObjectFd);
     void* handle = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -115,7 +115,10 @@ pid_t clone_child(ChildPlan& plan, bool isolate, std::vector<std::string>& missi
   char* top = static_cast<char*>(stack) + kStackBytes;
   pid_t pid = -1;
   if (isolate) {
-    pid = clone(child_main, top, CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
+    // Without root, a user namespace (unmapped: the worker keeps kbench's user outside it) is what
+    // lets an unprivileged process make the other two.
+    const int user = geteuid() == 0 ? 0 : CLONE_NEWUSER;
+    pid = clone(child_main, top, user | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
     if (pid < 0) {
       const std::string why = std::strerror(errno);
       missing.push_back("pid_namespace: clone refused it (" + why + ")");
@@ -134,6 +137,7 @@ pid_t clone_child(ChildPlan& plan, bool isolate, std::vector<std::string>& missi
 std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, CallOutcome& failure) {
   std::unique_ptr<WorkerProcess> w(new WorkerProcess());
   const bool candidate = !spec.so_path.empty();
+  const bool sandboxed = spec.sandboxed || candidate;
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
     failure = {CallStatus::kProtocolError, 0, 0,
@@ -177,12 +181,11 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
       spec.worker_exe,      "--workload",     std::string(spec.workload->id),   "--size",
       size_name(spec.size), "--threads",      std::to_string(spec.threads),     "--cpus",
       join_cpus(spec.cpus), "--mem-limit-mb", std::to_string(spec.mem_limit_mb)};
-  if (candidate) {
-    args.insert(args.end(), {"--candidate", "1", "--cpu-limit-s",
+  if (sandboxed)
+    args.insert(args.end(), {"--sandbox", "1", "--cpu-limit-s",
                              std::to_string(static_cast<long long>(std::ceil(spec.cpu_limit_s)))});
-  } else if (!spec.gemm_plan.empty()) {
-    args.insert(args.end(), {"--gemm-plan", spec.gemm_plan});
-  }
+  if (candidate) args.insert(args.end(), {"--candidate", "1"});
+  if (!candidate && !spec.gemm_plan.empty()) args.insert(args.end(), {"--gemm-plan", spec.gemm_plan});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -197,7 +200,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
                  work_dir,
                  {dev_null, log, log, inputs, outputs, control, shared_object}};
   std::vector<std::string> missing;
-  w->pid_ = clone_child(plan, candidate, missing);
+  w->pid_ = clone_child(plan, sandboxed, missing);
   const int clone_errno = errno;
   for (int fd : {inputs, outputs, control, log, shared_object, dev_null})
     if (fd >= 0) close(fd);
@@ -207,7 +210,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     return nullptr;
   }
   w->alive_ = true;
-  if (candidate) {
+  if (sandboxed) {
     if (missing.empty()) w->sandbox_.layers = {"pid_namespace", "net_namespace"};
     w->sandbox_.layers.insert(w->sandbox_.layers.end(),
                               {"environment_allowlist", "private_directory", "own_output_arena"});

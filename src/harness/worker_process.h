@@ -21,6 +21,9 @@ struct WorkerSpec {
   int threads = 1;
   std::vector<int> cpus;  // CPUs the worker is pinned to (threads of them)
   std::string so_path;    // candidate shared object; empty runs the built-in baseline
+  // The candidate's seat: the whole sandbox, whatever runs in it (a candidate, or the baseline in an
+  // A/A check, which so measures what the sandbox costs).
+  bool sandboxed = false;
   long long mem_limit_mb = 0;
   double cpu_limit_s =
       0;                // candidates: RLIMIT_CPU over the worker's life (a backstop to deadlines)
