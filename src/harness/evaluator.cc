@@ -183,7 +183,7 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
       return false;
     }
     if (!instance.inputs_intact()) {
-      fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
+      fail(r, Status::kRejected, "sandbox: kb_run modified its read-only inputs");
       return false;
     }
     const CheckResult c =
@@ -344,7 +344,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     if (!run_pair(i, cand, base)) return finish();
     // Checked once both have run, so the check's memory traffic precedes neither side's call.
     if (!instance.inputs_intact()) {
-      fail(r, Status::kRuntimeError, "kb_run modified its read-only inputs");
+      fail(r, Status::kRejected, "sandbox: kb_run modified its read-only inputs");
       return finish();
     }
     const CheckResult same = check_outputs(instance.problem(), candidate.outputs.views(),
