@@ -1,6 +1,7 @@
 // Crash safety of `kbench run`, end to end with the real binary: killed with SIGKILL at several
-// moments and run again it resumes, keeping every earlier result exactly once; a full disk and a
-// read-only database give one clear line and a non-zero exit and leave nothing half-recorded.
+// moments, or stopped by kbench's own failure, and run again it resumes, keeping every earlier
+// result exactly once; a full disk and a read-only database give one clear line and a non-zero exit
+// and leave nothing half-recorded.
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -145,10 +146,12 @@ class ResumeTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // The command run to completion by the shell, stdout and stderr kept apart.
-  Outcome run(const std::vector<std::string>& args, const std::string& db) {
+  // `env` is prepended to the command line ("NAME='value' ").
+  Outcome run(const std::vector<std::string>& args, const std::string& db,
+              const std::string& env = "") {
     const fs::path out = dir_ / "out.txt";
     const fs::path err = dir_ / "err.txt";
-    const std::string command = kbench_exe() + shell_args(args) + " --db '" + db + "' >'" +
+    const std::string command = env + kbench_exe() + shell_args(args) + " --db '" + db + "' >'" +
                                 out.string() + "' 2>'" + err.string() + "'";
     const int status = std::system(command.c_str());
     Outcome o;
@@ -314,13 +317,37 @@ TEST_F(ResumeTest, KilledAtAnyMomentTheSameCommandResumesAndKeepsEachResultOnce)
   unrecorded.push_back("--no-record");
   ASSERT_EQ(run(unrecorded, db).exit_code, 0);
   EXPECT_EQ(one(db, "SELECT count(*) FROM runs"), "1");
-  const Outcome again = run(kRunArgs, db);
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(again.err.find("resuming"), std::string::npos) << again.err;
-  EXPECT_EQ(nlohmann::json::parse(again.out).size(), 4u);
-  EXPECT_EQ(rows(db, "SELECT count(*) FROM results GROUP BY run_id ORDER BY run_id"),
-            (std::vector<std::string>{"4", "4"}));
+  const std::vector<std::string> first_run = rows(db, kRunRows);
+
+  // kbench's own failure (HarnessError) ends the command and leaves the run to resume: a worker
+  // that starts once (for the first workload) and then refuses.
+  const fs::path worker = dir_ / "worker-once.sh";
+  std::ofstream(worker) << "#!/bin/sh\n"
+                        << "[ -e '" << (dir_ / "worker-started").string() << "' ] && exit 1\n"
+                        << "touch '" << (dir_ / "worker-started").string() << "'\n"
+                        << "exec '" << KBENCH_BINARY_DIR << "/src/kbench-worker' \"$@\"\n";
+  fs::permissions(worker, fs::perms::owner_all);
+  const Outcome failed = run(kRunArgs, db, "KBENCH_WORKER='" + worker.string() + "' ");
+  EXPECT_EQ(failed.exit_code, 1) << failed.err;
+  EXPECT_EQ(failed.err.find("resuming"), std::string::npos) << failed.err;
+  EXPECT_EQ(one(db, "SELECT count(*) FROM runs"), "2");
+  EXPECT_EQ(one(db, "SELECT count(*) FROM runs WHERE completed_at IS NULL"), "1");
+  const std::vector<std::string> before = rows(db, kRunRows);
+  EXPECT_EQ(before.size(), first_run.size() + 1) << failed.err;
+
+  const Outcome resumed = run(kRunArgs, db);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming run 2: 1 of 4 "), std::string::npos) << resumed.err;
+  EXPECT_EQ(nlohmann::json::parse(resumed.out).size(), 4u);
+  const std::vector<std::string> after = rows(db, kRunRows);
+  ASSERT_EQ(after.size(), first_run.size() + 4);
+  for (std::size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i], before[i]) << "row " << i;
+  EXPECT_EQ(rows(db,
+                 "SELECT count(*), count(DISTINCT workload) FROM results GROUP BY run_id "
+                 "ORDER BY run_id"),
+            (std::vector<std::string>{"4|4", "4|4"}));
   EXPECT_EQ(one(db, "SELECT count(*) FROM runs WHERE completed_at IS NOT NULL"), "2");
+  EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
 }
 
 TEST_F(ResumeTest, AFullDiskGivesOneLineAndARunThatResumesWhole) {
