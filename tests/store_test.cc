@@ -1,5 +1,5 @@
-// Tests of ResultStore (round trips, atomicity under SIGKILL, errors, cache, ordering) and of the
-// EvalResult JSON form it persists.
+// Tests of ResultStore (round trips, migrations, resumable runs, atomicity under SIGKILL, errors,
+// cache, ordering) and of the EvalResult JSON form it persists.
 #include "store/store.h"
 
 #include <signal.h>
@@ -321,13 +321,28 @@ TEST_F(StoreTest, Schema2ColumnsHoldNoiseRooflineAndPerCallMeasurements) {
             "median_pair_ratio_adjusted");
 }
 
-// A file written by a kbench of schema 1: the v2 columns dropped again and the v2 keys removed from
-// full_json, as the older version wrote it.
+// Turns the current file back into what a kbench of schema 2 wrote: no runs table, no run_id.
+void downgrade_to_schema2(sqlite3* db) {
+  for (const char* sql : {
+           "DROP INDEX results_once_per_run",
+           "ALTER TABLE results DROP COLUMN run_id",
+           "DROP TABLE runs",
+           "DELETE FROM sqlite_sequence WHERE name = 'runs'",
+           "PRAGMA user_version = 2",
+       }) {
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db);
+  }
+}
+
+// A file written by a kbench of schema 1: the v2 and v3 columns dropped again and the v2 keys
+// removed from full_json, as the older version wrote it.
 TEST_F(StoreTest, Schema1FileIsMigratedInPlaceAndItsRecordsStillRead) {
   EvalResult old_record = make_result(1);
   { ResultStore::open(db_path_).record(old_record, test_environment()); }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  downgrade_to_schema2(db);
   for (const char* sql : {
            "ALTER TABLE results DROP COLUMN speedup_verdict",
            "ALTER TABLE results DROP COLUMN stable",
@@ -355,7 +370,7 @@ TEST_F(StoreTest, Schema1FileIsMigratedInPlaceAndItsRecordsStillRead) {
   sqlite3_close(db);
 
   ResultStore store = ResultStore::open(db_path_);
-  EXPECT_EQ(query("PRAGMA user_version"), "2");
+  EXPECT_EQ(query("PRAGMA user_version"), "3");
   store.record(make_result(2), test_environment());
   const std::vector<EvalResult> back = store.recent(-1);
   ASSERT_EQ(back.size(), 2u);
@@ -372,6 +387,188 @@ TEST_F(StoreTest, Schema1FileIsMigratedInPlaceAndItsRecordsStillRead) {
   EXPECT_EQ(old.candidate->used, old.candidate->iters);
   EXPECT_EQ(old.utilization->bound, "");
   EXPECT_DOUBLE_EQ(old.utilization->gflops, old_record.utilization->gflops);
+}
+
+TEST_F(StoreTest, Schema2FileIsMigratedInPlaceAndKeepsItsRows) {
+  {
+    ResultStore store = ResultStore::open(db_path_);
+    store.record(make_result(1), test_environment());
+    store.record(make_result(2), test_environment());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  downgrade_to_schema2(db);
+  sqlite3_close(db);
+  const std::string rows_before =
+      query("SELECT group_concat(id || ' ' || created_at || ' ' || full_json, '|') FROM results");
+
+  ResultStore store = ResultStore::open(db_path_);
+  EXPECT_EQ(query("PRAGMA user_version"), "3");
+  EXPECT_EQ(query("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(query("SELECT group_concat(id || ' ' || created_at || ' ' || full_json, '|') FROM "
+                  "results"),
+            rows_before);
+  EXPECT_EQ(count("results WHERE run_id IS NULL"), 2);
+  EXPECT_EQ(count("runs"), 0);
+  const std::vector<EvalResult> back = store.recent(-1);
+  ASSERT_EQ(back.size(), 2u);
+  expect_same(make_result(2), back[0]);
+  expect_same(make_result(1), back[1]);
+  // The new parts work on the migrated file.
+  const ResultStore::RunStart run = store.begin_or_resume_run("k", "kbench run");
+  store.record(make_result(3, "12p_RMSNorm", "run"), test_environment(), run.id);
+  EXPECT_EQ(store.results_of_run(run.id).size(), 1u);
+}
+
+TEST_F(StoreTest, AnIncompleteRunIsResumedByKeyAndACompletedOneNever) {
+  ResultStore store = ResultStore::open(db_path_);
+  const ResultStore::RunStart first = store.begin_or_resume_run("suite a", "kbench run -w 8p");
+  EXPECT_FALSE(first.resumed);
+  EXPECT_GT(first.id, 0);
+  EXPECT_EQ(query("SELECT key || '|' || command || '|' || (completed_at IS NULL) FROM runs"),
+            "suite a|kbench run -w 8p|1");
+
+  const ResultStore::RunStart again = store.begin_or_resume_run("suite a", "ignored");
+  EXPECT_TRUE(again.resumed);
+  EXPECT_EQ(again.id, first.id);
+  EXPECT_EQ(query("SELECT command FROM runs"), "kbench run -w 8p");  // the first attempt's
+
+  const ResultStore::RunStart other = store.begin_or_resume_run("suite b", "kbench run -w 12p");
+  EXPECT_FALSE(other.resumed);
+  EXPECT_NE(other.id, first.id);
+
+  store.complete_run(first.id);
+  const std::string completed_at = query("SELECT completed_at FROM runs WHERE key = 'suite a'");
+  EXPECT_EQ(completed_at.size(), 20u) << completed_at;
+  store.complete_run(first.id);  // a no-op that keeps the first completion time
+  EXPECT_EQ(query("SELECT completed_at FROM runs WHERE key = 'suite a'"), completed_at);
+  const ResultStore::RunStart fresh = store.begin_or_resume_run("suite a", "kbench run -w 8p");
+  EXPECT_FALSE(fresh.resumed);
+  EXPECT_GT(fresh.id, other.id);
+  EXPECT_TRUE(store.begin_or_resume_run("suite a", "").resumed);
+  EXPECT_EQ(store.begin_or_resume_run("suite a", "").id, fresh.id);
+  EXPECT_THROW(store.complete_run(fresh.id + 100), StoreError);
+}
+
+TEST_F(StoreTest, TheNewestIncompleteRunOfAKeyIsResumed) {
+  ResultStore store = ResultStore::open(db_path_);
+  const std::int64_t older = store.begin_or_resume_run("k", "c").id;
+  // Two open runs of one key only arise from files written by hand or a future kbench; the newest
+  // is the one a person most likely means.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "INSERT INTO runs (key, command, created_at) VALUES ('k', 'c', 'x')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  const std::int64_t newer = sqlite3_last_insert_rowid(db);
+  sqlite3_close(db);
+  ASSERT_GT(newer, older);
+  const ResultStore::RunStart run = store.begin_or_resume_run("k", "c");
+  EXPECT_TRUE(run.resumed);
+  EXPECT_EQ(run.id, newer);
+}
+
+TEST_F(StoreTest, ResultsOfRunAreItsOwnOldestFirstWithSamples) {
+  ResultStore store = ResultStore::open(db_path_);
+  const std::int64_t a = store.begin_or_resume_run("a", "").id;
+  const std::int64_t b = store.begin_or_resume_run("b", "").id;
+  const EvalResult a1 = make_result(1, "12p_RMSNorm", "run");
+  const EvalResult b1 = make_result(2, "12p_RMSNorm", "run");
+  const EvalResult outside = make_result(3, "8p_GEMM", "run");
+  const EvalResult a2 = make_result(4, "8p_GEMM", "run");
+  store.record(a1, test_environment(), a);
+  store.record(b1, test_environment(), b);
+  store.record(outside, test_environment());
+  store.record(a2, test_environment(), a);
+
+  const std::vector<EvalResult> of_a = store.results_of_run(a);
+  ASSERT_EQ(of_a.size(), 2u);
+  expect_same(a1, of_a[0]);
+  expect_same(a2, of_a[1]);
+  const std::vector<EvalResult> of_b = store.results_of_run(b);
+  ASSERT_EQ(of_b.size(), 1u);
+  expect_same(b1, of_b[0]);
+  EXPECT_TRUE(store.results_of_run(b + 100).empty());
+  EXPECT_EQ(count("results WHERE run_id IS NULL"), 1);
+  EXPECT_EQ(store.recent(-1).size(), 4u);
+}
+
+TEST_F(StoreTest, RecordRefusesUnknownCompletedAndRepeatedRunMembership) {
+  ResultStore store = ResultStore::open(db_path_);
+  const std::int64_t run = store.begin_or_resume_run("k", "").id;
+  store.record(make_result(1, "8p_GEMM", "run"), test_environment(), run);
+  const auto refused = [&](std::int64_t run_id, const std::string& workload,
+                           const std::string& why) {
+    try {
+      store.record(make_result(2, workload, "run"), test_environment("refused-host"), run_id);
+      ADD_FAILURE() << "recorded " << workload << " into run " << run_id;
+    } catch (const StoreError& e) {
+      EXPECT_TRUE(contains(e.what(), why)) << e.what();
+      EXPECT_TRUE(contains(e.what(), db_path_)) << e.what();
+    }
+  };
+  refused(run, "8p_GEMM", "already has result");
+  refused(run + 1, "12p_RMSNorm", "does not exist");
+  store.complete_run(run);
+  refused(run, "12p_RMSNorm", "already complete");
+  // Nothing of the refused records was written, environment included.
+  EXPECT_EQ(count("results"), 1);
+  EXPECT_EQ(count("samples"), 9);
+  EXPECT_EQ(count("environments WHERE hostname = 'refused-host'"), 0);
+
+  // The file itself refuses a second result per workload and run, whatever the writer.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  const std::string copy =
+      "INSERT INTO results (created_at, kind, workload, size, threads, status, error, "
+      "diagnostics, candidate_path, candidate_hash, candidate_source, passed, trials, seeds, "
+      "correctness_detail, warmup, env_id, full_json, run_id) SELECT created_at, kind, workload, "
+      "size, threads, status, error, diagnostics, candidate_path, candidate_hash, "
+      "candidate_source, passed, trials, seeds, correctness_detail, warmup, env_id, full_json, "
+      "run_id FROM results";
+  EXPECT_EQ(sqlite3_exec(db, copy.c_str(), nullptr, nullptr, nullptr), SQLITE_CONSTRAINT);
+  sqlite3_close(db);
+  EXPECT_EQ(count("results"), 1);
+}
+
+TEST_F(StoreTest, KilledWriterLeavesNoPartialRecordInItsRun) {
+  std::int64_t run = 0;
+  {
+    ResultStore store = ResultStore::open(db_path_);
+    run = store.begin_or_resume_run("k", "").id;
+    store.record(make_result(1, "12p_RMSNorm", "run"), test_environment(), run);
+  }  // closed before fork: an SQLite connection must not cross fork()
+
+  const pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    try {
+      ResultStore store = ResultStore::open(db_path_);
+      store.set_after_insert_hook([] { raise(SIGKILL); });
+      store.record(make_result(2, "8p_GEMM", "run"), test_environment("killed-host"), run);
+    } catch (...) {
+    }
+    _exit(3);  // only reached when the hook never ran
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  ASSERT_EQ(WTERMSIG(status), SIGKILL);
+
+  ResultStore store = ResultStore::open(db_path_);
+  EXPECT_EQ(query("PRAGMA integrity_check"), "ok");
+  const std::vector<EvalResult> kept = store.results_of_run(run);
+  ASSERT_EQ(kept.size(), 1u);
+  expect_same(make_result(1, "12p_RMSNorm", "run"), kept[0]);
+  EXPECT_EQ(count("samples"), 9);
+  EXPECT_EQ(query("SELECT completed_at IS NULL FROM runs"), "1");
+  // The resumed run takes the killed workload's result once, as if the kill never happened.
+  const ResultStore::RunStart resumed = store.begin_or_resume_run("k", "");
+  ASSERT_TRUE(resumed.resumed);
+  ASSERT_EQ(resumed.id, run);
+  store.record(make_result(2, "8p_GEMM", "run"), test_environment(), run);
+  store.complete_run(run);
+  EXPECT_EQ(store.results_of_run(run).size(), 2u);
 }
 
 TEST_F(StoreTest, EnvironmentsAreDeduplicatedByContent) {

@@ -1,6 +1,10 @@
-// `kbench run`: the baseline pass over a suite, each baseline first checked against its reference.
+// `kbench run`: the baseline pass over a suite, each baseline first checked against its reference,
+// resumable: a rerun of a killed or failed pass times only the workloads it had not recorded.
+#include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "cli/baselines_markdown.h"
@@ -18,7 +22,13 @@ namespace {
 std::vector<const Workload*> selected_workloads(const RunCommandOptions& options) {
   std::vector<const Workload*> chosen;
   if (!options.workloads.empty()) {
-    for (const std::string& id : options.workloads) chosen.push_back(&workload_or_usage_error(id));
+    // A workload named twice ("-w 8p -w 8p_GEMM") is timed once: a run holds one result per
+    // workload, which is what lets a resumed run tell what it still has to do.
+    std::set<const Workload*> seen;
+    for (const std::string& id : options.workloads) {
+      const Workload* w = &workload_or_usage_error(id);
+      if (seen.insert(w).second) chosen.push_back(w);
+    }
     return chosen;
   }
   if (options.suite != "all" && options.suite != "production" && options.suite != "kernelbench")
@@ -29,6 +39,63 @@ std::vector<const Workload*> selected_workloads(const RunCommandOptions& options
     if (in_suite) chosen.push_back(w);
   }
   return chosen;
+}
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);  // round-trips every double
+  return text;
+}
+
+// The command as a person would retype it (stored with the run, for reading the runs table).
+std::string command_line(const RunCommandOptions& options,
+                         const std::vector<const Workload*>& workloads) {
+  std::string command = "kbench run";
+  if (options.workloads.empty()) {
+    command += " --suite " + options.suite;
+  } else {
+    for (const Workload* w : workloads) command += " -w " + std::string(w->id);
+  }
+  command += " --size " + options.size + " --threads " + std::to_string(options.threads) +
+             " --warmup " + std::to_string(options.warmup) + " --iters " +
+             std::to_string(options.iters) + " --max-iters " + std::to_string(options.max_iters) +
+             " --time-budget-s " + number_text(options.time_budget_s);
+  if (options.seed) command += " --seed " + std::to_string(*options.seed);
+  return command;
+}
+
+// Everything that decides what the run's results are, canonically spelled: a rerun resumes an
+// incomplete run only when its key is identical, so results timed under other settings, another
+// kbench build or on another machine never mix into it. Output options (--json, --markdown, --xla)
+// only change how the results are printed and are left out.
+std::string run_key(const RunCommandOptions& options, const std::vector<const Workload*>& workloads,
+                    Size size) {
+  const Environment& env = current_environment();
+  std::string key = "run/1 workloads=";
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    if (i) key += ',';
+    key += workloads[i]->id;
+  }
+  key += std::string(" size=") + size_name(size) + " threads=" + std::to_string(options.threads) +
+         " warmup=" + std::to_string(options.warmup) + " iters=" + std::to_string(options.iters) +
+         " max_iters=" + std::to_string(options.max_iters) +
+         " time_budget_s=" + number_text(options.time_budget_s) +
+         " seed=" + (options.seed ? std::to_string(*options.seed) : "fresh") +
+         " commit=" + env.kbench_commit + " build=" + env.build_type +
+         " machine=" + env.machine_id() + " host=" + env.hostname;
+  return key;
+}
+
+// A failed write (disk full, database locked) ends the command with one line that also says how
+// to continue.
+template <typename Write>
+void write_or_explain(std::int64_t run_id, const std::string& what, Write write) {
+  try {
+    write();
+  } catch (const StoreError& e) {
+    throw StoreError(std::string(e.what()) + "; " + what + ", run " + std::to_string(run_id) +
+                     " incomplete: the same command resumes it");
+  }
 }
 
 }  // namespace
@@ -45,13 +112,37 @@ int run_command(const RunCommandOptions& options) {
     throw UsageError("--json and --markdown exclude each other");
   // Read before hours of timing, so a bad file fails first.
   const std::map<std::string, XlaTiming> xla_ms = options.xla.empty()
-                                                   ? std::map<std::string, XlaTiming>{}
-                                                   : read_xla_times(options.xla, options.size);
+                                                      ? std::map<std::string, XlaTiming>{}
+                                                      : read_xla_times(options.xla, options.size);
   ResultStore store = open_store(options.db);
+
+  // Before the peaks are measured: a database that cannot be written fails here, in a second.
+  std::optional<std::int64_t> run_id;
+  std::map<std::string, EvalResult> recorded;  // by workload name, from an earlier attempt
+  if (!options.no_record) {
+    const ResultStore::RunStart start = store.begin_or_resume_run(run_key(options, workloads, size),
+                                                                  command_line(options, workloads));
+    run_id = start.id;
+    if (start.resumed) {
+      for (EvalResult& r : store.results_of_run(start.id)) {
+        const std::string name = r.workload;
+        recorded.emplace(name, std::move(r));
+      }
+      std::size_t done = 0;
+      for (const Workload* w : workloads) done += recorded.count(std::string(w->name));
+      std::fprintf(stderr, "kbench: resuming run %lld: %zu of %zu workloads already recorded\n",
+                   static_cast<long long>(start.id), done, workloads.size());
+    }
+  }
   const PeakReport peaks = machine_peaks(store, options.threads);
 
   std::vector<EvalResult> results;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
+    if (const auto earlier = recorded.find(std::string(workloads[i]->name));
+        earlier != recorded.end()) {
+      results.push_back(std::move(earlier->second));
+      continue;
+    }
     EvalOptions run;
     run.workload = workloads[i];
     run.size = size;
@@ -66,8 +157,15 @@ int run_command(const RunCommandOptions& options) {
     ProgressLine progress(std::to_string(i + 1) + "/" + std::to_string(workloads.size()) + " " +
                           std::string(workloads[i]->name));
     run.progress = [&](const std::string& line) { progress.update(line); };
+    // A HarnessError ends the command here and leaves the run incomplete, so the rerun resumes.
     results.push_back(run_baseline(run, peaks));
-    if (!options.no_record) store.record(results.back(), current_environment());
+    if (run_id) {
+      write_or_explain(*run_id, results.back().workload + " not recorded",
+                       [&] { store.record(results.back(), current_environment(), run_id); });
+    }
+  }
+  if (run_id) {
+    write_or_explain(*run_id, "every result recorded", [&] { store.complete_run(*run_id); });
   }
   if (options.markdown) {
     std::string command = "kbench run";

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <string_view>
@@ -125,6 +127,22 @@ ALTER TABLE samples ADD COLUMN cpu_ms REAL;
 ALTER TABLE samples ADD COLUMN adjusted_ms REAL;
 ALTER TABLE samples ADD COLUMN disturbed INTEGER;
 )sql",
+    // 3: resumable runs. A suite pass records each workload's result as it completes; a rerun of
+    // the same command after a kill finds its incomplete run by key and times only what is
+    // missing. The unique index makes "each workload once per run" a property of the file, whatever
+    // the writers do.
+    R"sql(
+CREATE TABLE runs (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  key          TEXT NOT NULL,
+  command      TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  completed_at TEXT
+);
+CREATE INDEX runs_by_key ON runs (key, id);
+ALTER TABLE results ADD COLUMN run_id INTEGER REFERENCES runs (id);
+CREATE UNIQUE INDEX results_once_per_run ON results (run_id, workload) WHERE run_id IS NOT NULL;
+)sql",
 };
 
 std::string utc_now() {
@@ -148,10 +166,26 @@ std::string db_label(sqlite3* db) {
                    sqlite3_errmsg(db));
 }
 
+// Enough of a statement to tell which one failed, on one line: a whole INSERT or migration would
+// make an error message a screenful.
+std::string sql_excerpt(std::string_view sql) {
+  constexpr std::size_t kMaxChars = 48;
+  std::string text;
+  for (const char c : sql) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (space && (text.empty() || text.back() == ' ')) continue;
+    text += space ? ' ' : c;
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + "...";
+  return text;
+}
+
 void exec(sqlite3* db, const std::string& sql) {
   // Only for fixed SQL (schema, pragmas, BEGIN/COMMIT); anything carrying data goes through
   // Statement.
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) fail(db, sql);
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+    fail(db, sql_excerpt(sql));
 }
 
 // One prepared statement with named parameters (":workload"), finalized on scope exit.
@@ -190,7 +224,7 @@ class Statement {
     const int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    fail(db_, std::string("executing '") + sqlite3_sql(stmt_) + "'");
+    fail(db_, "executing '" + sql_excerpt(sqlite3_sql(stmt_)) + "'");
   }
   void run() {
     while (step()) {
@@ -345,6 +379,73 @@ void insert_samples(Statement& insert, std::int64_t result_id, const char* side,
   }
 }
 
+// The results `rows` yields (columns: id, full_json, candidate_source), each with its samples. Call
+// inside a read transaction, so that a concurrent writer cannot interleave rows and samples.
+std::vector<EvalResult> read_results(sqlite3* db, const std::string& path, Statement& rows) {
+  Statement samples(
+      db,
+      "SELECT side, ms, wait_ms, offcpu_ms, cpu_ms, adjusted_ms, disturbed FROM samples "
+      "WHERE result_id = :id ORDER BY side, iter");
+  std::vector<EvalResult> results;
+  while (rows.step()) {
+    const std::int64_t id = rows.column_int(0);
+    EvalResult result;
+    try {
+      result = eval_result_from_json(json::parse(rows.column_text(1)));
+    } catch (const std::exception& e) {
+      throw StoreError("kbench store '" + path + "': result " + std::to_string(id) +
+                       " has unreadable full_json: " + e.what());
+    }
+    result.candidate_source = rows.column_text(2);
+    for (std::optional<TimingSummary>* timing : {&result.candidate, &result.baseline}) {
+      if (!*timing) continue;
+      (*timing)->samples_ms.clear();
+      (*timing)->wait_ms.clear();
+      (*timing)->offcpu_ms.clear();
+      (*timing)->cpu_ms.clear();
+      (*timing)->adjusted_ms.clear();
+      (*timing)->disturbed.clear();
+    }
+    samples.reset();
+    samples.bind_int(":id", id);
+    while (samples.step()) {
+      std::optional<TimingSummary>& timing =
+          samples.column_text(0) == "candidate" ? result.candidate : result.baseline;
+      if (!timing) continue;
+      timing->samples_ms.push_back(samples.column_double(1));
+      // NULL in rows written before schema 2 or without scheduler counters.
+      if (!samples.column_is_null(6)) {
+        timing->wait_ms.push_back(samples.column_double(2));
+        timing->offcpu_ms.push_back(samples.column_double(3));
+        timing->cpu_ms.push_back(samples.column_double(4));
+        timing->adjusted_ms.push_back(samples.column_double(5));
+        timing->disturbed.push_back(static_cast<std::uint8_t>(samples.column_int(6)));
+      }
+    }
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+// Inside record()'s transaction: a result may join only an open run, and only once per workload.
+void check_run_accepts(sqlite3* db, std::int64_t run_id, const std::string& workload) {
+  const auto refuse = [&](const std::string& why) {
+    throw StoreError("kbench store '" + db_label(db) + "': run " + std::to_string(run_id) + " " +
+                     why);
+  };
+  Statement run(db, "SELECT completed_at IS NOT NULL FROM runs WHERE id = :id");
+  run.bind_int(":id", run_id);
+  if (!run.step()) refuse("does not exist");
+  if (run.column_int(0) != 0) refuse("is already complete");
+  Statement existing(db, "SELECT id FROM results WHERE run_id = :id AND workload = :workload");
+  existing.bind_int(":id", run_id);
+  existing.bind_text(":workload", workload);
+  if (existing.step()) {
+    refuse("already has result " + std::to_string(existing.column_int(0)) + " for " + workload +
+           " (is another kbench running the same command?)");
+  }
+}
+
 std::string home_directory() {
   if (const char* home = std::getenv("HOME"); home && *home) return home;
   // Cron jobs and some containers run without $HOME; the passwd entry still knows.
@@ -356,6 +457,18 @@ std::string home_directory() {
     return found->pw_dir;
   }
   return "";
+}
+
+// Why the file at `path` cannot be written, when it cannot: SQLite's own words for a read-only
+// WAL database ("unable to open database file") do not say so.
+std::optional<std::string> read_only_reason(const std::string& path) {
+  const std::filesystem::path file(path);
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+  for (const std::filesystem::path& p : {file, dir}) {
+    if (access(p.c_str(), W_OK) != 0 && errno != ENOENT)
+      return "'" + p.string() + "' is read-only: " + std::strerror(errno);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -390,16 +503,28 @@ ResultStore ResultStore::open(const std::string& path) {
   const int rc =
       sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
-    const std::string message = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    std::string message = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close(raw);
+    if (const auto why = read_only_reason(path)) message += " (" + *why + ")";
     throw error("cannot open: " + message);
   }
   ResultStore store(raw, path);  // owns `raw` from here on, closing it if setup throws
+  try {
+    store.set_up();
+  } catch (const StoreError& e) {
+    if (const auto why = in_memory ? std::nullopt : read_only_reason(path))
+      throw StoreError(std::string(e.what()) + " (" + *why + ")");
+    throw;
+  }
+  return store;
+}
 
+void ResultStore::set_up() {
+  sqlite3* raw = handle();
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   // Garbage files are only detected here, on first access: SQLite opens lazily.
-  if (!in_memory) {
+  if (path_ != ":memory:") {
     // WAL lets `kbench report` read while an eval writes, and commits with one fsync-free append.
     Statement wal(raw, "PRAGMA journal_mode = WAL");
     wal.run();
@@ -409,7 +534,6 @@ ResultStore ResultStore::open(const std::string& path) {
   exec(raw, "PRAGMA synchronous = NORMAL");
   exec(raw, "PRAGMA foreign_keys = ON");
   migrate(raw);
-  return store;
 }
 
 ResultStore::ResultStore(ResultStore&& other) noexcept
@@ -436,7 +560,8 @@ sqlite3* ResultStore::handle() const {
   return db_;
 }
 
-std::int64_t ResultStore::record(const EvalResult& result, const Environment& env) {
+std::int64_t ResultStore::record(const EvalResult& result, const Environment& env,
+                                 std::optional<std::int64_t> run_id) {
   sqlite3* db = handle();
   const std::string now = utc_now();
   const std::string created_at = result.created_at.empty() ? now : result.created_at;
@@ -446,6 +571,7 @@ std::int64_t ResultStore::record(const EvalResult& result, const Environment& en
   full["created_at"] = created_at;
 
   Transaction txn(db, "BEGIN IMMEDIATE");
+  if (run_id) check_run_accepts(db, *run_id, result.workload);
   const std::int64_t env_id = upsert_environment(db, env, now);
 
   Statement insert(
@@ -456,7 +582,7 @@ std::int64_t ResultStore::record(const EvalResult& result, const Environment& en
       "candidate_p75_ms, candidate_iters, baseline_median_ms, baseline_p25_ms, baseline_p75_ms, "
       "baseline_iters, speedup, speedup_ci_lo, speedup_ci_hi, gflops, pct_peak_flops, gbps, "
       "pct_peak_bw, warmup, wall_s, env_id, full_json, speedup_verdict, stable, steal_pct, "
-      "disturbed_calls, stop_reason, pct_roofline, bound, baseline_gemm_plan) "
+      "disturbed_calls, stop_reason, pct_roofline, bound, baseline_gemm_plan, run_id) "
       "VALUES (:created_at, :kind, :workload, :size, :threads, :status, :error, :diagnostics, "
       ":candidate_path, :candidate_hash, :candidate_source, :passed, :trials, :seeds, "
       ":max_abs_err, "
@@ -465,7 +591,7 @@ std::int64_t ResultStore::record(const EvalResult& result, const Environment& en
       ":baseline_p75_ms, :baseline_iters, :speedup, :speedup_ci_lo, :speedup_ci_hi, :gflops, "
       ":pct_peak_flops, :gbps, :pct_peak_bw, :warmup, :wall_s, :env_id, :full_json, "
       ":speedup_verdict, :stable, :steal_pct, :disturbed_calls, :stop_reason, :pct_roofline, "
-      ":bound, :baseline_gemm_plan)");
+      ":bound, :baseline_gemm_plan, :run_id)");
   insert.bind_text(":created_at", created_at);
   insert.bind_text(":kind", result.kind);
   insert.bind_text(":workload", result.workload);
@@ -526,6 +652,11 @@ std::int64_t ResultStore::record(const EvalResult& result, const Environment& en
     insert.bind_null(":bound");
   }
   insert.bind_text(":baseline_gemm_plan", result.baseline_gemm_plan);
+  if (run_id) {
+    insert.bind_int(":run_id", *run_id);
+  } else {
+    insert.bind_null(":run_id");
+  }
   insert.run();
   const std::int64_t id = sqlite3_last_insert_rowid(db);
 
@@ -562,51 +693,61 @@ std::vector<EvalResult> ResultStore::recent(int limit, std::optional<std::string
     rows.bind_null(":kind");
   }
   rows.bind_int(":limit", limit < 0 ? -1 : limit);  // SQLite reads LIMIT -1 as "no limit"
-  Statement samples(
-      db,
-      "SELECT side, ms, wait_ms, offcpu_ms, cpu_ms, adjusted_ms, disturbed FROM samples "
-      "WHERE result_id = :id ORDER BY side, iter");
-
-  std::vector<EvalResult> results;
-  while (rows.step()) {
-    const std::int64_t id = rows.column_int(0);
-    EvalResult result;
-    try {
-      result = eval_result_from_json(json::parse(rows.column_text(1)));
-    } catch (const std::exception& e) {
-      throw StoreError("kbench store '" + path_ + "': result " + std::to_string(id) +
-                       " has unreadable full_json: " + e.what());
-    }
-    result.candidate_source = rows.column_text(2);
-    for (std::optional<TimingSummary>* timing : {&result.candidate, &result.baseline}) {
-      if (!*timing) continue;
-      (*timing)->samples_ms.clear();
-      (*timing)->wait_ms.clear();
-      (*timing)->offcpu_ms.clear();
-      (*timing)->cpu_ms.clear();
-      (*timing)->adjusted_ms.clear();
-      (*timing)->disturbed.clear();
-    }
-    samples.reset();
-    samples.bind_int(":id", id);
-    while (samples.step()) {
-      std::optional<TimingSummary>& timing =
-          samples.column_text(0) == "candidate" ? result.candidate : result.baseline;
-      if (!timing) continue;
-      timing->samples_ms.push_back(samples.column_double(1));
-      // NULL in rows written before schema 2 or without scheduler counters.
-      if (!samples.column_is_null(6)) {
-        timing->wait_ms.push_back(samples.column_double(2));
-        timing->offcpu_ms.push_back(samples.column_double(3));
-        timing->cpu_ms.push_back(samples.column_double(4));
-        timing->adjusted_ms.push_back(samples.column_double(5));
-        timing->disturbed.push_back(static_cast<std::uint8_t>(samples.column_int(6)));
-      }
-    }
-    results.push_back(std::move(result));
-  }
+  std::vector<EvalResult> results = read_results(db, path_, rows);
   snapshot.commit();
   return results;
+}
+
+ResultStore::RunStart ResultStore::begin_or_resume_run(const std::string& key,
+                                                       const std::string& command) {
+  sqlite3* db = handle();
+  // The write lock from the start: two processes starting the same command at once must not both
+  // see "no open run" and create two.
+  Transaction txn(db, "BEGIN IMMEDIATE");
+  Statement open_run(db,
+                     "SELECT id FROM runs WHERE key = :key AND completed_at IS NULL "
+                     "ORDER BY id DESC LIMIT 1");
+  open_run.bind_text(":key", key);
+  RunStart start;
+  if (open_run.step()) {
+    start = {.id = open_run.column_int(0), .resumed = true};
+  } else {
+    Statement insert(db,
+                     "INSERT INTO runs (key, command, created_at) VALUES (:key, :command, :now)");
+    insert.bind_text(":key", key);
+    insert.bind_text(":command", command);
+    insert.bind_text(":now", utc_now());
+    insert.run();
+    start = {.id = sqlite3_last_insert_rowid(db), .resumed = false};
+  }
+  txn.commit();
+  return start;
+}
+
+std::vector<EvalResult> ResultStore::results_of_run(std::int64_t run_id) const {
+  sqlite3* db = handle();
+  Transaction snapshot(db, "BEGIN");
+  Statement rows(db,
+                 "SELECT id, full_json, candidate_source FROM results WHERE run_id = :run_id "
+                 "ORDER BY id");
+  rows.bind_int(":run_id", run_id);
+  std::vector<EvalResult> results = read_results(db, path_, rows);
+  snapshot.commit();
+  return results;
+}
+
+void ResultStore::complete_run(std::int64_t run_id) {
+  sqlite3* db = handle();
+  // COALESCE keeps the first completion time and still counts the row as changed.
+  Statement update(db,
+                   "UPDATE runs SET completed_at = COALESCE(completed_at, :now) WHERE id = :id");
+  update.bind_text(":now", utc_now());
+  update.bind_int(":id", run_id);
+  update.run();
+  if (sqlite3_changes(db) == 0) {
+    throw StoreError("kbench store '" + db_label(db) + "': run " + std::to_string(run_id) +
+                     " does not exist");
+  }
 }
 
 std::optional<std::string> ResultStore::cache_get(const std::string& key) const {

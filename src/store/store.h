@@ -29,21 +29,24 @@ class StoreError : public std::runtime_error {
 // directory) is available.
 std::string default_db_path();
 
-// Schema (user_version 2; older files are migrated in place on open):
+// Schema (user_version 3; older files are migrated in place on open):
 //   environments(id, cpu_model, cpu_flags, logical_cpus, hostname, compiler, libraries,
-//   kbench_commit,
-//                build_type, first_seen, last_seen)        -- one row per distinct content
+//                kbench_commit, build_type, first_seen, last_seen) -- one row per distinct content
 //   results(id, created_at, kind, workload, size, threads, status, error, diagnostics,
-//   candidate_path,
-//           candidate_hash, candidate_source, passed, trials, seeds (JSON text), max_abs_err,
-//           max_rel_err, rel_l2_err, correctness_detail, candidate_{median,p25,p75}_ms,
-//           candidate_iters, baseline_{median,p25,p75}_ms, baseline_iters, speedup, speedup_ci_lo,
-//           speedup_ci_hi, gflops, pct_peak_flops, gbps, pct_peak_bw, warmup, wall_s, env_id,
+//           candidate_path, candidate_hash, candidate_source, passed, trials, seeds (JSON text),
+//           max_abs_err, max_rel_err, rel_l2_err, correctness_detail,
+//           candidate_{median,p25,p75}_ms, candidate_iters, baseline_{median,p25,p75}_ms,
+//           baseline_iters, speedup, speedup_ci_lo, speedup_ci_hi, gflops, pct_peak_flops, gbps,
+//           pct_peak_bw, warmup, wall_s, env_id,
 //           full_json (to_json() of the record without candidate_source, which has its own column))
 //   (user_version 2 adds) results.speedup_verdict, stable, steal_pct, disturbed_calls,
 //           stop_reason, pct_roofline, bound, baseline_gemm_plan (NULL in older rows)
+//   (user_version 3 adds) results.run_id (NULL for results outside a resumable run; at most one
+//           result per (run_id, workload))
 //   samples(result_id, side 'candidate'|'baseline', iter, ms, wait_ms, offcpu_ms, cpu_ms,
 //           adjusted_ms, disturbed) -- every timed call; all but ms (v2) NULL where not measured
+//   runs(id, key, command, created_at, completed_at) -- (v3) one multi-result command, such as a
+//           suite pass, that a rerun of the same command resumes until completed_at is set
 //   cache(key, value, updated_at)
 // REAL columns hold NULL for values that are absent or NaN (SQLite cannot store NaN); full_json
 // keeps them exactly.
@@ -52,7 +55,7 @@ std::string default_db_path();
 // a file; writers queue for up to 5 s (busy_timeout) before StoreError("database is locked").
 class ResultStore {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the database at `path` (creating parent directories) and brings its schema up
   // to kSchemaVersion. ":memory:" gives a private in-memory store. Throws StoreError naming `path`.
@@ -64,10 +67,28 @@ class ResultStore {
   ResultStore& operator=(const ResultStore&) = delete;
   ~ResultStore();
 
-  // Writes `result`, `env` (deduplicated by content) and every timing sample in one transaction, so
-  // a crash or kill leaves either the whole record or nothing. Fills created_at with the current
-  // UTC time when empty. Returns the new results.id.
-  std::int64_t record(const EvalResult& result, const Environment& env);
+  // Writes `result`, `env` (deduplicated by content), every timing sample and, when given, the
+  // result's membership in run `run_id` in one transaction, so a crash or kill leaves either the
+  // whole record or nothing. Fills created_at with the current UTC time when empty. Returns the new
+  // results.id. Throws StoreError when `run_id` names no run, a completed run, or a run that
+  // already holds a result for result.workload (another process resuming the same run).
+  std::int64_t record(const EvalResult& result, const Environment& env,
+                      std::optional<std::int64_t> run_id = std::nullopt);
+
+  struct RunStart {
+    std::int64_t id = 0;
+    bool resumed = false;  // an incomplete run with this key existed and is continued
+  };
+  // The newest run with `key` that was never completed (a killed or failed earlier attempt of the
+  // same command), or else a new run recording `command` (for people reading the table). `key`
+  // must determine every result the run produces: resuming mixes the earlier attempt's results with
+  // new ones.
+  RunStart begin_or_resume_run(const std::string& key, const std::string& command);
+  // The results recorded in run `run_id`, oldest first, with their samples.
+  std::vector<EvalResult> results_of_run(std::int64_t run_id) const;
+  // Marks run `run_id` complete: the same command then starts a new run. Completing a completed
+  // run is a no-op; an unknown id throws StoreError.
+  void complete_run(std::int64_t run_id);
 
   // Up to `limit` results, newest first (a negative limit means all), optionally only those with
   // the given workload and/or kind. Timing samples come from the samples table.
@@ -85,6 +106,7 @@ class ResultStore {
 
  private:
   ResultStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  void set_up();            // pragmas and migrations on a fresh connection
   sqlite3* handle() const;  // throws on a moved-from store
 
   sqlite3* db_ = nullptr;
