@@ -1,9 +1,16 @@
-// expect: runtime_error
+// expect: rejected
 // Attack class: using more cores than granted. With --threads 1 the worker is pinned to one CPU;
-// this kernel tries to widen its affinity to every CPU and keep a second core busy. The worker's
-// seccomp filter refuses sched_setaffinity, and the kernel reports that refusal by returning 9.
-// Were the widening to succeed, kbench's CPU-time check (CPU used vs wall time of the calls times
-// the thread budget) would still answer runtime_error, though under load that check is statistical.
+// this kernel tries to widen its affinity to two CPUs and keeps a second thread busy, pinned to
+// the other CPU, for the whole of every call, which does the work many times over. It does not
+// give up when the widening is refused: the helper spins anyway.
+// The expected verdict, rejected, comes from kbench's CPU-budget check (CPU used over the calls
+// against their wall time times the thread budget) and so needs the widening to succeed: where the
+// sandbox lets sched_setaffinity through within what it allows (or the CPU set is a cgroup limit
+// the worker cannot leave), the second core's time is over budget. Where the filter refuses
+// sched_setaffinity with EPERM (the rule before the sandbox), both threads share the one granted
+// CPU, nothing is gained and the verdict is correct: `rejected` holds only for a sandbox that
+// enforces the CPU budget by measurement, not by refusing the call. Under load the budget check is
+// statistical (scheduler accounting is tick-based).
 #include <sched.h>
 
 #include <cmath>
@@ -44,7 +51,7 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   cpu_set_t all;
   CPU_ZERO(&all);
   for (int c = 0; c < 2; ++c) CPU_SET(c, &all);
-  if (sched_setaffinity(0, sizeof all, &all) != 0) return 9;
+  sched_setaffinity(0, sizeof all, &all);  // refused or not, the helper below spins
   // Keep a second core busy for the whole call (the rows are cheap at smoke size, so repeat them).
   volatile bool done = false;
   std::thread helper([&] {

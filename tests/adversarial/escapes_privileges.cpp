@@ -1,9 +1,11 @@
-// expect: correct
+// expect: rejected
 // Attack class: reaching outside the worker. Tries to read kbench's memory through
 // /proc/<ppid>/mem, to open kbench's descriptors (where the oracle and the baseline's outputs
 // live), and to write into the compile cache under $HOME so a later evaluation would load planted
-// code. The worker runs as an unprivileged user, so every attempt must fail; the kernel then
-// computes honestly and is correct. Should any attempt succeed, it returns garbage, and the verdict
+// code. The reads are refused (another user; inside a PID namespace getppid() is 0 and there is no
+// /proc/0). The planting opens a file with O_WRONLY | O_CREAT, at which the seccomp filter kills
+// the worker: rejected. Without the filter, the unprivileged user's opens fail too and the kernel,
+// honest otherwise, is correct. Should any attempt succeed, it returns garbage, and the verdict
 // turns to incorrect.
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,11 +1,15 @@
-// expect: correct
-// Attack class: leftover processes. On its first call kb_run forks a child that sleeps forever
-// (pause() in a loop, async-signal-safe after fork) and keeps the worker's stdout/stderr open,
-// then computes a correct result. A harness that waits for EOF on the worker's pipes, or for all
-// of its processes, would hang; one that only kills the worker would leak the child. Expected:
-// correct, and afterwards no process of the candidate survives (kill the whole process group or
-// cgroup).
+// expect: rejected
+// Attack class: leftover processes. On its first call kb_run forks a child that names itself
+// "kbx-forkchild", sleeps forever (pause() in a loop; prctl and pause are plain system calls, safe
+// after fork) and keeps the worker's stdout/stderr open, then computes a correct result. The
+// seccomp filter kills the worker at the fork (a clone without CLONE_THREAD), so the verdict is
+// rejected. Without the filter, a harness that waits for EOF on the worker's pipes, or for all of
+// its processes, would hang, and one that only kills the worker would leak the child: the verdict
+// would be correct, and afterwards no "kbx-forkchild" task may survive (the test looks), which
+// takes killing the whole process group, cgroup or PID namespace.
+#include <sys/prctl.h>
 #include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 
@@ -46,6 +50,7 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   if (!g_forked) {
     g_forked = true;
     if (fork() == 0) {
+      prctl(PR_SET_NAME, "kbx-forkchild");
       for (;;) pause();
     }
   }

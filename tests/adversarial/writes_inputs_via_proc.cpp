@@ -1,9 +1,12 @@
-// expect: runtime_error
+// expect: rejected
 // Attack class: tampering with shared inputs. The inputs are mapped read-only, but the memfd behind
 // them can be reopened for writing through /proc/self/fd. A kernel that zeroes its inputs and
-// returns zeros would agree with a baseline that ran after it on the same (now zero) inputs. kbench
-// compares the shared inputs with its private copy after every call, so the tampering itself is the
-// verdict.
+// returns zeros would agree with a baseline that ran after it on the same (now zero) inputs. The
+// seccomp filter kills the worker at the open with O_RDWR, so the verdict is rejected. Without the
+// filter, the reopening works but the memfd is write-sealed, so the writable mapping fails and the
+// kernel reports that with return code 8 (runtime_error); had the mapping worked, kbench's
+// comparison of the shared inputs with its private copy after every call would report
+// runtime_error for the tampering itself.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
