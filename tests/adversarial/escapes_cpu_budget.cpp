@@ -1,16 +1,11 @@
-// expect: rejected
+// expect: correct
 // Attack class: using more cores than granted. With --threads 1 the worker is pinned to one CPU;
-// this kernel tries to widen its affinity to two CPUs and keeps a second thread busy, pinned to
-// the other CPU, for the whole of every call, which does the work many times over. It does not
-// give up when the widening is refused: the helper spins anyway.
-// The expected verdict, rejected, comes from kbench's CPU-budget check (CPU used over the calls
-// against their wall time times the thread budget) and so needs the widening to succeed: where the
-// sandbox lets sched_setaffinity through within what it allows (or the CPU set is a cgroup limit
-// the worker cannot leave), the second core's time is over budget. Where the filter refuses
-// sched_setaffinity with EPERM (the rule before the sandbox), both threads share the one granted
-// CPU, nothing is gained and the verdict is correct: `rejected` holds only for a sandbox that
-// enforces the CPU budget by measurement, not by refusing the call. Under load the budget check is
-// statistical (scheduler accounting is tick-based).
+// this kernel tries to widen its affinity to two CPUs and keeps a second thread busy for the whole
+// of every call, pinned to the other CPU, which would do the work many times over. It does not give
+// up when the widening is refused: the helper spins anyway. The sandbox's filter refuses
+// sched_setaffinity (EPERM), so both threads share the one granted CPU and nothing is gained: the
+// kernel is honest and correct. Were the widening ever to succeed, kbench's CPU-budget check (CPU
+// used over the calls against their wall time times the thread budget) would say `rejected`.
 #include <sched.h>
 
 #include <cmath>
