@@ -30,6 +30,7 @@ namespace kbench::sandbox {
 namespace {
 
 constexpr int kChildOk = 0;
+constexpr int kChannel = 5;  // as in the worker: the descriptor the filter protects
 constexpr int kChildFailed = 1;
 
 // Runs `body` in a forked child after `setup`, returning its exit status (or 128 + signal). The
@@ -51,7 +52,7 @@ int in_child(const std::function<void()>& setup, const std::function<int()>& bod
 
 void filtered() {
   Applied applied;
-  install_syscall_filter(applied);
+  install_syscall_filter(kChannel, applied);
   if (!(applied.layers & kSeccomp)) _exit(98);
 }
 
@@ -77,6 +78,10 @@ TEST(SyscallFilter, ForbiddenCallsEndTheProcess) {
       {"unlink", [] { return unlink("/tmp/kbench-sandbox-test-absent"); }},
       {"ptrace", [] { return static_cast<int>(syscall(SYS_ptrace, 0, 0, 0, 0)); }},
       {"io_uring_setup", [] { return static_cast<int>(syscall(SYS_io_uring_setup, 1, nullptr)); }},
+      {"closing the channel", [] { return close(kChannel); }},
+      {"replacing the channel", [] { return dup2(STDERR_FILENO, kChannel); }},
+      {"closing a range over the channel", [] { return close_range(3, ~0u, 0); }},
+      {"shutting the channel down", [] { return shutdown(kChannel, SHUT_RDWR); }},
   };
   for (const auto& [what, attempt] : attempts)
     EXPECT_EQ(in_child(filtered, attempt), kExitForbiddenSyscall) << what;
@@ -99,6 +104,9 @@ TEST(SyscallFilter, WhatComputeKernelsNeedStillWorks) {
     char buf[64];
     if (read(fd, buf, sizeof buf) <= 0) return 5;
     close(fd);
+    const int other = dup(STDERR_FILENO);
+    if (other < 0 || dup2(STDERR_FILENO, other) != other || close(other) != 0) return 9;
+    if (close_range(kChannel + 1, ~0u, 0) != 0) return 10;
     signal(SIGUSR1, SIG_IGN);
     if (raise(SIGUSR1) != 0) return 6;
     rlimit limit{};

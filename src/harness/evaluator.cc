@@ -162,6 +162,16 @@ StopRule stop_rule_of(const EvalOptions& options) {
   return rule;
 }
 
+// After a failed check, or once timing is over: a reply the candidate forged before its kb_run
+// returned leaves the genuine one to arrive late, in place of the ping's. True (and `r` failed as
+// rejected, or as a runtime error if the worker died) when the channel does not answer cleanly.
+bool channel_broken(const EvalOptions& options, Side& side, EvalResult& r) {
+  const CallOutcome ping = side.worker->verify_channel(options.call_timeout_s);
+  if (ping.status == CallStatus::kOk) return false;
+  fail(r, status_of(ping), ping.message, side.worker->log_tail());
+  return true;
+}
+
 // Gate 2: the candidate alone on `options.trials` fresh input sets against the in-process fp32
 // oracle.
 bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Side& candidate,
@@ -190,6 +200,7 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
         check_outputs(instance.problem(), candidate.outputs.views(), oracle, w.tolerance);
     merge_check(r.correctness, c);
     if (!c.passed) {
+      if (channel_broken(options, candidate, r)) return false;
       fail(r, Status::kIncorrect,
            "wrong result for seed " + std::to_string(seed) + ": " + c.detail);
       return false;
@@ -350,6 +361,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     const CheckResult same = check_outputs(instance.problem(), candidate.outputs.views(),
                                            baseline.outputs.views(), w.tolerance);
     if (!same.passed) {
+      if (channel_broken(options, candidate, r)) return finish();
       fail(r, Status::kIncorrect,
            "timed call " + std::to_string(i) +
                " disagrees with the baseline on the same fresh inputs: " + same.detail);
@@ -362,6 +374,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     stop = stop_reason(rule, iters, now_seconds() - timing_start, estimate);
   }
   const double steal = steal_percent(stat_before, read_proc_stat(), worker_cpus(options.threads));
+  if (channel_broken(options, candidate, r)) return finish();
 
   const double cpu_used = candidate.worker->cpu_seconds() - cpu_before;
   const double cpu_budget =

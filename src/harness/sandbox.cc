@@ -139,11 +139,7 @@ constexpr std::array kAllowed = {
     SCMP_SYS(writev),
     SCMP_SYS(pwritev),
     SCMP_SYS(pwritev2),
-    SCMP_SYS(close),
-    SCMP_SYS(close_range),
     SCMP_SYS(dup),
-    SCMP_SYS(dup2),
-    SCMP_SYS(dup3),
     SCMP_SYS(fcntl),
     SCMP_SYS(lseek),
     SCMP_SYS(fstat),
@@ -398,7 +394,7 @@ void restrict_filesystem(int shared_object_fd, Applied& applied) {
   (abi >= 6 ? applied.layers : applied.missing) |= kLandlockSignals;
 }
 
-void install_syscall_filter(Applied& applied) {
+void install_syscall_filter(int control_fd, Applied& applied) {
   struct sigaction action {};
   action.sa_sigaction = on_forbidden_syscall;
   action.sa_flags = SA_SIGINFO;
@@ -431,6 +427,21 @@ void install_syscall_filter(Applied& applied) {
       add_rule(filter, SCMP_ACT_TRAP, SCMP_SYS(open), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, flag, flag));
     }
     add_rule(filter, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2));  // its flags are in memory too
+
+    // kbench's channel stays whole: closing the control socket, shutting it down or duplicating
+    // another descriptor onto it ends the worker (the worker itself never does; its exit does).
+    const auto channel = static_cast<scmp_datum_t>(control_fd);
+    add_rule(filter, SCMP_ACT_ALLOW, SCMP_SYS(close), 1, SCMP_A0(SCMP_CMP_NE, channel));
+    add_rule(filter, SCMP_ACT_TRAP, SCMP_SYS(close), 1, SCMP_A0(SCMP_CMP_EQ, channel));
+    for (int call : {SCMP_SYS(dup2), SCMP_SYS(dup3)}) {
+      add_rule(filter, SCMP_ACT_ALLOW, call, 1, SCMP_A1(SCMP_CMP_NE, channel));
+      add_rule(filter, SCMP_ACT_TRAP, call, 1, SCMP_A1(SCMP_CMP_EQ, channel));
+    }
+    add_rule(filter, SCMP_ACT_ALLOW, SCMP_SYS(close_range), 1, SCMP_A0(SCMP_CMP_GT, channel));
+    add_rule(filter, SCMP_ACT_ALLOW, SCMP_SYS(close_range), 1, SCMP_A1(SCMP_CMP_LT, channel));
+    add_rule(filter, SCMP_ACT_TRAP, SCMP_SYS(close_range), 2, SCMP_A0(SCMP_CMP_LE, channel),
+             SCMP_A1(SCMP_CMP_GE, channel));
+    add_rule(filter, SCMP_ACT_TRAP, SCMP_SYS(shutdown));
 
     // Signals only to itself: the pid is this process's own (1 in its PID namespace).
     const auto self = static_cast<scmp_datum_t>(getpid());

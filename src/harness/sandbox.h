@@ -55,7 +55,8 @@ void restrict_filesystem(int shared_object_fd, Applied& applied);
 // signals to others, namespaces, io_uring, ...) ends the worker with kExitForbiddenSyscall, and
 // anything else fails with EPERM. Throws if the filter cannot be installed: a candidate never runs
 // without it.
-void install_syscall_filter(Applied& applied);
+// `control_fd` is kbench's channel: it may be used, never closed, shut down or replaced.
+void install_syscall_filter(int control_fd, Applied& applied);
 
 // The name of system call `number` on this architecture ("socket"), or "#<number>".
 std::string syscall_name(int number);

@@ -167,7 +167,7 @@ int serve(const Args& args) {
     sandbox::limit_resources({args.mem_limit_mb, args.cpu_limit_s, args.threads}, applied);
     drop_privileges(args, applied);
     sandbox::restrict_filesystem(args.candidate ? kSharedObjectFd : -1, applied);
-    sandbox::install_syscall_filter(applied);
+    sandbox::install_syscall_filter(kControlFd, applied);
     send_report(applied);
   }
   if (args.candidate) {
@@ -192,6 +192,11 @@ int serve(const Args& args) {
   std::vector<kb_tensor> output_views(outputs.views().begin(), outputs.views().end());
   Request request{};
   while (recv_all(&request, sizeof request)) {
+    if (request.op == static_cast<std::uint32_t>(Op::kPing)) {
+      const Reply pong{kReplyMagic ^ request.sequence, 0};
+      send_all(&pong, sizeof pong);
+      continue;
+    }
     if (request.op != static_cast<std::uint32_t>(Op::kRun)) break;
     // Fresh copies of the descriptors each call: a candidate that rewrites them cannot steer the
     // next.

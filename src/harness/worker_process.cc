@@ -185,7 +185,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     args.insert(args.end(), {"--sandbox", "1", "--cpu-limit-s",
                              std::to_string(static_cast<long long>(std::ceil(spec.cpu_limit_s)))});
   if (candidate) args.insert(args.end(), {"--candidate", "1"});
-  if (!candidate && !spec.gemm_plan.empty()) args.insert(args.end(), {"--gemm-plan", spec.gemm_plan});
+  if (!candidate && !spec.gemm_plan.empty())
+    args.insert(args.end(), {"--gemm-plan", spec.gemm_plan});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -350,22 +351,26 @@ bool WorkerProcess::wait_readable(double deadline_s, CallOutcome& outcome) {
   }
 }
 
-CallOutcome WorkerProcess::call(double timeout_s) {
-  CallOutcome outcome;
-  if (!alive_) return {CallStatus::kCrashed, 0, 0, "worker is not running"};
-  // Read while the worker is frozen, so the counters bracket exactly this call.
+bool WorkerProcess::exchange(worker::Op op, double timeout_s, worker::Reply& reply,
+                             CallOutcome& outcome) {
+  if (!alive_) {
+    outcome = {CallStatus::kCrashed, 0, 0, "worker is not running"};
+    return false;
+  }
+  // Read while the worker is frozen, so the counters bracket exactly this exchange.
   const std::vector<TaskSchedstat> before = read_task_schedstats(pid_);
   if (const std::string ran = ran_while_frozen(before); !ran.empty()) {
     kill_all();
-    return {CallStatus::kViolation, 0, 0, ran};
+    outcome = {CallStatus::kViolation, 0, 0, ran};
+    return false;
   }
   thaw();
-  const worker::Request request{static_cast<std::uint32_t>(worker::Op::kRun), ++sequence_};
+  const worker::Request request{static_cast<std::uint32_t>(op), ++sequence_};
   const double start = now_seconds();
   if (send(control_fd_, &request, sizeof request, MSG_NOSIGNAL) != sizeof request) {
-    return {CallStatus::kCrashed, 0, 0, "worker " + death_message()};
+    outcome = {CallStatus::kCrashed, 0, 0, "worker " + death_message()};
+    return false;
   }
-  worker::Reply reply{};
   std::size_t received = 0;
   const double deadline = start + timeout_s;
   while (received < sizeof reply) {
@@ -376,7 +381,7 @@ CallOutcome WorkerProcess::call(double timeout_s) {
         std::snprintf(buf, sizeof buf, "kb_run did not return within %.3g s", timeout_s);
         outcome.message = buf;
       }
-      return outcome;
+      return false;
     }
     const ssize_t got = recv(control_fd_, reinterpret_cast<char*>(&reply) + received,
                              sizeof reply - received, MSG_DONTWAIT);
@@ -385,25 +390,44 @@ CallOutcome WorkerProcess::call(double timeout_s) {
     } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
       // End of file: the worker died or closed its end mid-call.
       const std::string why = death_message();
-      return {violation_ ? CallStatus::kViolation : CallStatus::kCrashed, now_seconds() - start, 0,
-              violation_ ? why : "worker " + why + " during kb_run"};
+      outcome = {violation_ ? CallStatus::kViolation : CallStatus::kCrashed, now_seconds() - start,
+                 0, violation_ ? why : "worker " + why + " during kb_run"};
+      return false;
     }
   }
   // The call ends once the worker is stopped, not when its reply arrives: a kernel that replies
   // early and finishes in the moment before the stop would otherwise do that work off the clock.
   freeze();
   outcome.seconds = now_seconds() - start;
-  if (!alive_) return {CallStatus::kCrashed, outcome.seconds, 0, "worker " + death_message()};
+  if (!alive_) {
+    outcome = {CallStatus::kCrashed, outcome.seconds, 0, "worker " + death_message()};
+    return false;
+  }
   char extra;
   const bool wrote_ahead = recv(control_fd_, &extra, 1, MSG_DONTWAIT | MSG_PEEK) > 0;
   if ((reply.magic_xor_sequence ^ sequence_) != worker::kReplyMagic || wrote_ahead) {
     kill_all();
-    return {CallStatus::kViolation, outcome.seconds, 0,
-            "sandbox: the worker's control socket carried a message kbench did not send for "
-            "(a forged or early reply)"};
+    outcome = {CallStatus::kViolation, outcome.seconds, 0,
+               "sandbox: the worker's control socket carried a message kbench did not ask for "
+               "(a reply forged before kb_run returned)"};
+    return false;
   }
   frozen_ = read_task_schedstats(pid_);
   outcome.sched = sched_delta(before, frozen_);
+  return true;
+}
+
+CallOutcome WorkerProcess::verify_channel(double timeout_s) {
+  worker::Reply reply{};
+  CallOutcome outcome;
+  if (exchange(worker::Op::kPing, timeout_s, reply, outcome)) outcome.status = CallStatus::kOk;
+  return outcome;
+}
+
+CallOutcome WorkerProcess::call(double timeout_s) {
+  worker::Reply reply{};
+  CallOutcome outcome;
+  if (!exchange(worker::Op::kRun, timeout_s, reply, outcome)) return outcome;
   outcome.kernel_return = reply.kernel_return;
   if (reply.kernel_return != 0) {
     kill_all();

@@ -10,6 +10,7 @@
 
 #include "harness/eval_result.h"
 #include "harness/schedstat.h"
+#include "harness/worker_protocol.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -21,8 +22,8 @@ struct WorkerSpec {
   int threads = 1;
   std::vector<int> cpus;  // CPUs the worker is pinned to (threads of them)
   std::string so_path;    // candidate shared object; empty runs the built-in baseline
-  // The candidate's seat: the whole sandbox, whatever runs in it (a candidate, or the baseline in an
-  // A/A check, which so measures what the sandbox costs).
+  // The candidate's seat: the whole sandbox, whatever runs in it (a candidate, or the baseline in
+  // an A/A check, which so measures what the sandbox costs).
   bool sandboxed = false;
   long long mem_limit_mb = 0;
   double cpu_limit_s =
@@ -63,6 +64,11 @@ class WorkerProcess {
   // group) so nothing of the candidate runs between calls. On anything but kOk the worker is dead.
   CallOutcome call(double timeout_s);
 
+  // Resumes the worker for one ping and freezes it again. kViolation when the first reply is not
+  // the ping's: the candidate replied for a call before kb_run had returned (a forged reply, whose
+  // genuine twin arrives late). Any other failure is the worker's death (kCrashed).
+  CallOutcome verify_channel(double timeout_s);
+
   // CPU time (user + system, all threads, live and exited) the worker has used so far.
   double cpu_seconds() const;
   // The last `max_bytes` of what the worker wrote to stdout/stderr.
@@ -83,6 +89,8 @@ class WorkerProcess {
   void note_exit(int status);
   std::string forbidden_syscall_in_log() const;
   std::string ran_while_frozen(const std::vector<TaskSchedstat>& now) const;
+  // Sends `op` and reads one reply within `timeout_s`; `reply` is valid when it returns true.
+  bool exchange(worker::Op op, double timeout_s, worker::Reply& reply, CallOutcome& outcome);
 
   pid_t pid_ = -1;
   int control_fd_ = -1;

@@ -50,7 +50,10 @@ struct Hello {
 // Exit status of a worker whose kb_run let a C++ exception escape (the C ABI has no exceptions).
 constexpr int kExitKernelThrew = 70;
 
-enum class Op : std::uint32_t { kRun = 1, kQuit = 2 };
+// kPing is answered like kRun without running the kernel: after a call, the first reply kbench
+// reads must be the ping's, so a reply the candidate forged earlier shows up as the genuine one
+// arriving late.
+enum class Op : std::uint32_t { kRun = 1, kQuit = 2, kPing = 3 };
 
 struct Request {
   std::uint32_t op;
