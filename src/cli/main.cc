@@ -2,6 +2,7 @@
 // failures to exit codes: 0 the command completed (whatever a verdict says), 2 usage error, 1
 // anything else.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
   using namespace kbench::cli;
   ensure_openblas_coretype(argv);
   signal(SIGPIPE, SIG_IGN);  // a dead worker's socket must give an error, not kill kbench
+  // Where a candidate's worker shares kbench's user (kbench not root), this keeps kbench's
+  // /proc/<pid>/environ (API keys), mem and fd entries closed to it even without Landlock.
+  prctl(PR_SET_DUMPABLE, 0);
   kbench::register_build_info();
 
   CLI::App app{"kbench: benchmark and evaluation harness for AI-written kernels"};
