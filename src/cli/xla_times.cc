@@ -25,6 +25,10 @@ std::map<std::string, XlaTiming> read_xla_times(const std::string& path, const s
         !row["workload"].is_string() || !row["xla_median_ms"].is_number())
       throw std::runtime_error("XLA timings '" + path +
                                "': each entry needs a workload and an xla_median_ms");
+    // row.value() would throw nlohmann's type_error, naming neither the file nor the key.
+    const auto entry_size = row.find("size");
+    if (entry_size != row.end() && !entry_size->is_string())
+      throw std::runtime_error("XLA timings '" + path + "': an entry's size must be a string");
     if (row.value("size", size) != size) continue;
     XlaTiming& t = times[row["workload"].get<std::string>()];
     t.xla_median_ms = row["xla_median_ms"].get<double>();
