@@ -715,8 +715,8 @@ TEST(ResultJsonTest, ReadsNullNumbersAndRejectsBadFields) {
   }
 }
 
-// Found by tests/fuzz/result_json_fuzz: a stored 1456100090290 threads read as 106176946, and a
-// disturbed flag of 300 as 44; such records are refused now, naming the key.
+// Found by tests/fuzz/result_json_fuzz: a stored 1456100090290 threads read as 106176946 (and, seen
+// in the same code, a disturbed flag of 300 as 44). Such records are refused now, naming the key.
 TEST(ResultJsonTest, RefusesIntegersItCannotHoldExactly) {
   const auto refused = [](const nlohmann::json& j, const std::string& key) {
     try {
