@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, build with warnings as errors, run every test, then
-# rebuild with AddressSanitizer + UndefinedBehaviorSanitizer and run the in-process tests again.
+# rebuild with AddressSanitizer + UndefinedBehaviorSanitizer and run the in-process tests again, then
+# fuzz the parsers of outside input for a short while.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -19,3 +20,10 @@ scripts/build.sh -DKBENCH_WERROR=ON
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DKBENCH_SANITIZE=ON -DKBENCH_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" --timeout 600 -LE workers)
+
+# The libFuzzer targets (tests/fuzz, docs/fuzzing.md): Clang builds only them, from the parsers'
+# own sources, and each runs for KBENCH_FUZZ_SECONDS (20) on a copy of its seed corpus.
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKBENCH_FUZZ=ON \
+  -DKBENCH_BUILD_TESTS=OFF -DKBENCH_WERROR=ON >/dev/null
+cmake --build build-fuzz -j"$jobs" --target kbench_fuzz
+(cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)

@@ -177,6 +177,24 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
   }
 }
 
+// An entry whose "size" is not a string escaped read_xla_times() (the xla_times fuzz target flags
+// it) as nlohmann's type_error, whose message names neither the file nor the key.
+TEST(Cli, AnXlaTimingsFileWithANonStringSizeIsRefusedNamingTheFile) {
+  const std::string path = temp_db("xla-size") + ".json";
+  { std::ofstream(path) << R"([{"workload": "12p_RMSNorm", "size": 1, "xla_median_ms": 2.5}])"; }
+  const std::string cmd = kbench_exe() + " run --workload 12p --size smoke --markdown --xla " +
+                          path + " --db " + temp_db("xla-size") + " 2>&1 1>/dev/null";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string err;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe)) err += buf;
+  EXPECT_EQ(WEXITSTATUS(::pclose(pipe)), 1) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("XLA timings '" + path + "'"), std::string::npos) << err;
+  EXPECT_NE(err.find("size"), std::string::npos) << err;
+}
+
 TEST(Cli, AFailedEvaluationLeavesEarlierRecordsIntact) {
   const std::string db = temp_db("intact");
   ASSERT_EQ(run_kbench("run --workload 12p --size smoke --iters 2 --max-iters 2 --warmup 0 --json "

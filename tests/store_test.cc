@@ -912,6 +912,40 @@ TEST(ResultJsonTest, ReadsNullNumbersAndRejectsBadFields) {
   }
 }
 
+// Found by tests/fuzz/result_json_fuzz: a stored 1456100090290 threads read as 106176946 (and, seen
+// in the same code, a disturbed flag of 300 as 44). Such records are refused now, naming the key.
+TEST(ResultJsonTest, RefusesIntegersItCannotHoldExactly) {
+  const auto refused = [](const nlohmann::json& j, const std::string& key) {
+    try {
+      eval_result_from_json(j);
+      ADD_FAILURE() << "accepted " << j.dump().substr(0, 200);
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), key)) << e.what();
+    }
+  };
+  nlohmann::json wide = to_json(make_result(1));
+  wide["threads"] = 1456100090290LL;
+  refused(wide, "threads");
+  nlohmann::json unsigned_wide = to_json(make_result(1));
+  unsigned_wide["candidate"]["iters"] = std::numeric_limits<std::uint64_t>::max();
+  refused(unsigned_wide, "iters");
+  nlohmann::json negative = to_json(make_result(1));
+  negative["noise"]["calls"] = std::int64_t{std::numeric_limits<int>::min()} - 1;
+  refused(negative, "calls");
+  for (int flag : {3, 300}) {
+    nlohmann::json bad_flag = to_json(make_result(1));
+    bad_flag["candidate"]["disturbed"][0] = flag;
+    refused(bad_flag, "disturbed");
+  }
+
+  nlohmann::json extreme = to_json(make_result(1));
+  extreme["threads"] = std::numeric_limits<int>::max();
+  extreme["warmup"] = std::numeric_limits<int>::min();
+  const EvalResult r = eval_result_from_json(extreme);
+  EXPECT_EQ(r.threads, std::numeric_limits<int>::max());
+  EXPECT_EQ(r.warmup, std::numeric_limits<int>::min());
+}
+
 TEST(ResultJsonTest, StatusNamesRoundTrip) {
   for (Status s : {Status::kCorrect, Status::kIncorrect, Status::kCompileError,
                    Status::kRuntimeError, Status::kTimeout}) {

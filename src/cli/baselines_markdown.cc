@@ -2,12 +2,8 @@
 #include "cli/baselines_markdown.h"
 
 #include <cstdio>
-#include <fstream>
 #include <set>
 #include <sstream>
-#include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/jaxbench_times.h"
 #include "core/environment.h"
@@ -54,31 +50,6 @@ std::string paths_of(const std::string& plan) {
 }
 
 }  // namespace
-
-std::map<std::string, XlaTiming> read_xla_times(const std::string& path, const std::string& size) {
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read XLA timings '" + path + "'");
-  nlohmann::json rows;
-  try {
-    rows = nlohmann::json::parse(file);
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error("XLA timings '" + path + "' are not JSON: " + e.what());
-  }
-  if (!rows.is_array()) throw std::runtime_error("XLA timings '" + path + "' are not a JSON array");
-  std::map<std::string, XlaTiming> times;
-  for (const auto& row : rows) {
-    if (!row.is_object() || !row.contains("workload") || !row.contains("xla_median_ms") ||
-        !row["workload"].is_string() || !row["xla_median_ms"].is_number())
-      throw std::runtime_error("XLA timings '" + path +
-                               "': each entry needs a workload and an xla_median_ms");
-    if (row.value("size", size) != size) continue;
-    XlaTiming& t = times[row["workload"].get<std::string>()];
-    t.xla_median_ms = row["xla_median_ms"].get<double>();
-    if (row.contains("xla_over_kbench") && row["xla_over_kbench"].is_number())
-      t.xla_over_kbench = row["xla_over_kbench"].get<double>();
-  }
-  return times;
-}
 
 void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& results,
                               const PeakReport& peaks, const std::map<std::string, XlaTiming>& xla,

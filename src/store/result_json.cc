@@ -118,10 +118,19 @@ void read_measured(const json& object, const char* key, double& out) {
   if (const json* value = find(object, key)) out = number_from(*value, key);
 }
 
+// Whether the integer `value` lies in [lo, hi]. get<int>() would wrap a larger one silently.
+bool integer_within(const json& value, std::int64_t lo, std::int64_t hi) {
+  if (value.is_number_unsigned())
+    return value.get<std::uint64_t>() <= static_cast<std::uint64_t>(hi);
+  return value.is_number_integer() && value.get<std::int64_t>() >= lo &&
+         value.get<std::int64_t>() <= hi;
+}
+
 void read(const json& object, const char* key, int& out) {
   const json* value = find(object, key);
   if (!value) return;
-  if (!value->is_number_integer()) bad_field(key, "expected an integer");
+  if (!integer_within(*value, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()))
+    bad_field(key, "expected an integer of 32 bits");
   out = value->get<int>();
 }
 
@@ -192,7 +201,7 @@ std::optional<TimingSummary> timing_from_json(const json& object, const char* ke
   if (const json* flags = find(timing_json, "disturbed")) {
     if (!flags->is_array()) bad_field("disturbed", "expected an array");
     for (const json& f : *flags) {
-      if (!f.is_number_unsigned() && !f.is_boolean()) bad_field("disturbed", "expected 0, 1 or 2");
+      if (!f.is_boolean() && !integer_within(f, 0, 2)) bad_field("disturbed", "expected 0, 1 or 2");
       timing.disturbed.push_back(f.is_boolean() ? f.get<bool>() : f.get<std::uint8_t>());
     }
   }
