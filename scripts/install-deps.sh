@@ -17,6 +17,7 @@ packages=(
   libbenchmark-dev     # bench/: micro-benchmarks of GEMM paths and input generation
   libjemalloc2         # the XLA:CPU peer's allocator (scripts/xla-peer.sh), as a framework would cache
   python3-numpy        # the interop test's NumPy kernel (tests/interop_test.cc; skipped without it)
+  clang libclang-rt-dev libomp-dev  # libFuzzer targets of the parsers (tests/fuzz/, docs/fuzzing.md)
 )
 
 missing=()
