@@ -248,7 +248,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     return nullptr;
   }
   w->freeze();
-  w->frozen_ = read_task_schedstats(w->pid_);
+  w->frozen_ = w->settled_schedstats();
   return w;
 }
 
@@ -308,6 +308,26 @@ std::string WorkerProcess::forbidden_syscall_in_log() const {
   const std::size_t digits = at + std::strlen(sandbox::kViolationPrefix);
   const int number = std::atoi(log.c_str() + digits);
   return sandbox::syscall_name(number);
+}
+
+// A thread that completed the group stop may still be on its CPU for a moment, in the kernel on its
+// way out, and the run time it accrued since the last scheduler tick is booked only when it leaves:
+// read until two snapshots agree, so that time counts for the call it belongs to.
+std::vector<TaskSchedstat> WorkerProcess::settled_schedstats() const {
+  constexpr int kAttempts = 20;
+  constexpr useconds_t kPauseUs = 50;
+  std::vector<TaskSchedstat> last = read_task_schedstats(pid_);
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    usleep(kPauseUs);
+    std::vector<TaskSchedstat> now = read_task_schedstats(pid_);
+    const bool same = std::equal(now.begin(), now.end(), last.begin(), last.end(),
+                                 [](const TaskSchedstat& a, const TaskSchedstat& b) {
+                                   return a.tid == b.tid && a.run_ns == b.run_ns;
+                                 });
+    if (same) return now;
+    last = std::move(now);
+  }
+  return last;
 }
 
 // Between calls every thread is stopped, so none may have gained CPU time; one that did was not
@@ -412,7 +432,7 @@ bool WorkerProcess::exchange(worker::Op op, double timeout_s, worker::Reply& rep
                "(a reply forged before kb_run returned)"};
     return false;
   }
-  frozen_ = read_task_schedstats(pid_);
+  frozen_ = settled_schedstats();
   outcome.sched = sched_delta(before, frozen_);
   return true;
 }

@@ -89,6 +89,7 @@ class WorkerProcess {
   void note_exit(int status);
   std::string forbidden_syscall_in_log() const;
   std::string ran_while_frozen(const std::vector<TaskSchedstat>& now) const;
+  std::vector<TaskSchedstat> settled_schedstats() const;
   // Sends `op` and reads one reply within `timeout_s`; `reply` is valid when it returns true.
   bool exchange(worker::Op op, double timeout_s, worker::Reply& reply, CallOutcome& outcome);
 
