@@ -157,7 +157,8 @@ int serve(const Args& args) {
 
   KernelFn kernel = workload->baseline;
   if (!args.candidate) ops::set_gemm_plan(args.gemm_plan);
-  if (!args.sandbox) {
+  // A candidate is never loaded outside the sandbox, whatever the arguments say.
+  if (!args.sandbox && !args.candidate) {
     send_report({});
   } else {
     // AMX tiles need a process-wide permission before their first use; granted here, candidates
