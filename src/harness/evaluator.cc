@@ -65,10 +65,10 @@ Status status_of(const CallOutcome& outcome) {
 
 Side start_side(const EvalOptions& options, ProblemInstance& instance, const std::string& so_path,
                 bool sandboxed, long long mem_limit_mb, CallOutcome& failure) {
-  Side side{SharedTensors::create(instance.problem().outputs, so_path.empty()
-                                                                  ? "kbench-baseline-outputs"
-                                                                  : "kbench-candidate-outputs"),
-            nullptr};
+  Side side{
+      SharedTensors::create(instance.problem().outputs,
+                            sandboxed ? "kbench-candidate-outputs" : "kbench-baseline-outputs"),
+      nullptr};
   WorkerSpec spec;
   spec.worker_exe = options.worker_exe;
   spec.workload = options.workload;
