@@ -321,6 +321,26 @@ TEST_F(StoreTest, Schema2ColumnsHoldNoiseRooflineAndPerCallMeasurements) {
             "median_pair_ratio_adjusted");
 }
 
+// A damaged samples row is refused with a message naming the result, never wrapped into a flag.
+TEST_F(StoreTest, ADisturbedFlagOutOfRangeIsRefusedNotWrapped) {
+  ResultStore store = ResultStore::open(db_path_);
+  store.record(make_result(1), test_environment());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE samples SET disturbed = 300 WHERE disturbed IS NOT NULL",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  const int changed = sqlite3_changes(db);
+  sqlite3_close(db);
+  ASSERT_GT(changed, 0) << "the record has no per-call scheduler samples to damage";
+  try {
+    store.recent(-1);
+    FAIL() << "a disturbed flag of 300 was read";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("disturbed = 300"), std::string::npos) << e.what();
+  }
+}
+
 // Turns the current file back into what a kbench of schema 2 wrote: no runs table, no run_id.
 void downgrade_to_schema2(sqlite3* db) {
   for (const char* sql : {

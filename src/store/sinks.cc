@@ -219,11 +219,11 @@ std::vector<CsvColumn> csv_columns() {
   for (const auto& [side, timing] : {std::pair("candidate", &EvalResult::candidate),
                                      std::pair("baseline", &EvalResult::baseline)}) {
     for (const auto& [suffix, field] : timing_fields) {
-      columns.push_back({std::string(side) + "_" + suffix, [timing, field](R r) {
+      columns.push_back({std::string(side) + "_" + suffix, [timing = timing, field = field](R r) {
                            return (r.*timing) ? format_exact((r.*timing).value().*field) : "";
                          }});
     }
-    columns.push_back({std::string(side) + "_iters", [timing](R r) {
+    columns.push_back({std::string(side) + "_iters", [timing = timing](R r) {
                          return (r.*timing) ? std::to_string((r.*timing)->iters) : "";
                        }});
   }
@@ -242,7 +242,7 @@ std::vector<CsvColumn> csv_columns() {
       {"peak_gflops", &Utilization::peak_gflops},
       {"peak_gbps", &Utilization::peak_gbps}};
   for (const auto& [name, field] : utilization_fields) {
-    columns.push_back({name, [field](R r) {
+    columns.push_back({name, [field = field](R r) {
                          return r.utilization ? format_exact(r.utilization.value().*field) : "";
                        }});
   }
@@ -254,7 +254,7 @@ std::vector<CsvColumn> csv_columns() {
            {"pct_roofline", &Utilization::pct_roofline},
            {"library_gflops", &Utilization::library_gflops},
            {"pct_library", &Utilization::pct_library}}) {
-    columns.push_back({name, [field](R r) {
+    columns.push_back({name, [field = field](R r) {
                          return r.utilization && !r.utilization->bound.empty()
                                     ? format_exact(r.utilization.value().*field)
                                     : "";
@@ -266,7 +266,7 @@ std::vector<CsvColumn> csv_columns() {
            {"math", &Utilization::math},
            {"bound", &Utilization::bound},
            {"library_method", &Utilization::library_method}}) {
-    columns.push_back({name, [field](R r) {
+    columns.push_back({name, [field = field](R r) {
                          return r.utilization ? r.utilization.value().*field : std::string();
                        }});
   }

@@ -419,7 +419,13 @@ std::vector<EvalResult> read_results(sqlite3* db, const std::string& path, State
         timing->offcpu_ms.push_back(samples.column_double(3));
         timing->cpu_ms.push_back(samples.column_double(4));
         timing->adjusted_ms.push_back(samples.column_double(5));
-        timing->disturbed.push_back(static_cast<std::uint8_t>(samples.column_int(6)));
+        const std::int64_t disturbed = samples.column_int(6);
+        // 0 clean, 1 waited, 2 disturbed: anything else is a damaged row, not a flag to wrap.
+        if (disturbed < 0 || disturbed > 2)
+          throw StoreError("kbench store '" + path + "': result " + std::to_string(id) +
+                           " has a sample with disturbed = " + std::to_string(disturbed) +
+                           " (0, 1 or 2)");
+        timing->disturbed.push_back(static_cast<std::uint8_t>(disturbed));
       }
     }
     results.push_back(std::move(result));

@@ -7,6 +7,7 @@
 // CMakeLists.txt.)
 #include <cstdint>
 #include <initializer_list>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +15,7 @@
 
 #include "fuzz_support.h"
 #include "store/result_json.h"
+#include "store/sinks.h"
 
 namespace {
 
@@ -85,5 +87,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string twice = kbench::dump_json(kbench::to_json(again));
   require(once == twice, "to_json(eval_result_from_json(to_json(r))) differs from to_json(r):\n" +
                              once + "\n" + twice);
+
+  // Every sink renders whatever the reader accepted (`kbench results`, `kbench eval`'s verdict).
+  std::ostringstream rendered;
+  const kbench::EvalResult records[] = {result};
+  for (kbench::Format format :
+       {kbench::Format::kTable, kbench::Format::kJson, kbench::Format::kCsv})
+    kbench::write_results(rendered, records, format);
+  kbench::write_verdict(rendered, result);
   return 0;
 }
