@@ -27,7 +27,7 @@ enum Layer : std::uint32_t {
   kLandlockFiles = 1u << 1,
   kLandlockNetwork = 1u << 2,   // Landlock ABI 4
   kLandlockSignals = 1u << 3,   // Landlock ABI 6: signals and abstract sockets stay inside
-  kUnprivilegedUser = 1u << 4,  // dropped from root to nobody
+  kUnprivilegedUser = 1u << 4,  // dropped from root to a user of its own
   kResourceLimits = 1u << 5,
 };
 

@@ -37,8 +37,9 @@ struct Args {
   bool candidate = false;  // load the shared object on kSharedObjectFd instead of the baseline
   bool sandbox = false;    // confine this process first (the candidate's seat)
   int threads = 1;
-  long long mem_limit_mb = 0;  // 0: no limit (baselines)
-  long long cpu_limit_s = 0;   // RLIMIT_CPU; 0: no limit (baselines)
+  long long mem_limit_mb = 0;            // 0: no limit (baselines)
+  long long cpu_limit_s = 0;             // RLIMIT_CPU; 0: no limit (baselines)
+  unsigned sandbox_id = kSandboxIdBase;  // the user and group a sandboxed worker drops to
 };
 
 Args parse_args(int argc, char** argv) {
@@ -63,6 +64,8 @@ Args parse_args(int argc, char** argv) {
       a.mem_limit_mb = std::atoll(value.c_str());
     else if (key == "--cpu-limit-s")
       a.cpu_limit_s = std::atoll(value.c_str());
+    else if (key == "--sandbox-id")
+      a.sandbox_id = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
     else
       throw std::runtime_error("unknown worker argument " + key);
   }
@@ -122,12 +125,14 @@ void drop_privileges(const Args& args, sandbox::Applied& applied) {
     applied.missing |= sandbox::kUnprivilegedUser;
     return;
   }
-  if (setgroups(0, nullptr) != 0 || setgid(kUnprivilegedId) != 0 || setuid(kUnprivilegedId) != 0)
+  if (args.sandbox_id < kSandboxIdBase || args.sandbox_id >= kSandboxIdBase + kSandboxIdSpan)
+    throw std::runtime_error("sandbox id outside kbench's range");
+  if (setgroups(0, nullptr) != 0 || setgid(args.sandbox_id) != 0 || setuid(args.sandbox_id) != 0)
     throw std::runtime_error(std::string("cannot drop privileges: ") + std::strerror(errno));
   // Changing credentials marks the process non-dumpable, which makes /proc/self/fd unreadable to
   // it; the loader needs /proc/self/fd/N to open the shared object.
   prctl(PR_SET_DUMPABLE, 1);
-  // Now counted against the unprivileged user, so a fork bomb stops here.
+  // Counted against this worker's own user: a thread bomb stops here and hurts no other worker.
   const auto max_processes = static_cast<rlim_t>(256 + 64 * args.threads);
   const rlimit processes{max_processes, max_processes};
   setrlimit(RLIMIT_NPROC, &processes);

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -66,6 +67,14 @@ std::vector<std::string> worker_environment(int threads) {
   env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
   env.push_back("OPENBLAS_NUM_THREADS=" + std::to_string(threads));
   return env;
+}
+
+// A user id of its own for each sandboxed worker: kbench's pid spreads concurrent kbench processes
+// over the range, a counter spreads the workers of one.
+unsigned next_sandbox_id() {
+  static std::atomic<unsigned> started{0};
+  const unsigned long long slot = static_cast<unsigned long long>(getpid()) * 64 + started++;
+  return worker::kSandboxIdBase + static_cast<unsigned>(slot % worker::kSandboxIdSpan);
 }
 
 // Duplicates `fd` above the protocol's fixed numbers, close-on-exec, so the dup2 calls of the spawn
@@ -183,7 +192,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
       join_cpus(spec.cpus), "--mem-limit-mb", std::to_string(spec.mem_limit_mb)};
   if (sandboxed)
     args.insert(args.end(), {"--sandbox", "1", "--cpu-limit-s",
-                             std::to_string(static_cast<long long>(std::ceil(spec.cpu_limit_s)))});
+                             std::to_string(static_cast<long long>(std::ceil(spec.cpu_limit_s))),
+                             "--sandbox-id", std::to_string(next_sandbox_id())});
   if (candidate) args.insert(args.end(), {"--candidate", "1"});
   if (!candidate && !spec.gemm_plan.empty())
     args.insert(args.end(), {"--gemm-plan", spec.gemm_plan});

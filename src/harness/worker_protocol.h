@@ -15,10 +15,12 @@ constexpr int kSharedObjectFd =
     6;  // the candidate's shared object, opened by kbench (absent: baseline)
 // stdout and stderr go to a log file kbench reads for diagnostics.
 
-// Started as root, a candidate's worker drops to this user/group (nobody) before loading the
-// candidate, so it cannot read kbench's or the baseline worker's memory, descriptors or files under
-// /root.
-constexpr unsigned kUnprivilegedId = 65534;
+// Started as root, a candidate's worker drops to a user and group of its own before loading the
+// candidate, drawn by kbench from a range no account uses: it cannot read kbench's or any other
+// worker's memory, descriptors or files, cannot signal them, and its process limit (RLIMIT_NPROC
+// counts per user) is its alone, so a thread bomb in one evaluation cannot starve another.
+constexpr unsigned kSandboxIdBase = 1'500'000'000;
+constexpr unsigned kSandboxIdSpan = 1'000'000;
 
 constexpr std::uint32_t kHelloMagic = 0x4b42484c;   // "KBHL"
 constexpr std::uint32_t kReportMagic = 0x4b425342;  // "KBSB"
