@@ -18,7 +18,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -93,7 +92,7 @@ struct ChildPlan {
   const char* exe;
   char** argv;
   char** envp;
-  const char* work_dir;
+  int work_dir_fd;         // the (already removed) directory to enter
   std::array<int, 7> fds;  // source of descriptor i (0..6), -1: none
 };
 
@@ -107,9 +106,10 @@ int child_main(void* arg) {
   for (int sig = 1; sig < NSIG; ++sig)
     sigaction(sig, &defaults, nullptr);  // kbench ignores SIGPIPE
   setpgid(0, 0);  // its own group, so one signal reaches every thread and anything it forked
+  // Before the dup2 calls, which may reuse the directory's descriptor number.
+  if (fchdir(plan->work_dir_fd) != 0) _exit(127);
   for (int target = 0; target < static_cast<int>(plan->fds.size()); ++target)
     if (plan->fds[target] >= 0 && dup2(plan->fds[target], target) < 0) _exit(127);
-  if (chdir(plan->work_dir) != 0) _exit(127);
   execve(plan->exe, plan->argv, plan->envp);
   _exit(127);
 }
@@ -168,18 +168,22 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
     shared_object = lift_fd(opened);
     close(opened);
   }
-  // A private, empty working directory, removed with the worker: nothing a kernel finds or leaves
-  // there outlives the evaluation.
+  // A private, empty working directory, removed before the worker even starts: the worker enters
+  // it through a descriptor, so it stays empty for good (nothing can be created in a removed
+  // directory) and no kill of kbench can leave it behind.
   char work_dir[] = "/tmp/kbench-worker-XXXXXX";
-  if (!mkdtemp(work_dir)) {
+  const int work_dir_fd =
+      mkdtemp(work_dir) ? open(work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (work_dir_fd < 0) {
     failure = {CallStatus::kProtocolError, 0, 0,
                std::string("cannot create the worker's directory: ") + std::strerror(errno)};
+    rmdir(work_dir);
     close(sockets[1]);
     if (shared_object >= 0) close(shared_object);
     return nullptr;
   }
-  w->work_dir_ = work_dir;
   chmod(work_dir, 0755);
+  rmdir(work_dir);
   w->log_fd_ = memfd_create("kbench-worker-log", MFD_CLOEXEC);
   const int inputs = lift_fd(spec.inputs_fd), outputs = lift_fd(spec.outputs_fd),
             control = lift_fd(sockets[1]), log = lift_fd(w->log_fd_);
@@ -208,12 +212,12 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   ChildPlan plan{spec.worker_exe.c_str(),
                  argv.data(),
                  envp.data(),
-                 work_dir,
+                 work_dir_fd,
                  {dev_null, log, log, inputs, outputs, control, shared_object}};
   std::vector<std::string> missing;
   w->pid_ = clone_child(plan, sandboxed, missing);
   const int clone_errno = errno;
-  for (int fd : {inputs, outputs, control, log, shared_object, dev_null})
+  for (int fd : {inputs, outputs, control, log, shared_object, dev_null, work_dir_fd})
     if (fd >= 0) close(fd);
   if (w->pid_ < 0) {
     failure = {CallStatus::kProtocolError, 0, 0,
@@ -289,7 +293,6 @@ WorkerProcess::~WorkerProcess() {
   kill_all();
   if (control_fd_ >= 0) close(control_fd_);
   if (log_fd_ >= 0) close(log_fd_);
-  if (!work_dir_.empty()) std::filesystem::remove_all(work_dir_);
 }
 
 void WorkerProcess::note_exit(int status) {

@@ -101,7 +101,6 @@ class WorkerProcess {
   std::string exit_description_;       // how the worker ended, once reaped
   bool violation_ = false;             // it ended by breaking a sandbox rule
   bool sandboxed_ = false;             // the candidate's seat: held to the sandbox's rules
-  std::string work_dir_;               // its private working directory
   std::vector<TaskSchedstat> frozen_;  // its threads' counters when last frozen
   SandboxReport sandbox_;
 };
