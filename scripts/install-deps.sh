@@ -5,6 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
+  libcurl4-openssl-dev # the agents' LLM providers (HTTP(S))
+  chromium             # headless: the test that renders the agent report's HTML page
   libopenblas-dev      # sgemm for baselines; also linked by candidates
   libdnnl-dev          # oneDNN: bf16/f32 matmul with fused post-ops for baselines; linked by candidates
   libhwy-dev           # Highway: vectorized exp in baselines

@@ -114,6 +114,56 @@ struct CheckOptions {
   std::string db;
 };
 
+// `kbench agent`: an LLM generates candidates for each workload with one of four methods; every
+// sample is evaluated by the standard pipeline and stored (docs/agents.md).
+struct AgentOptions {
+  std::string method;                  // best-of-n | iterative | iterative-context | beam
+  std::vector<std::string> workloads;  // at least one
+  std::string provider = "openai";
+  std::string base_url;
+  std::string model;
+  std::string api_key_env;
+  std::string size = "smoke";
+  int samples = 8;  // budget per workload
+  // beam: width, plans per parent, implementations per plan; menu entries dropped with this chance
+  int beam_width = 2;
+  int plans = 2;
+  int implementations = 2;
+  double menu_dropout = 0.3;
+  int jobs = 0;  // evaluations in flight; 0: as many as this machine's CPUs allow
+  int max_concurrency = 4;
+  double request_timeout_s = 600;
+  int max_retries = 4;
+  int max_tokens = 4096;
+  double temperature = 0.7;
+  std::optional<std::uint64_t> seed;
+  std::string context_dir;  // default: the checkout's context/
+  std::string target;       // context target; default: this machine's
+  std::string request_log;  // default: next to the database
+  std::string json;         // the run's summary (metrics) to this file
+  int threads = 1;
+  double time_budget_s = 5;  // of each sample's timing phase
+  std::string db;
+};
+
+// `kbench agent report`: the metrics of stored agent samples as Markdown, JSON or an HTML page.
+struct AgentReportOptions {
+  std::vector<std::int64_t> runs;   // empty: every agent run in the store
+  std::string format = "markdown";  // markdown | json | html
+  std::string out;                  // default: stdout
+  std::string db;
+};
+
+// `kbench agent context`: writes the measured hardware summary of this machine's target into the
+// context artifact (context/<target>/hardware.md) and prints the artifact's files and sizes.
+struct AgentContextOptions {
+  std::string target;       // default: this machine's
+  std::string context_dir;  // default: the checkout's context/
+  bool write = false;       // regenerate hardware.md from `kbench probe` (else only list)
+  int threads = 1;
+  std::string db;
+};
+
 // Each returns the process exit code. Usage problems throw UsageError (exit 2).
 int list_command(const ListOptions& options);
 int probe_command(const ProbeOptions& options);
@@ -125,5 +175,8 @@ int results_command(const ResultsOptions& options);
 int export_command(const ExportOptions& options);
 int check_command(const CheckOptions& options);
 int validate_command(const ValidateOptions& options);
+int agent_command(const AgentOptions& options);
+int agent_report_command(const AgentReportOptions& options);
+int agent_context_command(const AgentContextOptions& options);
 
 }  // namespace kbench::cli
