@@ -341,8 +341,21 @@ TEST_F(StoreTest, ADisturbedFlagOutOfRangeIsRefusedNotWrapped) {
   }
 }
 
+// Turns the current file back into what a kbench of schema 3 wrote: no agent_samples.
+void downgrade_to_schema3(sqlite3* db) {
+  for (const char* sql : {
+           "DROP TABLE agent_samples",
+           "DELETE FROM sqlite_sequence WHERE name = 'agent_samples'",
+           "PRAGMA user_version = 3",
+       }) {
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db);
+  }
+}
+
 // Turns the current file back into what a kbench of schema 2 wrote: no runs table, no run_id.
 void downgrade_to_schema2(sqlite3* db) {
+  downgrade_to_schema3(db);
   for (const char* sql : {
            "DROP INDEX results_once_per_run",
            "ALTER TABLE results DROP COLUMN run_id",
@@ -390,7 +403,7 @@ TEST_F(StoreTest, Schema1FileIsMigratedInPlaceAndItsRecordsStillRead) {
   sqlite3_close(db);
 
   ResultStore store = ResultStore::open(db_path_);
-  EXPECT_EQ(query("PRAGMA user_version"), "3");
+  EXPECT_EQ(query("PRAGMA user_version"), std::to_string(ResultStore::kSchemaVersion));
   store.record(make_result(2), test_environment());
   const std::vector<EvalResult> back = store.recent(-1);
   ASSERT_EQ(back.size(), 2u);
@@ -423,7 +436,7 @@ TEST_F(StoreTest, Schema2FileIsMigratedInPlaceAndKeepsItsRows) {
       query("SELECT group_concat(id || ' ' || created_at || ' ' || full_json, '|') FROM results");
 
   ResultStore store = ResultStore::open(db_path_);
-  EXPECT_EQ(query("PRAGMA user_version"), "3");
+  EXPECT_EQ(query("PRAGMA user_version"), std::to_string(ResultStore::kSchemaVersion));
   EXPECT_EQ(query("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(query("SELECT group_concat(id || ' ' || created_at || ' ' || full_json, '|') FROM "
                   "results"),
@@ -589,6 +602,98 @@ TEST_F(StoreTest, KilledWriterLeavesNoPartialRecordInItsRun) {
   store.record(make_result(2, "8p_GEMM", "run"), test_environment(), run);
   store.complete_run(run);
   EXPECT_EQ(store.results_of_run(run).size(), 2u);
+}
+
+agents::AgentSample make_agent_sample(std::int64_t run, const std::string& workload, int index) {
+  agents::AgentSample s;
+  s.run_id = run;
+  s.method = "iterative";
+  s.workload = workload;
+  s.size = "smoke";
+  s.model = "m";
+  s.index = index;
+  s.round = index;
+  if (index > 0) s.parent = index - 1;
+  s.prompt_hash = std::to_string(index) + "h";
+  s.prompt_tokens = 100 + index;
+  s.completion_tokens = 50;
+  s.latency_s = 1.5;
+  s.status = index == 0 ? "no_code" : "correct";
+  s.error = index == 0 ? "the reply holds no code block" : "";
+  s.reply = "reply \x01 '\"; DROP TABLE results; --";
+  return s;
+}
+
+TEST_F(StoreTest, AgentSamplesRoundTripWithTheirEvaluations) {
+  ResultStore store = ResultStore::open(db_path_);
+  const std::int64_t run = store.begin_or_resume_run("agent-key", "kbench agent ...").id;
+  agents::AgentSample no_code = make_agent_sample(run, "8p_GEMM", 0);
+  store.record_agent_sample(no_code, nullptr, test_environment());
+  EXPECT_FALSE(no_code.result_id.has_value());
+  agents::AgentSample evaluated = make_agent_sample(run, "8p_GEMM", 1);
+  evaluated.speedup = 1.25;
+  evaluated.pct_roofline = 40;
+  const EvalResult evaluation = make_result(7);
+  store.record_agent_sample(evaluated, &evaluation, test_environment());
+  ASSERT_TRUE(evaluated.result_id.has_value());
+
+  const std::vector<agents::AgentSample> back = store.agent_samples({run});
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].status, "no_code");
+  EXPECT_EQ(back[0].reply, no_code.reply);
+  EXPECT_FALSE(back[0].parent.has_value());
+  EXPECT_EQ(back[1].parent, 0);
+  EXPECT_EQ(back[1].speedup, 1.25);
+  EXPECT_EQ(back[1].prompt_tokens, 101);
+  EXPECT_EQ(back[1].result_id, evaluated.result_id);
+  const std::optional<EvalResult> stored = store.result_by_id(*evaluated.result_id);
+  ASSERT_TRUE(stored.has_value());
+  expect_same(evaluation, *stored);
+  EXPECT_FALSE(store.result_by_id(*evaluated.result_id + 100).has_value());
+  // Every run when none is named; none of another run's.
+  const std::int64_t other = store.begin_or_resume_run("other", "kbench agent ...").id;
+  agents::AgentSample elsewhere = make_agent_sample(other, "12p_RMSNorm", 0);
+  store.record_agent_sample(elsewhere, nullptr, test_environment());
+  EXPECT_EQ(store.agent_samples({}).size(), 3u);
+  EXPECT_EQ(store.agent_samples({other}).size(), 1u);
+  EXPECT_EQ(store.agent_samples({run, other}).size(), 3u);
+}
+
+TEST_F(StoreTest, Schema3FileGainsAgentSamplesAndKeepsItsRuns) {
+  std::int64_t run = 0;
+  {
+    ResultStore store = ResultStore::open(db_path_);
+    run = store.begin_or_resume_run("suite", "kbench run").id;
+    store.record(make_result(1, "8p_GEMM", "run"), test_environment(), run);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
+  downgrade_to_schema3(db);
+  sqlite3_close(db);
+  ResultStore store = ResultStore::open(db_path_);
+  EXPECT_EQ(query("PRAGMA user_version"), "4");
+  EXPECT_EQ(store.results_of_run(run).size(), 1u);
+  agents::AgentSample sample = make_agent_sample(run, "8p_GEMM", 0);
+  store.record_agent_sample(sample, nullptr, test_environment());
+  EXPECT_EQ(store.agent_samples({}).size(), 1u);
+}
+
+TEST_F(StoreTest, AgentSampleRefusesRepeatsUnknownAndCompletedRunsAndWritesNothing) {
+  ResultStore store = ResultStore::open(db_path_);
+  const std::int64_t run = store.begin_or_resume_run("agent-key", "kbench agent ...").id;
+  agents::AgentSample first = make_agent_sample(run, "8p_GEMM", 1);
+  store.record_agent_sample(first, nullptr, test_environment());
+  const EvalResult evaluation = make_result(3);
+  agents::AgentSample again = make_agent_sample(run, "8p_GEMM", 1);
+  EXPECT_THROW(store.record_agent_sample(again, &evaluation, test_environment()), StoreError);
+  agents::AgentSample unknown = make_agent_sample(run + 5, "8p_GEMM", 0);
+  EXPECT_THROW(store.record_agent_sample(unknown, nullptr, test_environment()), StoreError);
+  store.complete_run(run);
+  agents::AgentSample late = make_agent_sample(run, "8p_GEMM", 2);
+  EXPECT_THROW(store.record_agent_sample(late, &evaluation, test_environment()), StoreError);
+  // The refused evaluations left no results row behind.
+  EXPECT_TRUE(store.recent(-1).empty());
+  EXPECT_EQ(store.agent_samples({run}).size(), 1u);
 }
 
 TEST_F(StoreTest, EnvironmentsAreDeduplicatedByContent) {

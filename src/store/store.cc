@@ -143,6 +143,38 @@ CREATE INDEX runs_by_key ON runs (key, id);
 ALTER TABLE results ADD COLUMN run_id INTEGER REFERENCES runs (id);
 CREATE UNIQUE INDEX results_once_per_run ON results (run_id, workload) WHERE run_id IS NOT NULL;
 )sql",
+    // 4: agent runs. Each generated sample of `kbench agent`, evaluated or not (a reply without
+    // code is a sample too), in the run that produced it; its evaluation, when there was one, is a
+    // results row of its own. The unique key is what lets a resumed run replay what it already has.
+    R"sql(
+CREATE TABLE agent_samples (
+  id                INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id            INTEGER NOT NULL REFERENCES runs (id),
+  method            TEXT NOT NULL,
+  workload          TEXT NOT NULL,
+  size              TEXT NOT NULL,
+  model             TEXT NOT NULL,
+  idx               INTEGER NOT NULL,
+  round             INTEGER NOT NULL,
+  parent_idx        INTEGER,
+  phase             TEXT NOT NULL,
+  plan              TEXT NOT NULL,
+  prompt_hash       TEXT NOT NULL,
+  prompt_tokens     INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  latency_s         REAL,
+  status            TEXT NOT NULL,
+  error             TEXT NOT NULL,
+  speedup           REAL,
+  speedup_verdict   TEXT NOT NULL,
+  pct_roofline      REAL,
+  result_id         INTEGER REFERENCES results (id),
+  reply             TEXT NOT NULL,
+  code              TEXT NOT NULL,
+  created_at        TEXT NOT NULL,
+  UNIQUE (run_id, workload, idx)
+);
+)sql",
 };
 
 std::string utc_now() {
@@ -569,15 +601,22 @@ sqlite3* ResultStore::handle() const {
 std::int64_t ResultStore::record(const EvalResult& result, const Environment& env,
                                  std::optional<std::int64_t> run_id) {
   sqlite3* db = handle();
+  Transaction txn(db, "BEGIN IMMEDIATE");
+  if (run_id) check_run_accepts(db, *run_id, result.workload);
+  const std::int64_t id = insert_result(result, env, run_id);
+  txn.commit();
+  return id;
+}
+
+std::int64_t ResultStore::insert_result(const EvalResult& result, const Environment& env,
+                                        std::optional<std::int64_t> run_id) {
+  sqlite3* db = handle();
   const std::string now = utc_now();
   const std::string created_at = result.created_at.empty() ? now : result.created_at;
 
   // Samples live in their own table and the source in its own column; full_json carries the rest.
   json full = to_json(result, {.include_samples = false, .include_source = false});
   full["created_at"] = created_at;
-
-  Transaction txn(db, "BEGIN IMMEDIATE");
-  if (run_id) check_run_accepts(db, *run_id, result.workload);
   const std::int64_t env_id = upsert_environment(db, env, now);
 
   Statement insert(
@@ -674,8 +713,133 @@ std::int64_t ResultStore::record(const EvalResult& result, const Environment& en
   insert_samples(sample, id, "candidate", result.candidate);
   if (after_insert_hook_) after_insert_hook_();
   insert_samples(sample, id, "baseline", result.baseline);
+  return id;
+}
+
+std::optional<EvalResult> ResultStore::result_by_id(std::int64_t id) const {
+  sqlite3* db = handle();
+  Transaction snapshot(db, "BEGIN");
+  Statement rows(db, "SELECT id, full_json, candidate_source FROM results WHERE id = :id");
+  rows.bind_int(":id", id);
+  std::vector<EvalResult> results = read_results(db, path_, rows);
+  snapshot.commit();
+  if (results.empty()) return std::nullopt;
+  return std::move(results.front());
+}
+
+std::int64_t ResultStore::record_agent_sample(agents::AgentSample& sample,
+                                              const EvalResult* evaluation,
+                                              const Environment& env) {
+  sqlite3* db = handle();
+  Transaction txn(db, "BEGIN IMMEDIATE");
+  const auto refuse = [&](const std::string& why) {
+    throw StoreError("kbench store '" + db_label(db) + "': run " + std::to_string(sample.run_id) +
+                     " " + why);
+  };
+  Statement run(db, "SELECT completed_at IS NOT NULL FROM runs WHERE id = :id");
+  run.bind_int(":id", sample.run_id);
+  if (!run.step()) refuse("does not exist");
+  if (run.column_int(0) != 0) refuse("is already complete");
+  Statement existing(db,
+                     "SELECT id FROM agent_samples WHERE run_id = :run AND workload = :workload "
+                     "AND idx = :idx");
+  existing.bind_int(":run", sample.run_id);
+  existing.bind_text(":workload", sample.workload);
+  existing.bind_int(":idx", sample.index);
+  if (existing.step()) {
+    refuse("already has sample " + std::to_string(sample.index) + " of " + sample.workload +
+           " (is another kbench resuming the same agent run?)");
+  }
+  if (evaluation) sample.result_id = insert_result(*evaluation, env, std::nullopt);
+  if (sample.created_at.empty()) sample.created_at = utc_now();
+  Statement insert(
+      db,
+      "INSERT INTO agent_samples (run_id, method, workload, size, model, idx, round, parent_idx, "
+      "phase, plan, prompt_hash, prompt_tokens, completion_tokens, latency_s, status, error, "
+      "speedup, speedup_verdict, pct_roofline, result_id, reply, code, created_at) VALUES (:run, "
+      ":method, :workload, :size, :model, :idx, :round, :parent, :phase, :plan, :hash, :ptok, "
+      ":ctok, :latency, :status, :error, :speedup, :verdict, :roofline, :result, :reply, :code, "
+      ":created_at)");
+  insert.bind_int(":run", sample.run_id);
+  insert.bind_text(":method", sample.method);
+  insert.bind_text(":workload", sample.workload);
+  insert.bind_text(":size", sample.size);
+  insert.bind_text(":model", sample.model);
+  insert.bind_int(":idx", sample.index);
+  insert.bind_int(":round", sample.round);
+  if (sample.parent) {
+    insert.bind_int(":parent", *sample.parent);
+  } else {
+    insert.bind_null(":parent");
+  }
+  insert.bind_text(":phase", sample.phase);
+  insert.bind_text(":plan", sample.plan);
+  insert.bind_text(":hash", sample.prompt_hash);
+  insert.bind_int(":ptok", sample.prompt_tokens);
+  insert.bind_int(":ctok", sample.completion_tokens);
+  insert.bind_double(":latency", sample.latency_s);
+  insert.bind_text(":status", sample.status);
+  insert.bind_text(":error", sample.error);
+  insert.bind_double(":speedup", sample.speedup);
+  insert.bind_text(":verdict", sample.speedup_verdict);
+  insert.bind_double(":roofline", sample.pct_roofline);
+  if (sample.result_id) {
+    insert.bind_int(":result", *sample.result_id);
+  } else {
+    insert.bind_null(":result");
+  }
+  insert.bind_text(":reply", sample.reply);
+  insert.bind_text(":code", sample.code);
+  insert.bind_text(":created_at", sample.created_at);
+  insert.run();
+  const std::int64_t id = sqlite3_last_insert_rowid(db);
   txn.commit();
   return id;
+}
+
+std::vector<agents::AgentSample> ResultStore::agent_samples(
+    const std::vector<std::int64_t>& run_ids) const {
+  sqlite3* db = handle();
+  Transaction snapshot(db, "BEGIN");
+  // json_each over the id list keeps the statement fixed however many runs are asked for.
+  Statement rows(db,
+                 "SELECT run_id, method, workload, size, model, idx, round, parent_idx, phase, "
+                 "plan, prompt_hash, prompt_tokens, completion_tokens, latency_s, status, error, "
+                 "speedup, speedup_verdict, pct_roofline, result_id, reply, code, created_at "
+                 "FROM agent_samples WHERE :all OR run_id IN (SELECT value FROM json_each(:ids)) "
+                 "ORDER BY run_id, workload, idx");
+  rows.bind_int(":all", run_ids.empty() ? 1 : 0);
+  rows.bind_text(":ids", json(run_ids).dump());
+  std::vector<agents::AgentSample> samples;
+  while (rows.step()) {
+    agents::AgentSample s;
+    s.run_id = rows.column_int(0);
+    s.method = rows.column_text(1);
+    s.workload = rows.column_text(2);
+    s.size = rows.column_text(3);
+    s.model = rows.column_text(4);
+    s.index = static_cast<int>(rows.column_int(5));
+    s.round = static_cast<int>(rows.column_int(6));
+    if (!rows.column_is_null(7)) s.parent = static_cast<int>(rows.column_int(7));
+    s.phase = rows.column_text(8);
+    s.plan = rows.column_text(9);
+    s.prompt_hash = rows.column_text(10);
+    s.prompt_tokens = static_cast<int>(rows.column_int(11));
+    s.completion_tokens = static_cast<int>(rows.column_int(12));
+    s.latency_s = rows.column_is_null(13) ? 0 : rows.column_double(13);
+    s.status = rows.column_text(14);
+    s.error = rows.column_text(15);
+    if (!rows.column_is_null(16)) s.speedup = rows.column_double(16);
+    s.speedup_verdict = rows.column_text(17);
+    if (!rows.column_is_null(18)) s.pct_roofline = rows.column_double(18);
+    if (!rows.column_is_null(19)) s.result_id = rows.column_int(19);
+    s.reply = rows.column_text(20);
+    s.code = rows.column_text(21);
+    s.created_at = rows.column_text(22);
+    samples.push_back(std::move(s));
+  }
+  snapshot.commit();
+  return samples;
 }
 
 std::vector<EvalResult> ResultStore::recent(int limit, std::optional<std::string> workload,

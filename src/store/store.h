@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/sample.h"
 #include "core/environment.h"
 #include "harness/eval_result.h"
 
@@ -47,6 +48,10 @@ std::string default_db_path();
 //           adjusted_ms, disturbed) -- every timed call; all but ms (v2) NULL where not measured
 //   runs(id, key, command, created_at, completed_at) -- (v3) one multi-result command, such as a
 //           suite pass, that a rerun of the same command resumes until completed_at is set
+//   (user_version 4 adds) agent_samples(id, run_id, method, workload, size, model, idx, round,
+//           parent_idx, phase, plan, prompt_hash, prompt_tokens, completion_tokens, latency_s,
+//           status, error, speedup, speedup_verdict, pct_roofline, result_id, reply, code,
+//           created_at) -- every sample of `kbench agent`, unique per (run_id, workload, idx)
 //   cache(key, value, updated_at)
 // REAL columns hold NULL for values that are absent or NaN (SQLite cannot store NaN); full_json
 // keeps them exactly.
@@ -55,7 +60,7 @@ std::string default_db_path();
 // a file; writers queue for up to 5 s (busy_timeout) before StoreError("database is locked").
 class ResultStore {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Opens or creates the database at `path` (creating parent directories) and brings its schema up
   // to kSchemaVersion. ":memory:" gives a private in-memory store. Throws StoreError naming `path`.
@@ -95,6 +100,17 @@ class ResultStore {
   std::vector<EvalResult> recent(int limit, std::optional<std::string> workload = std::nullopt,
                                  std::optional<std::string> kind = std::nullopt) const;
 
+  // One result by its results.id, with its samples; nullopt when there is none.
+  std::optional<EvalResult> result_by_id(std::int64_t id) const;
+
+  // Writes an agent's sample and, when it was evaluated, its evaluation (whose new id goes into
+  // sample.result_id) in one transaction. Fills created_at when empty. Throws StoreError when the
+  // run does not exist, is complete, or already holds this (workload, index). Returns the row id.
+  std::int64_t record_agent_sample(agents::AgentSample& sample, const EvalResult* evaluation,
+                                   const Environment& env);
+  // The samples of the given runs (every agent run when empty), by run, workload and index.
+  std::vector<agents::AgentSample> agent_samples(const std::vector<std::int64_t>& run_ids) const;
+
   std::optional<std::string> cache_get(const std::string& key) const;
   void cache_put(const std::string& key, const std::string& value);
 
@@ -106,7 +122,10 @@ class ResultStore {
 
  private:
   ResultStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
-  void set_up();            // pragmas and migrations on a fresh connection
+  void set_up();  // pragmas and migrations on a fresh connection
+  // The results row and its timing samples, inside the caller's write transaction.
+  std::int64_t insert_result(const EvalResult& result, const Environment& env,
+                             std::optional<std::int64_t> run_id);
   sqlite3* handle() const;  // throws on a moved-from store
 
   sqlite3* db_ = nullptr;
