@@ -74,7 +74,9 @@ Side start_side(const EvalOptions& options, ProblemInstance& instance, const std
   spec.workload = options.workload;
   spec.size = options.size;
   spec.threads = options.threads;
-  spec.cpus = worker_cpus(options.threads);
+  // The candidate is checked before it is timed: on the checking CPUs when there are any.
+  spec.cpus = sandboxed && !options.check_cpus.empty() ? options.check_cpus
+                                                       : worker_cpus(options.threads);
   spec.so_path = so_path;
   spec.sandboxed = sandboxed;
   spec.mem_limit_mb = mem_limit_mb;
@@ -210,6 +212,30 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
   return true;
 }
 
+// Pins the calling thread and puts its original CPU mask back when it goes out of scope.
+class ThreadCpus {
+ public:
+  ThreadCpus() { saved_ = sched_getaffinity(0, sizeof original_, &original_) == 0; }
+  ~ThreadCpus() {
+    if (saved_ && pinned_) sched_setaffinity(0, sizeof original_, &original_);
+  }
+  ThreadCpus(const ThreadCpus&) = delete;
+  ThreadCpus& operator=(const ThreadCpus&) = delete;
+  void pin(const std::vector<int>& cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : cpus) CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+      throw HarnessError(std::string("cannot pin the evaluating thread: ") + std::strerror(errno));
+    pinned_ = true;
+  }
+
+ private:
+  cpu_set_t original_;
+  bool saved_ = false;
+  bool pinned_ = false;
+};
+
 // A record of `kind` with what the options fix before anything runs.
 EvalResult new_result(const EvalOptions& options, const char* kind) {
   EvalResult r;
@@ -264,6 +290,10 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   const double start = now_seconds();
   const Workload& w = *options.workload;
   EvalResult r = new_result(options, "eval");
+  // Compiler processes and the oracle inherit this thread's CPUs; restored whatever happens.
+  ThreadCpus this_thread;
+  if (!options.check_cpus.empty()) this_thread.pin(options.check_cpus);
+  std::shared_ptr<void> timing_lease;
   auto finish = [&]() -> EvalResult {
     r.wall_s = now_seconds() - start;
     return r;
@@ -306,6 +336,16 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   if (!check_correctness(options, instance, candidate, base_seed, r)) return finish();
 
   // Gate 3: faster than the baseline, both timed from outside their processes, interleaved.
+  if (options.acquire_timing) {
+    report_progress(options, "waiting for the timing cores");
+    timing_lease = options.acquire_timing();
+  }
+  if (!options.check_cpus.empty()) {
+    const std::vector<int> timing_cpus = worker_cpus(options.threads);
+    std::string error;
+    if (!candidate.worker->move_to_cpus(timing_cpus, error)) throw HarnessError(error);
+    this_thread.pin(timing_cpus);
+  }
   Side baseline = start_side(options, instance, "", false, 0, failure);
   if (!baseline.worker) throw HarnessError("baseline worker failed to start: " + failure.message);
   const double cpu_before = candidate.worker->cpu_seconds();

@@ -69,6 +69,10 @@ class WorkerProcess {
   // genuine twin arrives late). Any other failure is the worker's death (kCrashed).
   CallOutcome verify_channel(double timeout_s);
 
+  // Pins every thread of the (frozen) worker to `cpus`; threads it creates later inherit the mask.
+  // False, with the reason in `error`, when a thread could not be moved.
+  bool move_to_cpus(const std::vector<int>& cpus, std::string& error);
+
   // CPU time (user + system, all threads, live and exited) the worker has used so far.
   double cpu_seconds() const;
   // The last `max_bytes` of what the worker wrote to stdout/stderr.
