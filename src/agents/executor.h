@@ -1,6 +1,6 @@
-// Where an agent's candidates get evaluated. Methods hand a round's sources to an Executor and never
-// call the evaluator themselves, so a cluster executor can replace the local pool without touching
-// them.
+// Where an agent's candidates get evaluated. Methods hand a round's sources to an Executor and
+// never call the evaluator themselves, so a cluster executor can replace the local pool without
+// touching them.
 #pragma once
 
 #include <cstddef>

@@ -37,9 +37,16 @@ struct ChatReply {
 // A request that failed for good: after the retries, or at once for errors retrying cannot mend
 // (400, 401, 404, an unparsable body). One line naming the status and the provider's message; never
 // the API key.
+// `fatal`: no later request would fare better (the key is refused, the model or endpoint does not
+// exist, nothing listens at the URL); an agent run stops instead of failing every sample alike.
 class LlmError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit LlmError(const std::string& what, bool fatal = false)
+      : std::runtime_error(what), fatal_(fatal) {}
+  bool fatal() const { return fatal_; }
+
+ private:
+  bool fatal_;
 };
 
 struct ProviderOptions {

@@ -7,7 +7,6 @@
 
 #include "agents/metrics.h"
 #include "agents/report.h"
-#include "agents/sample_source.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 
@@ -42,7 +41,7 @@ int agent_report_command(const AgentReportOptions& options) {
   const ReportFormat format = report_format_or_usage_error(options.format);
   ResultStore store = open_store(options.db);
   const std::string report =
-      render(agents::compute_metrics(agents::load_agent_samples(store, options.runs)), format);
+      render(agents::compute_metrics(store.agent_samples(options.runs)), format);
   if (options.out.empty()) {
     std::cout << report << std::flush;
     return 0;

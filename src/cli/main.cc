@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/agent_cli.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
@@ -234,6 +235,9 @@ int main(int argc, char** argv) {
       "seed), and the\ndegenerate output that came closest to passing (it must be above 1). Exit "
       "1 when any workload fails.");
 
+  AgentCli agent;
+  add_agent_commands(app, agent);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -256,6 +260,7 @@ int main(int argc, char** argv) {
     if (*export_cmd) return export_command(export_options);
     if (*check_cmd) return check_command(check);
     if (*validate_cmd) return validate_command(validate);
+    if (const std::optional<int> code = run_agent_commands(agent)) return *code;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kbench: %s\n", e.what());
     return 2;

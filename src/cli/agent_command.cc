@@ -1,0 +1,197 @@
+// `kbench agent`: one method over one or more workloads, every sample evaluated by the standard
+// pipeline and stored; a rerun of the same command resumes an interrupted run from the database.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "agents/agent_driver.h"
+#include "agents/context_artifact.h"
+#include "agents/executor.h"
+#include "agents/methods.h"
+#include "agents/metrics.h"
+#include "agents/report.h"
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "core/environment.h"
+#include "core/sha256.h"
+#include "harness/compiler.h"
+
+namespace kbench::cli {
+namespace {
+
+void check_agent_options(const AgentOptions& o) {
+  const auto& names = agents::method_names();
+  if (o.method.empty())
+    throw UsageError("--method is required (best-of-n, iterative, iterative-context or beam)");
+  if (std::find(names.begin(), names.end(), o.method) == names.end())
+    throw UsageError("unknown method '" + o.method +
+                     "' (best-of-n, iterative, iterative-context or beam)");
+  if (o.workloads.empty()) throw UsageError("--workload is required");
+  if (o.model.empty()) throw UsageError("--model is required");
+  if (o.provider != "openai" && o.provider != "anthropic")
+    throw UsageError("unknown provider '" + o.provider + "' (openai or anthropic)");
+  if (o.samples < 1 || o.samples > 10000) throw UsageError("--samples must be between 1 and 10000");
+  if (o.beam_width < 1 || o.plans < 1 || o.implementations < 1)
+    throw UsageError("--beam-width, --plans and --implementations must be at least 1");
+  if (!(o.menu_dropout >= 0 && o.menu_dropout < 1))
+    throw UsageError("--menu-dropout must be in [0, 1)");
+  if (o.jobs < 0) throw UsageError("--jobs must be at least 0");
+  if (o.max_concurrency < 1) throw UsageError("--max-concurrency must be at least 1");
+  if (!(o.request_timeout_s > 0)) throw UsageError("--request-timeout-s must be positive");
+  if (o.max_retries < 0) throw UsageError("--max-retries must be at least 0");
+  if (o.max_tokens < 1) throw UsageError("--max-tokens must be at least 1");
+  if (!(o.temperature >= 0 && o.temperature <= 2))
+    throw UsageError("--temperature must be in [0, 2]");
+  if (!(o.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+}
+
+// Everything that determines the run's samples: a rerun with the same key resumes it.
+std::string run_key(const AgentOptions& o, const std::vector<std::string>& workloads,
+                    const std::string& target) {
+  std::string key = "agent method=" + o.method + " provider=" + o.provider +
+                    " base_url=" + o.base_url + " model=" + o.model + " size=" + o.size +
+                    " samples=" + std::to_string(o.samples) +
+                    " threads=" + std::to_string(o.threads) + " workloads=";
+  for (const std::string& w : workloads) key += w + ",";
+  if (o.method == "beam")
+    key += " beam=" + std::to_string(o.beam_width) + "x" + std::to_string(o.plans) + "x" +
+           std::to_string(o.implementations) + " dropout=" + std::to_string(o.menu_dropout);
+  if (agents::method_uses_context(o.method)) key += " target=" + target;
+  key += " max_tokens=" + std::to_string(o.max_tokens) +
+         " temperature=" + std::to_string(o.temperature);
+  if (o.seed) key += " seed=" + std::to_string(*o.seed);
+  return key;
+}
+
+void write_summary(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out << text;
+  if (!out || !out.flush()) throw std::runtime_error("cannot write the summary to '" + path + "'");
+}
+
+void print_sample(const agents::AgentSample& s) {
+  std::string line = "[" + s.method + " " + s.workload + " #" + std::to_string(s.index) +
+                     " round " + std::to_string(s.round) + "] " + s.status;
+  if (s.speedup) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.3gx", *s.speedup);
+    line += buf;
+    if (!s.speedup_verdict.empty()) line += " (" + s.speedup_verdict + ")";
+  } else if (!s.error.empty()) {
+    line += ": " + s.error.substr(0, 160);
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+}  // namespace
+
+int agent_command(const AgentOptions& options) {
+  check_agent_options(options);
+  const Size size = size_or_usage_error(options.size);
+  threads_or_usage_error(options.threads);
+  std::vector<std::string> workloads;
+  for (const std::string& w : options.workloads)
+    workloads.emplace_back(workload_or_usage_error(w).name);
+
+  agents::ProviderOptions provider_options;
+  provider_options.provider = options.provider;
+  provider_options.base_url = options.base_url;
+  provider_options.model = options.model;
+  provider_options.api_key_env = options.api_key_env;
+  provider_options.timeout_s = options.request_timeout_s;
+  provider_options.max_retries = options.max_retries;
+  provider_options.max_concurrency = options.max_concurrency;
+
+  // The context artifact: its text for the methods that use it, its menu for the beam.
+  const std::string target = options.target.empty() ? agents::detect_target() : options.target;
+  std::string context_text;
+  std::vector<std::string> menu;
+  if (agents::method_uses_context(options.method)) {
+    const agents::ContextArtifact artifact = agents::load_context(
+        options.context_dir.empty() ? agents::default_context_dir() : options.context_dir, target);
+    context_text = agents::context_prompt_text(artifact);
+    menu = agents::optimization_menu(artifact);
+  }
+
+  ResultStore store = open_store(options.db);
+  const std::string key = run_key(options, workloads, target);
+  std::string command = "kbench agent --method " + options.method + " --model " + options.model;
+  for (const std::string& w : workloads) command += " --workload " + w;
+  const ResultStore::RunStart run = store.begin_or_resume_run(key, command);
+  std::fprintf(stderr, "kbench agent: %s run %lld (%s, %s)\n",
+               run.resumed ? "resuming" : "starting", static_cast<long long>(run.id),
+               options.method.c_str(), options.model.c_str());
+
+  // The request log sits beside the database unless named (an in-memory store has no beside).
+  std::string& log = provider_options.request_log_path;
+  log = options.request_log;
+  if (log.empty() && store.path() != ":memory:")
+    log = (std::filesystem::path(store.path()).parent_path() / "agent-logs" /
+           ("run-" + std::to_string(run.id) + ".jsonl"))
+              .string();
+  if (!log.empty() && std::filesystem::path(log).has_parent_path())
+    std::filesystem::create_directories(std::filesystem::path(log).parent_path());
+  std::unique_ptr<agents::LlmProvider> llm;
+  try {
+    llm = agents::make_provider(provider_options);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+
+  agents::MethodSettings settings;
+  settings.samples = options.samples;
+  settings.beam_width = options.beam_width;
+  settings.plans = options.plans;
+  settings.implementations = options.implementations;
+  settings.menu_dropout = options.menu_dropout;
+  // Without --seed the seed still follows from the key, so a resumed run draws as the first did.
+  settings.seed = options.seed.value_or(std::stoull(sha256_hex(key).substr(0, 15), nullptr, 16));
+  settings.menu = menu;
+
+  const PeakReport peaks = machine_peaks(store, options.threads);
+  agents::SampleJournal journal(store, run.id, current_environment());
+  for (const std::string& name : workloads) {
+    const Workload& workload = workload_or_usage_error(name);
+    EvalOptions eval;
+    eval.workload = &workload;
+    eval.size = size;
+    eval.threads = options.threads;
+    eval.time_budget_s = options.time_budget_s;
+    eval.worker_exe = worker_executable();
+    eval.cache_dir = default_cache_dir();
+    eval.gemm_plan = baseline_gemm_plan(store, workload, size, options.threads);
+    const std::string work_dir = (std::filesystem::path(default_cache_dir()) / "agent-runs" /
+                                  ("run-" + std::to_string(run.id)) / name)
+                                     .string();
+    agents::LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);
+    agents::AgentDriver driver(*llm, executor, journal,
+                               {run.id, options.method, name, options.size, options.model},
+                               options.max_tokens, options.temperature, print_sample);
+    agents::TaskDescription task;
+    task.workload = &workload;
+    task.size = size;
+    task.threads = options.threads;
+    task.target = target;
+    task.context_text = context_text;
+    try {
+      agents::run_method(options.method, driver, task, settings);
+    } catch (const agents::RunAborted& e) {
+      throw std::runtime_error(std::string(e.what()) + " (run " + std::to_string(run.id) +
+                               " is kept; the same command resumes it)");
+    }
+  }
+  store.complete_run(run.id);
+  if (journal.replayed() > 0)
+    std::fprintf(stderr, "kbench agent: %d sample(s) replayed from the database\n",
+                 journal.replayed());
+
+  const agents::AgentMetrics metrics = agents::compute_metrics(store.agent_samples({run.id}));
+  std::cout << agents::metrics_markdown(metrics);
+  if (!options.json.empty())
+    write_summary(options.json, agents::metrics_json(metrics).dump(2) + "\n");
+  return 0;
+}
+
+}  // namespace kbench::cli
