@@ -1,0 +1,70 @@
+// The Anthropic Messages API: POST {base}/v1/messages, the system prompt top-level, the reply's
+// text in content blocks.
+#include "agents/http_provider.h"
+
+namespace kbench::agents {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kDefaultBaseUrl = "https://api.anthropic.com";
+// The API version this body and reply shape follow; Anthropic keeps old versions served.
+constexpr const char* kApiVersion = "2023-06-01";
+
+class AnthropicProvider final : public HttpProvider {
+ public:
+  AnthropicProvider(const std::string& base_url, const ProviderOptions& options,
+                    std::optional<std::string> api_key)
+      : HttpProvider("anthropic", base_url, base_url + "/v1/messages", options,
+                     std::move(api_key)) {}
+
+ private:
+  json request_body(const ChatRequest& request) const override {
+    json messages = json::array();
+    for (const auto& message : request.messages) {
+      messages.push_back({{"role", message.role}, {"content", message.content}});
+    }
+    json body = {{"model", model()},
+                 {"max_tokens", request.max_tokens},
+                 {"messages", std::move(messages)},
+                 {"temperature", request.temperature}};
+    if (!request.system.empty()) body["system"] = request.system;
+    return body;
+  }
+
+  std::vector<std::string> auth_headers(const std::optional<std::string>& api_key) const override {
+    std::vector<std::string> headers = {std::string("anthropic-version: ") + kApiVersion};
+    if (api_key) headers.push_back("x-api-key: " + *api_key);
+    return headers;
+  }
+
+  ChatReply parse_reply(const json& body) const override {
+    ChatReply reply;
+    // Text blocks joined in order; other block kinds (thinking, tool_use) are not the answer.
+    for (const json& block : body.at("content")) {
+      if (block.value("type", "") == "text") reply.text += block.at("text").get<std::string>();
+    }
+    if (const auto it = body.find("stop_reason"); it != body.end() && it->is_string()) {
+      reply.finish_reason = it->get<std::string>();
+    }
+    if (const auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
+      reply.prompt_tokens = usage->value("input_tokens", 0);
+      reply.completion_tokens = usage->value("output_tokens", 0);
+    }
+    reply.model = body.contains("model") && body["model"].is_string()
+                      ? body["model"].get<std::string>()
+                      : model();
+    return reply;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LlmProvider> make_anthropic_provider(const ProviderOptions& options,
+                                                     std::optional<std::string> api_key) {
+  std::string base = options.base_url.empty() ? kDefaultBaseUrl : options.base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return std::make_unique<AnthropicProvider>(base, options, std::move(api_key));
+}
+
+}  // namespace kbench::agents

@@ -1,0 +1,25 @@
+// A small blocking HTTP POST over libcurl for the LLM providers: one request, one response, no
+// retries (those are the provider's policy, src/agents/retry.h).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kbench::agents {
+
+struct HttpResponse {
+  int status = 0;                              // 0 when the transport failed (no response)
+  std::string body;                            // as received
+  std::map<std::string, std::string> headers;  // of the final response; names lower-cased
+  std::string error;       // the transport's failure, one line; empty when a response came
+  bool timed_out = false;  // the transport failure was the timeout
+};
+
+// POSTs `body` to `url` with `headers` ("Name: value" lines) and waits at most `timeout_s` for the
+// whole exchange. Never throws for network failures: they come back in `error`. Proxies, TLS
+// verification and the rest follow libcurl's defaults (the environment's http_proxy included).
+HttpResponse http_post(const std::string& url, const std::vector<std::string>& headers,
+                       const std::string& body, double timeout_s);
+
+}  // namespace kbench::agents

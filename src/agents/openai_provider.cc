@@ -1,0 +1,71 @@
+// OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp server, Ollama, Gemini's
+// compatibility endpoint): POST {base}/chat/completions.
+#include "agents/http_provider.h"
+
+namespace kbench::agents {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kDefaultBaseUrl = "https://api.openai.com/v1";
+
+class OpenAiProvider final : public HttpProvider {
+ public:
+  OpenAiProvider(const std::string& base_url, const ProviderOptions& options,
+                 std::optional<std::string> api_key)
+      : HttpProvider("openai", base_url, base_url + "/chat/completions", options,
+                     std::move(api_key)) {}
+
+ private:
+  json request_body(const ChatRequest& request) const override {
+    json messages = json::array();
+    if (!request.system.empty()) {
+      messages.push_back({{"role", "system"}, {"content", request.system}});
+    }
+    for (const auto& message : request.messages) {
+      messages.push_back({{"role", message.role}, {"content", message.content}});
+    }
+    json body = {{"model", model()},
+                 {"messages", std::move(messages)},
+                 {"max_tokens", request.max_tokens},
+                 {"temperature", request.temperature}};
+    if (request.seed) body["seed"] = *request.seed;
+    return body;
+  }
+
+  std::vector<std::string> auth_headers(const std::optional<std::string>& api_key) const override {
+    if (!api_key) return {};
+    return {"Authorization: Bearer " + *api_key};
+  }
+
+  ChatReply parse_reply(const json& body) const override {
+    const json& choice = body.at("choices").at(0);
+    ChatReply reply;
+    const json& content = choice.at("message").at("content");
+    // null content (a refusal, a tool call) is an empty reply, which the method records as a
+    // sample without code rather than a failed request.
+    if (!content.is_null()) reply.text = content.get<std::string>();
+    if (const auto it = choice.find("finish_reason"); it != choice.end() && it->is_string()) {
+      reply.finish_reason = it->get<std::string>();
+    }
+    if (const auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
+      reply.prompt_tokens = usage->value("prompt_tokens", 0);
+      reply.completion_tokens = usage->value("completion_tokens", 0);
+    }
+    reply.model = body.contains("model") && body["model"].is_string()
+                      ? body["model"].get<std::string>()
+                      : model();
+    return reply;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LlmProvider> make_openai_provider(const ProviderOptions& options,
+                                                  std::optional<std::string> api_key) {
+  std::string base = options.base_url.empty() ? kDefaultBaseUrl : options.base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return std::make_unique<OpenAiProvider>(base, options, std::move(api_key));
+}
+
+}  // namespace kbench::agents
