@@ -7,12 +7,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -255,6 +259,70 @@ TEST(ContextArtifact, DefaultDirectoryIsTheCheckoutsUnlessTheEnvironmentSaysOthe
   setenv("KBENCH_CONTEXT_DIR", "", 1);
   EXPECT_EQ(fs::path(default_context_dir()), fs::path(kContextDir));
   unsetenv("KBENCH_CONTEXT_DIR");
+}
+
+// An API the artifact names but the headers lack would teach the model code that cannot compile:
+// every intrinsic (_mm*, _tile_*, _MM_*, _CMP_*), BLAS (cblas_*, openblas_*), OpenMP (omp_*) and
+// oneDNN name (DNNL_ARG_*, the parts of dnnl::a::b) must be an identifier of the headers a
+// candidate includes, found through the candidate compiler's own dependency list (-M).
+TEST(ContextArtifact, EveryApiNameExistsInTheHeadersCandidatesCompileAgainst) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path probe = tmp.path() / "includes.cpp";
+  write_file(probe,
+             "#include <immintrin.h>\n#include <omp.h>\n#include <cblas.h>\n"
+             "#include <oneapi/dnnl/dnnl.hpp>\n");
+  std::vector<std::string> argv = {candidate_compiler()};
+  for (const std::string& f : candidate_flags())
+    if (f.rfind("-I", 0) == 0 || f.rfind("-std", 0) == 0 || f == "-fopenmp") argv.push_back(f);
+  argv.insert(argv.end(), {"-M", probe.string()});
+  const CommandResult deps = run_command(argv, 120, 1 << 20);
+  ASSERT_EQ(deps.exit_code, 0) << deps.error << deps.output;
+  // Every identifier of every header, by a plain scan (a regex over megabytes is slow).
+  std::set<std::string> declared;
+  std::size_t headers = 0;
+  std::istringstream paths(deps.output);
+  for (std::string path; paths >> path;) {
+    if (path == "\\" || path.back() == ':' || path == probe.string() || !fs::is_regular_file(path))
+      continue;
+    ++headers;
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string word;
+    for (const char c : text + " ") {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+        word += c;
+      } else if (!word.empty()) {
+        declared.insert(word);
+        word.clear();
+      }
+    }
+  }
+  ASSERT_GT(headers, 50u) << deps.output.substr(0, 2000);
+  const std::regex api_name(
+      R"(\b(_mm(256|512)?_[a-z0-9_]+|_tile_[a-z0-9_]+|_MM_[A-Z0-9_]+|_CMP_[A-Z0-9_]+|)"
+      R"(cblas_[a-z0-9_]+|openblas_[a-z0-9_]+|omp_[a-z_]+|DNNL_ARG_[A-Z0-9_]+|dnnl(::[a-z0-9_]+)+))");
+  std::set<std::string> names;
+  for (const std::string& target : context_targets())
+    for (const ContextFile& f : load_context(kContextDir, target).files) {
+      // hardware.md names kbench's GEMM paths (openblas_sgemm, onednn_bf16), not APIs.
+      if (f.name.find("/hardware.md") != std::string::npos) continue;
+      for (std::sregex_iterator it(f.text.begin(), f.text.end(), api_name), end; it != end; ++it) {
+        std::string n = it->str();
+        if (n.rfind("dnnl::", 0) != 0) {
+          names.insert(n);
+          continue;
+        }
+        for (std::size_t at = 0; (at = n.find("::")) != std::string::npos;) {
+          names.insert(n.substr(0, at));
+          n = n.substr(at + 2);
+        }
+        names.insert(n);
+      }
+    }
+  EXPECT_GT(names.size(), 150u);
+  for (const std::string& n : names)
+    EXPECT_TRUE(declared.count(n)) << n << " is not declared by the candidate's headers";
 }
 
 // Every example is a complete candidate: it compiles with the fixed candidate command. Targets this
