@@ -104,6 +104,9 @@ HttpResponse http_post(const std::string& url, const std::vector<std::string>& h
   const CURLcode code = curl_easy_perform(h);
   if (code != CURLE_OK) {
     response.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+    response.unreachable = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
+                           code == CURLE_COULDNT_RESOLVE_PROXY ||
+                           code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT;
     response.error = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
     if (response.timed_out) {
       response.error =

@@ -14,6 +14,8 @@ struct HttpResponse {
   std::map<std::string, std::string> headers;  // of the final response; names lower-cased
   std::string error;       // the transport's failure, one line; empty when a response came
   bool timed_out = false;  // the transport failure was the timeout
+  // Nothing answers at the address (no such host, connection refused): no retry will change it.
+  bool unreachable = false;
 };
 
 // POSTs `body` to `url` with `headers` ("Name: value" lines) and waits at most `timeout_s` for the

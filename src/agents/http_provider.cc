@@ -174,7 +174,11 @@ ChatReply HttpProvider::complete(const ChatRequest& request) {
     if (!retryable || attempt > options_.max_retries) {
       std::string line = name_ + ": " + failure + " (" + url_;
       if (attempt > 1) line += ", after " + std::to_string(attempt) + " attempts";
-      throw LlmError(redact(line + ")"));
+      // A refused key, an unknown model or endpoint, or no server at all fails every later request
+      // alike; a timeout, an overloaded server or one odd reply may not.
+      const bool fatal = response.unreachable || response.status == 401 || response.status == 403 ||
+                         response.status == 404;
+      throw LlmError(redact(line + ")"), fatal);
     }
     std::optional<double> retry_after;
     if (const auto it = response.headers.find("retry-after"); it != response.headers.end()) {

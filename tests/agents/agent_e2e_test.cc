@@ -130,7 +130,9 @@ TEST_F(AgentEndToEnd, BestOfNEvaluatesEverySampleAndTheSummaryAgreesWithTheStore
       ASSERT_TRUE(s.speedup.has_value());
       best = *s.speedup;
     }
-    if (s.status == "no_code") EXPECT_EQ(s.error, "the reply holds no code block");
+    if (s.status == "no_code") {
+      EXPECT_EQ(s.error, "the reply holds no code block");
+    }
   }
   EXPECT_EQ(indices, (std::set<int>{0, 1, 2, 3}));
 
@@ -253,13 +255,15 @@ TEST_F(AgentEndToEnd, BeamReachesCorrectnessThenOptimizesWithPlansFromTheMenu) {
 TEST_F(AgentEndToEnd, ASlowServerTimesOutIntoAFailedSampleAndTheRunGoesOn) {
   ScriptedLlmServer server([&](const auto&, int index) {
     ScriptedResponse r = ok(correct_reply());
-    if (index == 0) r.delay_s = 5;  // beyond --request-timeout-s 1, with no retry
+    // Beyond --request-timeout-s 2, with no retry. The server answers one connection at a time,
+    // so the next request waits out the rest of this delay (1 s) within its own timeout.
+    if (index == 0) r.delay_s = 3;
     return r;
   });
   const auto run = run_kbench(
       "agent --provider openai --base-url " + server.url() +
       "/v1 --model scripted --workload 12p --size smoke --time-budget-s 0.3 --max-retries 0 "
-      "--request-timeout-s 1 --method iterative --samples 2 --db " +
+      "--request-timeout-s 2 --method iterative --samples 2 --db " +
       db());
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const std::vector<AgentSample> samples = samples_of_latest_run();
