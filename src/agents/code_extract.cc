@@ -3,7 +3,7 @@
 // with the ABI's parameter types, which this checks without compiling.
 #include "agents/code_extract.h"
 
-#include <regex>
+#include <cctype>
 #include <vector>
 
 namespace kbench::agents {
@@ -35,48 +35,83 @@ std::vector<Block> fenced_blocks(const std::string& reply) {
   return blocks;
 }
 
-std::string collapse_spaces(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
-    if (space) {
-      if (!out.empty() && out.back() != ' ') out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  if (!out.empty() && out.front() == ' ') out.erase(0, 1);
-  return out;
+bool is_word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
 // "const kb_tensor *in" -> "const kb_tensor*"; "kb_config const* cfg" -> "const kb_config*".
-std::string parameter_type(std::string param) {
-  param = collapse_spaces(param);
-  static const std::regex trailing_name(R"(\s*\b[A-Za-z_]\w*$)");
-  static const std::regex pointer_space(R"(\s*\*\s*)");
-  static const std::regex east_const(R"(^(\w+) const\*$)");
-  std::string type = param;
-  // Strip the parameter's name when there is one (a type alone, "int32_t", keeps its last word).
-  const std::string without_name = std::regex_replace(param, trailing_name, "");
-  if (!without_name.empty() && without_name != "const") type = without_name;
-  type = std::regex_replace(type, pointer_space, "* ");
-  type = collapse_spaces(type);
-  type = std::regex_replace(type, east_const, "const $1*");
-  if (type == "int" || type == "signed int") type = "int32_t";
-  return type;
+// Hand-rolled rather than std::regex: replies are untrusted and can be long, and libstdc++'s regex
+// recurses per character.
+std::string parameter_type(const std::string& param) {
+  // Tokens: words and '*'.
+  std::vector<std::string> tokens;
+  for (std::size_t i = 0; i < param.size();) {
+    if (param[i] == '*') {
+      tokens.emplace_back("*");
+      ++i;
+    } else if (is_word_char(param[i])) {
+      std::size_t j = i;
+      while (j < param.size() && is_word_char(param[j])) ++j;
+      tokens.push_back(param.substr(i, j - i));
+      i = j;
+    } else if (std::isspace(static_cast<unsigned char>(param[i]))) {
+      ++i;
+    } else {
+      tokens.push_back(std::string(1, param[i]));  // anything else stays and fails the match
+      ++i;
+    }
+  }
+  // A trailing word after a type is the parameter's name ("int32_t n", "kb_tensor* out").
+  const auto is_type_word = [](const std::string& t) { return t == "const" || t == "signed"; };
+  if (tokens.size() >= 2 && is_word_char(tokens.back()[0]) && !is_type_word(tokens.back()))
+    tokens.pop_back();
+  bool is_const = false, pointer = false;
+  std::string base;
+  for (const std::string& t : tokens) {
+    if (t == "const") {
+      is_const = true;
+    } else if (t == "*") {
+      if (pointer) return "?";  // double pointers are not the ABI's
+      pointer = true;
+    } else if (t == "signed") {
+      continue;
+    } else {
+      if (!base.empty() || pointer) return "?";
+      base = t;
+    }
+  }
+  if (base == "int") base = "int32_t";
+  return (is_const ? "const " : "") + base + (pointer ? "*" : "");
 }
 
 // Empty when `code` defines kb_run with the ABI's parameters; else why not.
 std::string signature_problem(const std::string& code) {
-  static const std::regex definition(R"(\bint\s+kb_run\s*\(([^)]*)\)\s*\{)");
-  std::smatch match;
-  if (!std::regex_search(code, match, definition))
-    return "the code defines no `int kb_run(...) {` function";
+  // The first definition: "int" "kb_run" "(" params ")" "{", whitespace anywhere between.
+  std::string params;
+  bool defined = false;
+  for (std::size_t at = code.find("kb_run"); at != std::string::npos && !defined;
+       at = code.find("kb_run", at + 1)) {
+    std::size_t before = at;
+    while (before > 0 && std::isspace(static_cast<unsigned char>(code[before - 1]))) --before;
+    if (before == at || before < 3 || code.compare(before - 3, 3, "int") != 0 ||
+        (before > 3 && is_word_char(code[before - 4])))
+      continue;
+    std::size_t i = at + 6;
+    if (i < code.size() && is_word_char(code[i])) continue;  // kb_run_inner
+    while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
+    if (i >= code.size() || code[i] != '(') continue;
+    const std::size_t close = code.find(')', i);
+    if (close == std::string::npos) continue;
+    std::size_t j = close + 1;
+    while (j < code.size() && std::isspace(static_cast<unsigned char>(code[j]))) ++j;
+    if (j >= code.size() || code[j] != '{') continue;
+    params = code.substr(i + 1, close - i - 1);
+    defined = true;
+  }
+  if (!defined) return "the code defines no `int kb_run(...) {` function";
   const std::vector<std::string> expected = {"const kb_config*", "const kb_tensor*", "int32_t",
                                              "kb_tensor*", "int32_t"};
   std::vector<std::string> got;
-  std::string params = match[1].str();
   std::size_t start = 0;
   while (start <= params.size()) {
     const std::size_t comma = params.find(',', start);

@@ -3,6 +3,7 @@
 #include "agents/executor.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <exception>
@@ -17,7 +18,7 @@ namespace kbench::agents {
 CpuPlan plan_cpus(int threads) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
-  sched_getaffinity(0, sizeof allowed, &allowed);
+  sched_getaffinity(getpid(), sizeof allowed, &allowed);  // the process's, as worker_cpus reads it
   CpuPlan plan;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (!CPU_ISSET(cpu, &allowed)) continue;

@@ -99,7 +99,9 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
     return out;
   }
   // Compile the copy we hashed, not the user's path, which may change between read and compile.
-  const std::string stem = (dir / (out.hash + "." + std::to_string(getpid()))).string();
+  // Private to this thread: the agents' pool compiles in several threads of one process.
+  const std::string stem =
+      (dir / (out.hash + "." + std::to_string(getpid()) + "-" + std::to_string(gettid()))).string();
   const std::string src_copy = stem + ".cpp", so_tmp = stem + ".so.tmp";
   {
     std::ofstream copy(src_copy, std::ios::binary);

@@ -5,6 +5,7 @@
 #include "harness/evaluator.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -75,8 +76,8 @@ Side start_side(const EvalOptions& options, ProblemInstance& instance, const std
   spec.size = options.size;
   spec.threads = options.threads;
   // The candidate is checked before it is timed: on the checking CPUs when there are any.
-  spec.cpus = sandboxed && !options.check_cpus.empty() ? options.check_cpus
-                                                       : worker_cpus(options.threads);
+  spec.cpus =
+      sandboxed && !options.check_cpus.empty() ? options.check_cpus : worker_cpus(options.threads);
   spec.so_path = so_path;
   spec.sandboxed = sandboxed;
   spec.mem_limit_mb = mem_limit_mb;
@@ -279,7 +280,9 @@ std::string now_iso8601() {
 std::vector<int> worker_cpus(int threads) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
-  sched_getaffinity(0, sizeof allowed, &allowed);
+  // The process's CPUs, read from its main thread: an evaluating thread may be pinned to the
+  // checking CPUs (EvalOptions::check_cpus) and must not see only those.
+  sched_getaffinity(getpid(), sizeof allowed, &allowed);
   std::vector<int> cpus;
   for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < threads; ++cpu)
     if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);

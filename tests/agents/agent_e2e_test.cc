@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "agents/candidate_sources.h"
 #include "agents/scripted_llm_server.h"
 #include "cli_support.h"
 #include "store/store.h"
@@ -26,15 +27,9 @@ namespace {
 
 using kbench::testing::run_kbench;
 using kbench::testing::source_path;
+using testing::read_text;
 using testing::ScriptedLlmServer;
 using testing::ScriptedResponse;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string fenced(const std::string& code) {
   return "Here it is.\n```cpp\n" + code + "```\n";
@@ -319,14 +314,9 @@ TEST_F(AgentEndToEnd, AnInterruptedRunResumesFromTheDatabaseWithoutAskingAgain) 
 TEST_F(AgentEndToEnd, TheApiKeyReachesTheServerButNeitherTheStoreTheLogNorTheCandidate) {
   const std::string key = "sk-test-4f1d9c0e7b2a";
   // A candidate that fails when it can see any key in its environment, and is correct otherwise.
-  std::string probe = read_text(source_path("examples/12p_RMSNorm_fast.cpp"));
-  probe = "#include <cstdlib>\n" + probe;
-  const std::string entry = "extern \"C\" int kb_run(";
-  probe.replace(probe.find(entry), entry.size(),
-                "static int kb_run_inner(const kb_config*, const kb_tensor*, int32_t, kb_tensor*, "
-                "int32_t);\nextern \"C\" int kb_run(const kb_config* c, const kb_tensor* i, "
-                "int32_t ni, kb_tensor* o, int32_t no) {\n  if (std::getenv(\"KBENCH_TEST_KEY\")) "
-                "return 1;\n  return kb_run_inner(c, i, ni, o, no);\n}\nstatic int kb_run_inner(");
+  const std::string probe = testing::wrap_kb_run(
+      read_text(source_path("examples/12p_RMSNorm_fast.cpp")), "#include <cstdlib>\n",
+      "  if (std::getenv(\"KBENCH_TEST_KEY\")) return 1;");
   ScriptedLlmServer server([&](const auto&, int) { return ok(fenced(probe)); });
   const std::string log = file("key.jsonl");
   ::setenv("KBENCH_TEST_KEY", key.c_str(), 1);

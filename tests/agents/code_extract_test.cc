@@ -65,5 +65,15 @@ TEST(CodeExtractTest, RefusesRepliesWithoutUsableCodeAndSaysWhy) {
   EXPECT_FALSE(missing_output.ok);
 }
 
+TEST(CodeExtractTest, HugeHostileRepliesEndQuicklyWithAReason) {
+  // An unclosed parameter list and a megabyte of fences: linear scans, no recursion to overflow.
+  const ExtractedCode open_list =
+      extract_candidate("```cpp\nint kb_run(" + std::string(1 << 20, 'a') + "\n```");
+  EXPECT_FALSE(open_list.ok);
+  std::string fences;
+  for (int i = 0; i < 100000; ++i) fences += "```\nkb_run\n";
+  EXPECT_FALSE(extract_candidate(fences).ok);
+}
+
 }  // namespace
 }  // namespace kbench::agents
