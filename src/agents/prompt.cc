@@ -27,23 +27,27 @@ std::string abi_header() {
   return text.empty() ? "(include/kbench/kernel.h could not be read)" : text;
 }
 
-// The workload's section of docs/workloads.md ("### <name>" up to the next heading of that level
-// or above): the reference semantics in prose, with the changes made to the original program.
-std::string semantics_section(const Workload& w) {
+// The "- Semantics:" bullet of the workload's section in docs/workloads.md, where it has one: the
+// operator in prose with its masks and scales. The rest of the section is about validation and
+// measurements, which would only distract the model. Empty when absent.
+std::string documented_semantics(const Workload& w) {
   const std::string docs = read_file(std::string(KBENCH_DOCS_DIR) + "/workloads.md");
-  const std::string heading = "### " + std::string(w.name) + "\n";
-  const std::size_t start = docs.find(heading);
-  if (start == std::string::npos) return std::string(w.summary);
-  std::size_t end = start + heading.size();
+  const std::size_t section = docs.find("### " + std::string(w.name) + "\n");
+  if (section == std::string::npos) return "";
+  const std::size_t section_end = docs.find("\n#", section + 4);
+  const std::size_t bullet = docs.find("\n- Semantics:", section);
+  if (bullet == std::string::npos || bullet > section_end) return "";
+  // The bullet runs until the next bullet or blank line.
+  std::size_t end = bullet + 1;
   while (true) {
-    end = docs.find("\n#", end);
-    if (end == std::string::npos || docs.compare(end + 1, 4, "### ") == 0 ||
-        docs.compare(end + 1, 3, "## ") == 0 || docs.compare(end + 1, 2, "# ") == 0)
+    end = docs.find('\n', end);
+    if (end == std::string::npos || docs.compare(end + 1, 2, "- ") == 0 ||
+        docs.compare(end + 1, 1, "\n") == 0)
       break;
     ++end;
   }
-  return docs.substr(start + heading.size(),
-                     end == std::string::npos ? std::string::npos : end - start - heading.size());
+  return docs.substr(bullet + 3, end == std::string::npos ? std::string::npos : end - bullet - 3) +
+         "\n";
 }
 
 std::string format_number(double value) {
@@ -81,10 +85,11 @@ std::string task_prompt(const TaskDescription& task) {
   const Workload& w = *task.workload;
   const Problem p = w.problem(task.size);
   std::ostringstream s;
-  s << "# Task: " << w.name << "\n"
-    << w.summary << "\n\n## Semantics\n"
-    << semantics_section(w) << "\n## Tensors at the evaluated size (" << size_name(task.size)
-    << "), in call order\n";
+  s << "# Task: " << w.name << "\n" << w.summary << "\n\n" << documented_semantics(w);
+  if (!w.scaffold.empty())
+    s << "\n## A naive, correct implementation (the semantics in code; make it fast)\n```cpp\n"
+      << w.scaffold << "```\n";
+  s << "\n## Tensors at the evaluated size (" << size_name(task.size) << "), in call order\n";
   for (std::size_t i = 0; i < p.inputs.size(); ++i)
     s << "- inputs[" << i << "]: " << p.inputs[i].tensor.name << " "
       << dtype_name(p.inputs[i].tensor.dtype) << p.inputs[i].tensor.shape_string() << "\n";
