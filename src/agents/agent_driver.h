@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/executor.h"
+#include "harness/executor.h"
 #include "agents/llm.h"
 #include "agents/sample.h"
 #include "core/environment.h"

@@ -8,7 +8,7 @@
 
 #include "agents/agent_driver.h"
 #include "agents/context_artifact.h"
-#include "agents/executor.h"
+#include "harness/executor.h"
 #include "agents/methods.h"
 #include "agents/metrics.h"
 #include "agents/report.h"
@@ -165,7 +165,7 @@ int agent_command(const AgentOptions& options) {
     const std::string work_dir = (std::filesystem::path(default_cache_dir()) / "agent-runs" /
                                   ("run-" + std::to_string(run.id)) / name)
                                      .string();
-    agents::LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);
+    LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);
     agents::AgentDriver driver(*llm, executor, journal,
                                {run.id, options.method, name, options.size, options.model},
                                options.max_tokens, options.temperature, print_sample);

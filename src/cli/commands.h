@@ -63,8 +63,9 @@ struct RunCommandOptions {
   double time_budget_s = 10;
   std::optional<std::uint64_t> seed;
   bool json = false;
-  bool markdown = false;  // docs/baselines.md's table instead of the console table
-  std::string xla;        // scripts/xla-peer.sh --json output, for the table's XLA:CPU column
+  bool markdown = false;    // docs/baselines.md's table instead of the console table
+  std::string xla;          // scripts/xla-peer.sh --json output, for the table's XLA:CPU column
+  bool no_experts = false;  // skip the expert kernels (experts/*.cpp) evaluated beside baselines
   bool no_record = false;
   std::string db;
 };
@@ -164,6 +165,20 @@ struct AgentContextOptions {
   std::string db;
 };
 
+// `kbench tune`: the grid search over an expert's declared space (docs/experts.md).
+struct TuneOptions {
+  std::string workload;
+  std::string size = "cpu";
+  int threads = 1;
+  int max_configs = 0;  // 0: the whole grid; else the default plus a seeded sample
+  std::optional<std::uint64_t> seed;
+  double time_budget_s = 3;  // of each point's timing
+  int jobs = 0;              // evaluations in flight (compile and check in parallel)
+  bool json = false;
+  bool no_save = false;  // do not keep the winner as this machine's configuration
+  std::string db;
+};
+
 // Each returns the process exit code. Usage problems throw UsageError (exit 2).
 int list_command(const ListOptions& options);
 int probe_command(const ProbeOptions& options);
@@ -175,6 +190,7 @@ int results_command(const ResultsOptions& options);
 int export_command(const ExportOptions& options);
 int check_command(const CheckOptions& options);
 int validate_command(const ValidateOptions& options);
+int tune_command(const TuneOptions& options);
 int agent_command(const AgentOptions& options);
 int agent_report_command(const AgentReportOptions& options);
 int agent_context_command(const AgentContextOptions& options);

@@ -134,6 +134,8 @@ int main(int argc, char** argv) {
       ->add_option("--xla", run.xla,
                    "XLA:CPU timings for --markdown (scripts/xla-peer.sh --json FILE)")
       ->type_name("FILE");
+  run_cmd->add_flag("--no-experts", run.no_experts,
+                    "Do not evaluate the expert kernels beside their baselines");
   run_cmd->add_flag("--no-record", run.no_record, "Do not write results to the database");
   run_cmd->add_option("--db", run.db, "Results database");
 
@@ -235,6 +237,25 @@ int main(int argc, char** argv) {
       "seed), and the\ndegenerate output that came closest to passing (it must be above 1). Exit "
       "1 when any workload fails.");
 
+  TuneOptions tune;
+  auto* tune_cmd = app.add_subcommand(
+      "tune", "Grid-search an expert kernel's declared space; keep the fastest correct point");
+  tune_cmd->add_option("--workload,-w", tune.workload, "Workload id or name")->required();
+  tune_cmd->add_option("--size", tune.size, "smoke, cpu or full")->capture_default_str();
+  tune_cmd->add_option("--threads", tune.threads, "Threads")->capture_default_str();
+  tune_cmd
+      ->add_option("--max-configs", tune.max_configs,
+                   "At most this many points: the default plus a seeded sample (0: all)")
+      ->capture_default_str();
+  tune_cmd->add_option("--seed", tune.seed, "Seed of the inputs and of the sample of points");
+  tune_cmd->add_option("--time-budget-s", tune.time_budget_s, "Seconds of timing per point")
+      ->capture_default_str();
+  tune_cmd->add_option("--jobs", tune.jobs, "Evaluations in flight (0: as the CPUs allow)")
+      ->capture_default_str();
+  tune_cmd->add_flag("--json", tune.json, "Print one JSON object");
+  tune_cmd->add_flag("--no-save", tune.no_save, "Do not keep the winner for this machine");
+  tune_cmd->add_option("--db", tune.db, "Results database");
+
   AgentCli agent;
   add_agent_commands(app, agent);
 
@@ -260,6 +281,7 @@ int main(int argc, char** argv) {
     if (*export_cmd) return export_command(export_options);
     if (*check_cmd) return check_command(check);
     if (*validate_cmd) return validate_command(validate);
+    if (*tune_cmd) return tune_command(tune);
     if (const std::optional<int> code = run_agent_commands(agent)) return *code;
   } catch (const UsageError& e) {
     std::fprintf(stderr, "kbench: %s\n", e.what());

@@ -1,6 +1,8 @@
 // `kbench run`: the baseline pass over a suite, each baseline first checked against its reference,
 // resumable: a rerun of a killed or failed pass times only the workloads it had not recorded.
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -11,6 +13,9 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
+#include "core/sha256.h"
+#include "experts/tuner.h"
+#include "harness/compiler.h"
 #include "harness/evaluator.h"
 #include "store/result_json.h"
 #include "store/sinks.h"
@@ -81,9 +86,48 @@ std::string run_key(const RunCommandOptions& options, const std::vector<const Wo
          " max_iters=" + std::to_string(options.max_iters) +
          " time_budget_s=" + number_text(options.time_budget_s) +
          " seed=" + (options.seed ? std::to_string(*options.seed) : "fresh") +
-         " commit=" + env.kbench_commit + " build=" + env.build_type +
-         " machine=" + env.machine_id() + " host=" + env.hostname;
+         " experts=" + (options.no_experts ? "off" : "on") + " commit=" + env.kbench_commit +
+         " build=" + env.build_type + " machine=" + env.machine_id() + " host=" + env.hostname;
   return key;
+}
+
+// The workload's expert through the gates of `kbench eval`, at this machine's tuned configuration
+// (else the default), summarized into the run's record; its full evaluation is recorded on its own.
+void attach_expert(EvalResult& run_result, const EvalOptions& run, ResultStore& store,
+                   const PeakReport& peaks, bool record) {
+  const std::optional<experts::ExpertKernel> expert =
+      experts::find_expert(experts::default_experts_dir(), *run.workload);
+  if (!expert) return;
+  const std::optional<experts::Config> saved =
+      experts::saved_config(store, *expert, run_result.size, run.threads);
+  const experts::Config config = saved.value_or(experts::default_config(*expert));
+  const std::string source = experts::configured_source(*expert, config);
+  const std::filesystem::path dir = std::filesystem::path(run.cache_dir) / "experts";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path path = dir / (sha256_hex(source) + ".cpp");
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << source;
+    if (!out.flush()) throw HarnessError("cannot write " + path.string());
+  }
+  EvalOptions eval = run;
+  eval.candidate_path = path.string();
+  if (run.progress) run.progress("expert");
+  EvalResult r = evaluate(eval, peaks);
+  r.candidate_path = expert->path + " [" + experts::config_text(config) + "]";
+  if (record) store.record(r, current_environment());
+  ExpertSummary e;
+  e.config = experts::config_text(config);
+  e.tuned = saved.has_value();
+  e.status = r.status;
+  e.error = r.error;
+  if (r.candidate) e.median_ms = r.candidate->median_ms;
+  e.speedup = r.speedup;
+  e.speedup_ci95 = r.speedup_ci95;
+  e.speedup_verdict = r.speedup_verdict;
+  if (r.utilization) e.gflops = r.utilization->gflops;
+  if (r.utilization && !r.utilization->bound.empty()) e.pct_roofline = r.utilization->pct_roofline;
+  run_result.expert = std::move(e);
 }
 
 // A failed write (disk full, database locked) ends the command with one line that also says how
@@ -158,7 +202,9 @@ int run_command(const RunCommandOptions& options) {
                           std::string(workloads[i]->name));
     run.progress = [&](const std::string& line) { progress.update(line); };
     // A HarnessError ends the command here and leaves the run incomplete, so the rerun resumes.
+    run.cache_dir = default_cache_dir();
     results.push_back(run_baseline(run, peaks));
+    if (!options.no_experts) attach_expert(results.back(), run, store, peaks, run_id.has_value());
     if (run_id) {
       write_or_explain(*run_id, results.back().workload + " not recorded",
                        [&] { store.record(results.back(), current_environment(), run_id); });
@@ -180,6 +226,17 @@ int run_command(const RunCommandOptions& options) {
                   {.include_samples = false, .include_source = false});
   } else {
     write_results(std::cout, results, Format::kTable);
+    for (const EvalResult& r : results) {
+      if (!r.expert) continue;
+      const ExpertSummary& e = *r.expert;
+      std::printf("expert %s (%s%s): %s", r.workload.c_str(), e.tuned ? "tuned " : "default ",
+                  e.config.empty() ? "-" : e.config.c_str(), status_name(e.status));
+      if (e.speedup && e.median_ms)
+        std::printf(" %.4g ms, %.3fx the baseline%s%s", *e.median_ms, *e.speedup,
+                    e.speedup_verdict.empty() ? "" : ", ", e.speedup_verdict.c_str());
+      if (!e.error.empty()) std::printf(": %s", e.error.c_str());
+      std::printf("\n");
+    }
   }
   return 0;
 }

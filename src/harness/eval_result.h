@@ -84,8 +84,23 @@ struct SandboxReport {
   std::vector<std::string> missing;  // "landlock: kernel without landlock (ENOSYS)", ...
 };
 
+// `kbench run`: the workload's expert kernel (docs/experts.md) evaluated beside the baseline, by
+// the gates of `kbench eval`, at the configuration tuned for this machine or else its default.
+struct ExpertSummary {
+  std::string config;  // "KB_MC=96 KB_NC=..." (empty for an expert without tunables)
+  bool tuned = false;  // the configuration `kbench tune` saved for this machine, not the default
+  Status status = Status::kRuntimeError;
+  std::string error;
+  std::optional<double> median_ms;
+  std::optional<double> speedup;  // baseline median / expert median, paired as in eval
+  std::optional<std::pair<double, double>> speedup_ci95;
+  std::string speedup_verdict;
+  std::optional<double> gflops;
+  std::optional<double> pct_roofline;
+};
+
 // What `kbench eval` produces (kind "eval") and `kbench run` per workload (kind "run": baseline
-// only).
+// only, plus the expert's summary where the workload has one).
 struct EvalResult {
   std::string kind = "eval";
   std::string workload;  // full name, e.g. "8p_GEMM"
@@ -113,6 +128,7 @@ struct EvalResult {
   // / bandwidth): an algebraic shortcut can do that legitimately, so it informs, it is no verdict.
   std::string suspicious;
   std::optional<SandboxReport> sandbox;  // eval only: how the candidate was confined
+  std::optional<ExpertSummary> expert;   // run only
   int warmup = 0;
   double wall_s = 0;
   std::string created_at;  // ISO-8601 UTC

@@ -250,6 +250,54 @@ std::optional<Status> parse_status(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+json expert_to_json(const ExpertSummary& e) {
+  return {{"config", e.config},
+          {"tuned", e.tuned},
+          {"status", status_name(e.status)},
+          {"error", e.error},
+          {"median_ms", optional_number(e.median_ms)},
+          {"speedup", optional_number(e.speedup)},
+          {"speedup_ci95", e.speedup_ci95 ? json::array({number(e.speedup_ci95->first),
+                                                         number(e.speedup_ci95->second)})
+                                          : json(nullptr)},
+          {"speedup_verdict", e.speedup_verdict.empty() ? json(nullptr) : json(e.speedup_verdict)},
+          {"gflops", optional_number(e.gflops)},
+          {"pct_roofline", optional_number(e.pct_roofline)}};
+}
+
+std::optional<std::pair<double, double>> read_ci(const json& object, const char* key) {
+  const json* ci = find(object, key);
+  if (!ci) return std::nullopt;
+  if (!ci->is_array() || ci->size() != 2) bad_field(key, "expected [lo, hi]");
+  return std::pair(number_from((*ci)[0], key), number_from((*ci)[1], key));
+}
+
+std::optional<ExpertSummary> expert_from_json(const json& in) {
+  const json* value = find(in, "expert");
+  if (!value) return std::nullopt;
+  const json& object = require_object(*value, "expert");
+  ExpertSummary e;
+  read(object, "config", e.config);
+  read(object, "tuned", e.tuned);
+  std::string status;
+  read(object, "status", status);
+  const std::optional<Status> parsed = parse_status(status);
+  if (!parsed) bad_field("expert", "unknown status '" + status + "'");
+  e.status = *parsed;
+  read(object, "error", e.error);
+  e.median_ms = read_optional_number(object, "median_ms");
+  e.speedup = read_optional_number(object, "speedup");
+  e.speedup_ci95 = read_ci(object, "speedup_ci95");
+  read(object, "speedup_verdict", e.speedup_verdict);
+  e.gflops = read_optional_number(object, "gflops");
+  e.pct_roofline = read_optional_number(object, "pct_roofline");
+  return e;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
   const CorrectnessReport& correctness = result.correctness;
   json out = {
@@ -293,6 +341,11 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
                                  : json(nullptr)},
   };
   if (options.include_source) out["candidate_source"] = result.candidate_source;
+  // kbench run's records carry the expert beside the baseline: null where the workload has none.
+  if (result.kind == "run") {
+    out["expert"] = result.expert ? expert_to_json(*result.expert) : json(nullptr);
+    out["expert_speedup"] = result.expert ? optional_number(result.expert->speedup) : json(nullptr);
+  }
 
   // Utilization is flattened to the top level so scripts read result["gflops"] directly.
   const std::optional<Utilization>& util = result.utilization;
@@ -403,6 +456,7 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
   read(in, "wall_s", result.wall_s);
   read(in, "created_at", result.created_at);
   read(in, "suspicious", result.suspicious);
+  result.expert = expert_from_json(in);
   if (const json* sandbox = find(in, "sandbox")) {
     const json& object = require_object(*sandbox, "sandbox");
     SandboxReport report;

@@ -11,7 +11,7 @@
 
 #include "harness/evaluator.h"
 
-namespace kbench::agents {
+namespace kbench {
 
 class Executor {
  public:
@@ -55,4 +55,4 @@ class LocalPoolExecutor : public Executor {
   int written_ = 0;  // sources written so far: their file names
 };
 
-}  // namespace kbench::agents
+}  // namespace kbench

@@ -1,6 +1,6 @@
 // The local pool: evaluation threads over a shared queue, one timing lease among them, and CPU
 // pinning that keeps every check off the cores being timed.
-#include "agents/executor.h"
+#include "harness/executor.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-namespace kbench::agents {
+namespace kbench {
 
 CpuPlan plan_cpus(int threads) {
   cpu_set_t allowed;
@@ -94,4 +94,4 @@ std::vector<EvalResult> LocalPoolExecutor::evaluate(const std::vector<std::strin
   return results;
 }
 
-}  // namespace kbench::agents
+}  // namespace kbench

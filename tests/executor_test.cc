@@ -1,6 +1,6 @@
 // The local pool: concurrent evaluations check off the timing CPUs and time on them, one at a time;
 // results come back in order and each is reported once.
-#include "agents/executor.h"
+#include "harness/executor.h"
 
 #include <sched.h>
 
@@ -12,11 +12,11 @@
 #include "agents/candidate_sources.h"
 #include "workloads/registry.h"
 
-namespace kbench::agents {
+namespace kbench {
 namespace {
 
-using testing::read_text;
-using testing::wrap_kb_run;
+using agents::testing::read_text;
+using agents::testing::wrap_kb_run;
 
 std::string source_path(const std::string& relative) {
   return std::string(KBENCH_SOURCE_DIR) + "/" + relative;
@@ -113,4 +113,4 @@ TEST_F(ExecutorTest, ResultsComeBackInTheOrderOfTheSources) {
 }
 
 }  // namespace
-}  // namespace kbench::agents
+}  // namespace kbench

@@ -1,0 +1,121 @@
+// `kbench tune -w ID`: every point of the expert's space (or a seeded sample) through the standard
+// pipeline, each recorded; the fastest correct point is kept as this machine's configuration.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "core/environment.h"
+#include "experts/tuner.h"
+#include "harness/compiler.h"
+
+namespace kbench::cli {
+namespace {
+
+nlohmann::json point_json(const experts::TunePoint& p) {
+  const EvalResult& r = p.result;
+  nlohmann::json j = {{"config", p.config}, {"status", status_name(r.status)}, {"error", r.error}};
+  j["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
+  j["speedup_ci95"] = r.speedup_ci95
+                          ? nlohmann::json({r.speedup_ci95->first, r.speedup_ci95->second})
+                          : nlohmann::json(nullptr);
+  j["median_ms"] = r.candidate ? nlohmann::json(r.candidate->median_ms) : nlohmann::json(nullptr);
+  j["pct_roofline"] = r.utilization && !r.utilization->bound.empty()
+                          ? nlohmann::json(r.utilization->pct_roofline)
+                          : nlohmann::json(nullptr);
+  j["gflops"] = r.utilization ? nlohmann::json(r.utilization->gflops) : nlohmann::json(nullptr);
+  return j;
+}
+
+std::string point_line(const experts::TunePoint& p) {
+  const EvalResult& r = p.result;
+  char buf[160];
+  if (r.status == Status::kCorrect && r.speedup) {
+    std::snprintf(buf, sizeof buf, "%-14s %7.3fx [%.3f, %.3f] %8.4g ms %7.1f GFLOP/s %5.1f%% roof",
+                  "correct", *r.speedup, r.speedup_ci95 ? r.speedup_ci95->first : 0,
+                  r.speedup_ci95 ? r.speedup_ci95->second : 0, r.candidate->median_ms,
+                  r.utilization ? r.utilization->gflops : 0,
+                  r.utilization ? r.utilization->pct_roofline : 0);
+    return experts::config_text(p.config) + "  " + buf;
+  }
+  return experts::config_text(p.config) + "  " + status_name(r.status) + ": " + r.error;
+}
+
+}  // namespace
+
+int tune_command(const TuneOptions& options) {
+  const Workload& workload = workload_or_usage_error(options.workload);
+  const Size size = size_or_usage_error(options.size);
+  threads_or_usage_error(options.threads);
+  if (options.max_configs < 0) throw UsageError("--max-configs must be at least 0");
+  if (options.jobs < 0) throw UsageError("--jobs must be at least 0");
+  if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+  const std::optional<experts::ExpertKernel> expert =
+      experts::find_expert(experts::default_experts_dir(), workload);
+  if (!expert)
+    throw UsageError(std::string(workload.name) + " has no expert kernel (" +
+                     experts::default_experts_dir() + ")");
+  const std::vector<experts::Config> configs =
+      experts::select_configs(*expert, options.max_configs, options.seed.value_or(1));
+
+  ResultStore store = open_store(options.db);
+  const PeakReport peaks = machine_peaks(store, options.threads);
+  EvalOptions eval;
+  eval.workload = &workload;
+  eval.size = size;
+  eval.threads = options.threads;
+  eval.time_budget_s = options.time_budget_s;
+  eval.seed = options.seed;
+  eval.worker_exe = worker_executable();
+  eval.cache_dir = default_cache_dir();
+  eval.gemm_plan = baseline_gemm_plan(store, workload, size, options.threads);
+  const std::string work_dir =
+      (std::filesystem::path(default_cache_dir()) / "tune" / std::string(workload.name)).string();
+  LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);
+  std::fprintf(stderr, "kbench tune: %s at %s, %zu of %zu configurations, %d in flight\n",
+               std::string(workload.name).c_str(), options.size.c_str(), configs.size(),
+               experts::full_grid(*expert).size(), executor.jobs());
+
+  const Environment env = current_environment();
+  std::size_t done = 0;
+  const experts::TuneReport report =
+      experts::tune(*expert, configs, executor, [&](const experts::TunePoint& p) {
+        std::fprintf(stderr, "[%zu/%zu] %s\n", ++done, configs.size(), point_line(p).c_str());
+      });
+  for (const experts::TunePoint& p : report.points) store.record(p.result, env);
+  if (!options.no_save) experts::save_config(store, report);
+
+  if (options.json) {
+    nlohmann::json out = {{"workload", report.workload},       {"size", report.size},
+                          {"threads", report.threads},         {"space", report.space_size},
+                          {"evaluated", report.points.size()}, {"points", nlohmann::json::array()}};
+    for (const experts::TunePoint& p : report.points) out["points"].push_back(point_json(p));
+    out["best"] = report.best ? point_json(report.points[*report.best]) : nlohmann::json(nullptr);
+    out["default"] = report.default_point ? point_json(report.points[*report.default_point])
+                                          : nlohmann::json(nullptr);
+    out["gain_over_default"] = report.gain_over_default ? nlohmann::json(*report.gain_over_default)
+                                                        : nlohmann::json(nullptr);
+    out["saved"] = report.best && !options.no_save;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  for (const experts::TunePoint& p : report.points) std::cout << point_line(p) << "\n";
+  if (!report.best) {
+    std::cout << "no configuration was correct: nothing saved\n";
+    return 0;
+  }
+  std::cout << "best: " << point_line(report.points[*report.best]) << "\n";
+  if (report.gain_over_default) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3fx", *report.gain_over_default);
+    std::cout << "best over default: " << buf << "\n";
+  }
+  std::cout << (options.no_save ? "not saved (--no-save)\n"
+                                : "saved as this machine's configuration for `kbench run`\n");
+  return 0;
+}
+
+}  // namespace kbench::cli

@@ -1,0 +1,57 @@
+// `kbench tune`: a grid search over an expert's declared space, every point evaluated by the
+// standard pipeline (correct on fresh inputs, timed against the baseline), the fastest correct
+// point kept per machine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experts/expert.h"
+#include "harness/executor.h"
+#include "store/store.h"
+
+namespace kbench::experts {
+
+struct TunePoint {
+  Config config;
+  EvalResult result;
+};
+
+struct TuneReport {
+  std::string workload;
+  std::string size;
+  int threads = 1;
+  std::size_t space_size = 0;       // points in the full grid
+  std::vector<TunePoint> points;    // in evaluation order, the default first
+  std::optional<std::size_t> best;  // the correct point with the highest speedup
+  std::optional<std::size_t> default_point;
+  // best speedup / default speedup: what tuning bought, each measured against the baseline
+  // interleaved with it (so drift between the two evaluations cancels).
+  std::optional<double> gain_over_default;
+};
+
+// The points to evaluate: the whole grid when it has at most `max_configs` points (0: no limit),
+// else the default plus a seeded random sample of the rest ("pruned").
+std::vector<Config> select_configs(const ExpertKernel& expert, int max_configs, std::uint64_t seed);
+
+// Evaluates `configs` through `executor`; `on_point` sees each point as it completes.
+TuneReport tune(const ExpertKernel& expert, const std::vector<Config>& configs, Executor& executor,
+                const std::function<void(const TunePoint&)>& on_point = {});
+
+// The store's cache key of the tuned configuration for (this machine, workload, size, threads).
+std::string tuned_config_key(const std::string& workload, const std::string& size, int threads);
+
+// The saved configuration for this machine, validated against the expert's current space;
+// nullopt when none is saved or it no longer fits the space (the expert changed).
+std::optional<Config> saved_config(const ResultStore& store, const ExpertKernel& expert,
+                                   const std::string& size, int threads);
+void save_config(ResultStore& store, const TuneReport& report);
+
+// The configuration `kbench run` uses: the saved one, else the default.
+Config config_for_run(const ResultStore& store, const ExpertKernel& expert, const std::string& size,
+                      int threads);
+
+}  // namespace kbench::experts

@@ -1,0 +1,162 @@
+// The expert tier: the declared search space in a source, its grid, and `kbench tune` / `kbench
+// run` end to end with a test expert (the RMSNorm example with one tunable whose values compile
+// and pass, compute wrongly, and fail a static_assert).
+#include "experts/expert.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "agents/candidate_sources.h"
+#include "cli_support.h"
+#include "experts/tuner.h"
+#include "workloads/registry.h"
+
+namespace kbench::experts {
+namespace {
+
+using kbench::testing::run_kbench;
+using kbench::testing::source_path;
+
+const char* kSpace =
+    "// An expert.\n"
+    "// tune: KB_MC = 48 96 192 (default 96)\n"
+    "  // tune: KB_UNROLL = 1 2 (default 2)\n"
+    "#ifndef KB_MC\n#define KB_MC 96\n#endif\n";
+
+TEST(ExpertSpaceTest, DeclarationsParseInOrder) {
+  const std::vector<TunableParam> params = parse_tunables(kSpace, "x.cpp");
+  ASSERT_EQ(params.size(), 2u);
+  EXPECT_EQ(params[0].name, "KB_MC");
+  EXPECT_EQ(params[0].values, (std::vector<long long>{48, 96, 192}));
+  EXPECT_EQ(params[0].default_value, 96);
+  EXPECT_EQ(params[1].name, "KB_UNROLL");
+  EXPECT_EQ(params[1].default_value, 2);
+}
+
+TEST(ExpertSpaceTest, MalformedDeclarationsNameTheFileAndLine) {
+  for (const std::string bad :
+       {"// tune: KB_MC = 48 96\n", "// tune: KB_MC = 48 x (default 48)\n",
+        "// tune: KB_MC = (default 1)\n", "// tune: KB_MC = 1 2 (default 3)\n",
+        "// tune: 9X = 1 (default 1)\n",
+        "// tune: A = 1 (default 1)\n// tune: A = 2 (default 2)\n"}) {
+    try {
+      parse_tunables("int x;\n" + bad, "e.cpp");
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("e.cpp:", 0), 0u) << e.what();
+    }
+  }
+}
+
+ExpertKernel space_expert() {
+  ExpertKernel e;
+  e.workload = "8p_GEMM";
+  e.path = "experts/8p_GEMM.cpp";
+  e.source = kSpace;
+  e.params = parse_tunables(kSpace, e.path);
+  return e;
+}
+
+TEST(ExpertSpaceTest, TheGridIsTheProductWithTheDefaultFirst) {
+  const ExpertKernel e = space_expert();
+  const std::vector<Config> grid = full_grid(e);
+  ASSERT_EQ(grid.size(), 6u);
+  EXPECT_EQ(grid[0], default_config(e));
+  std::set<Config> distinct(grid.begin(), grid.end());
+  EXPECT_EQ(distinct.size(), 6u);
+  // Pruned: the default and a seeded sample, the same for the same seed.
+  const std::vector<Config> some = select_configs(e, 3, 7);
+  ASSERT_EQ(some.size(), 3u);
+  EXPECT_EQ(some[0], default_config(e));
+  EXPECT_EQ(some, select_configs(e, 3, 7));
+  EXPECT_EQ(select_configs(e, 0, 7).size(), 6u);
+  EXPECT_EQ(select_configs(e, 60, 7).size(), 6u);
+}
+
+TEST(ExpertSpaceTest, ConfiguredSourceDefinesEachParameterAndRefusesStrangers) {
+  const ExpertKernel e = space_expert();
+  Config c = default_config(e);
+  c["KB_MC"] = 192;
+  const std::string source = configured_source(e, c);
+  EXPECT_NE(source.find("#define KB_MC 192\n"), std::string::npos);
+  EXPECT_NE(source.find("#define KB_UNROLL 2\n"), std::string::npos);
+  EXPECT_LT(source.find("#define KB_MC 192"), source.find("#ifndef KB_MC"));
+  EXPECT_EQ(config_text(c), "KB_MC=192 KB_UNROLL=2");
+  c["KB_MC"] = 100;
+  EXPECT_THROW(configured_source(e, c), std::invalid_argument);
+  Config stranger = default_config(e);
+  stranger["KB_NC"] = 1;
+  EXPECT_THROW(validate_config(e, stranger), std::invalid_argument);
+  Config missing = {{"KB_MC", 96}};
+  EXPECT_THROW(validate_config(e, missing), std::invalid_argument);
+}
+
+// KB_VARIANT 0: the example as it is; 1: zeros (incorrect); 2: refused by a static_assert.
+std::string test_expert() {
+  return "// tune: KB_VARIANT = 0 1 2 (default 0)\n#ifndef KB_VARIANT\n#define KB_VARIANT 0\n"
+         "#endif\nstatic_assert(KB_VARIANT != 2, \"variant 2 is invalid\");\n" +
+         agents::testing::wrap_kb_run(
+             agents::testing::read_text(source_path("examples/12p_RMSNorm_fast.cpp")), "",
+             "  if (KB_VARIANT == 1) {\n    memset(o[0].data, 0, 2 * kb_numel(&o[0]));\n"
+             "    return 0;\n  }");
+}
+
+TEST(ExpertTuneTest, TuneRecordsEveryPointKeepsTheBestAndRunUsesIt) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("kbench-experts-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "experts");
+  std::ofstream(dir / "experts" / "12p_RMSNorm.cpp") << test_expert();
+  ::setenv("KBENCH_EXPERTS_DIR", (dir / "experts").c_str(), 1);
+  const std::string db = (dir / "results.db").string();
+
+  const auto tune = run_kbench("tune -w 12p --size smoke --time-budget-s 0.3 --json --db " + db);
+  ASSERT_EQ(tune.exit_code, 0) << tune.out;
+  const nlohmann::json t = nlohmann::json::parse(tune.out);
+  EXPECT_EQ(t["space"], 3);
+  ASSERT_EQ(t["points"].size(), 3u);
+  EXPECT_EQ(t["points"][0]["config"]["KB_VARIANT"], 0);
+  EXPECT_EQ(t["points"][0]["status"], "correct");
+  EXPECT_EQ(t["points"][1]["status"], "incorrect");
+  EXPECT_EQ(t["points"][2]["status"], "compile_error");
+  EXPECT_EQ(t["best"]["config"]["KB_VARIANT"], 0);
+  EXPECT_DOUBLE_EQ(t["gain_over_default"].get<double>(), 1.0);  // the default is the best
+  EXPECT_TRUE(t["saved"].get<bool>());
+  // Every point is a record of its own.
+  const nlohmann::json recent =
+      nlohmann::json::parse(run_kbench("results --json -w 12p --db " + db).out);
+  EXPECT_EQ(recent.size(), 3u);
+
+  const auto run =
+      run_kbench("run -w 12p -w 13p --size smoke --time-budget-s 0.3 --json --db " + db);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json r = nlohmann::json::parse(run.out);
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_TRUE(r[0]["expert"].is_object()) << r[0].dump();
+  EXPECT_TRUE(r[0]["expert"]["tuned"].get<bool>());
+  EXPECT_EQ(r[0]["expert"]["config"], "KB_VARIANT=0");
+  EXPECT_EQ(r[0]["expert"]["status"], "correct");
+  EXPECT_TRUE(r[0]["expert_speedup"].is_number());
+  EXPECT_TRUE(r[1]["expert"].is_null());  // 13p has no expert here
+  EXPECT_TRUE(r[1]["expert_speedup"].is_null());
+
+  const auto without =
+      run_kbench("run -w 12p --size smoke --time-budget-s 0.3 --no-experts --json --db " + db);
+  ASSERT_EQ(without.exit_code, 0) << without.out;
+  EXPECT_TRUE(nlohmann::json::parse(without.out)[0]["expert"].is_null());
+  ::unsetenv("KBENCH_EXPERTS_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ExpertTuneTest, AWorkloadWithoutAnExpertIsAUsageError) {
+  ::setenv("KBENCH_EXPERTS_DIR", "/nonexistent-kbench-experts", 1);
+  const auto r = run_kbench("tune -w 12p --db " + kbench::testing::temp_db("tune_none") + " 2>&1");
+  ::unsetenv("KBENCH_EXPERTS_DIR");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("has no expert kernel"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace kbench::experts
