@@ -8,7 +8,6 @@
 
 #include "agents/agent_driver.h"
 #include "agents/context_artifact.h"
-#include "harness/executor.h"
 #include "agents/methods.h"
 #include "agents/metrics.h"
 #include "agents/report.h"
@@ -17,6 +16,7 @@
 #include "core/environment.h"
 #include "core/sha256.h"
 #include "harness/compiler.h"
+#include "harness/executor.h"
 
 namespace kbench::cli {
 namespace {
@@ -53,7 +53,8 @@ std::string run_key(const AgentOptions& o, const std::vector<std::string>& workl
   std::string key = "agent method=" + o.method + " provider=" + o.provider +
                     " base_url=" + o.base_url + " model=" + o.model + " size=" + o.size +
                     " samples=" + std::to_string(o.samples) +
-                    " threads=" + std::to_string(o.threads) + " workloads=";
+                    " threads=" + std::to_string(o.threads) +
+                    " time_budget_s=" + std::to_string(o.time_budget_s) + " workloads=";
   for (const std::string& w : workloads) key += w + ",";
   if (o.method == "beam")
     key += " beam=" + std::to_string(o.beam_width) + "x" + std::to_string(o.plans) + "x" +
