@@ -2,7 +2,7 @@
 // over bf16 (B, H, S, D), f32 arithmetic, one rounding of the output.
 //
 // Flash-attention blocking with an online softmax, so the S x S scores never leave L1:
-//   for each (batch, head), query block of BQ rows (OpenMP items, largest first):
+//   for each (batch, head), query block of BQ rows (the OpenMP items):
 //     widen the block's query rows to f32, pre-multiplied by D^-0.5 * log2(e) (the softmax then
 //     runs on exp2, and the scale costs nothing per score)
 //     for each key block of BK keys at or left of the block's last row (the rest is fully masked:
@@ -15,18 +15,27 @@
 // the exp2 result, which writes exact zeros as exp(-1e9 - max) does in f32); micro-tiles of them
 // entirely above the diagonal are skipped in both products.
 //
+// The row sums stay 16 partial sums per row until the block's end, and the rescale factors are
+// computed 16 rows per vector: no horizontal sum and no scalar exp per row and key block.
+//
 // K and V are widened to f32 once per head and per thread (K transposed into key panels, so the
 // QK micro-kernel loads 16 keys of one dimension per vector and broadcasts one query element per
 // row; V row-major, D padded to whole vectors). Widening in the micro-kernels instead would cost a
 // shuffle per vector on the port AVX-512 also needs for its second FMA. The per-head packs are
 // 2 * S * D * 4 bytes (1 MiB at the cpu size), L2-resident; each key block is 2 * BK * D * 4 bytes.
 //
+// Threads: whole heads per thread when cfg->num_threads divides B * H (equal work, one pack per
+// head); otherwise (batch, head, query block) items by a dynamic schedule, each head's longest
+// (last) query blocks first, since the causal triangle makes block i cost i + 1 key blocks.
+//
 // Paths, chosen at the first call with __builtin_cpu_supports:
-//   AVX-512F (+BW/VL/DQ): 16-lane tiles above; exp2 as a degree-5 polynomial on the reduced
-//     argument and vscalefps (relative error 1.6e-7 from the fit, f32 rounding on top);
+//   AVX-512F (+BW/VL/DQ): 16-lane tiles above; exp2 as vreduceps (x - floor x), a degree-5
+//     polynomial and vscalefps (relative error 1.2e-7 from the fit, f32 rounding on top);
+//     K transposed 16 x 16 in registers;
 //   AVX2+FMA: 8-lane tiles 4 x 16 (QK) and 4 x 16 (PV), exp2 with the exponent built in integers;
 //   scalar: plain loops, for x86-64 without AVX2.
-// No AVX512-BF16 / AMX path: the products here are f32 on widened bf16 (see the docs draft).
+// No AVX512-BF16 / AMX path (none could be run here, an Ice Lake without either); see
+// docs/experts-1p_Flash_Attention.md for what one would change.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -55,7 +64,7 @@
 // tune: KB_QK_MR = 4 8 (default 8)
 // tune: KB_QK_NV = 2 4 (default 2)
 // tune: KB_PV_MR = 4 6 (default 6)
-// tune: KB_PV_NV = 4 8 (default 4)
+// tune: KB_PV_NV = 2 4 (default 4)
 #ifndef KB_BQ
 #define KB_BQ 64
 #endif
@@ -165,8 +174,8 @@ struct BlockArgs {
 struct Path {
   int key_panel;
   void (*pack_keys)(const Geometry&, const std::uint16_t* k, float* kt);  // see pack_keys_scalar
-  void (*scores)(const BlockArgs&);   // s = q kt
-  void (*softmax)(const BlockArgs&);  // online softmax update of s, m, l, alpha
+  void (*scores)(const BlockArgs&);                                       // s = q kt
+  void (*softmax)(const BlockArgs&);     // online softmax update of s, m, l, alpha
   void (*accumulate)(const BlockArgs&);  // o = o * alpha + s v
 };
 
@@ -607,9 +616,8 @@ KB_TARGET_AVX2 void accumulate_avx2(const BlockArgs& a) {
 // ---- Driver ----
 
 Path select_path() {
-  if (KB_MAX_PATH >= 2 && __builtin_cpu_supports("avx512f") &&
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512dq"))
+  if (KB_MAX_PATH >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
     return {16 * KB_QK_NV, pack_keys_avx512, scores_avx512, softmax_avx512, accumulate_avx512};
   if (KB_MAX_PATH >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return {16, pack_keys_scalar, scores_avx2, softmax_avx2, accumulate_avx2};
@@ -698,8 +706,8 @@ void run_block(const Path& path, const Geometry& g, const kb_tensor* in, std::ui
 
 }  // namespace
 
-extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inputs,
-                      kb_tensor* out, int32_t num_outputs) {
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inputs, kb_tensor* out,
+                      int32_t num_outputs) {
   if (num_inputs != 3 || num_outputs != 1) return 1;
   const kb_tensor& query = in[0];
   if (query.rank != 4 || query.shape[2] <= 0 || query.shape[3] <= 0) return 1;
@@ -711,8 +719,12 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inp
     return 1;
 
   static const Path path = select_path();
-  const Geometry g{query.shape[0] * query.shape[1], query.shape[2], query.shape[3],
-                   round_up(query.shape[2], kBK), round_up(query.shape[3], 16), path.key_panel};
+  const Geometry g{query.shape[0] * query.shape[1],
+                   query.shape[2],
+                   query.shape[3],
+                   round_up(query.shape[2], kBK),
+                   round_up(query.shape[3], 16),
+                   path.key_panel};
   const std::uint64_t call = ++g_call;
   auto* dst = static_cast<std::uint16_t*>(out[0].data);
   const int64_t blocks = (g.seq + kBQ - 1) / kBQ;
