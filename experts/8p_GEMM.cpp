@@ -440,18 +440,40 @@ void amx_pack_a(const Problem& g, int64_t mt, int64_t k_tiles, uint16_t* packed)
   }
 }
 
-// Column tile nt of B over all k tiles, pair-interleaved, zero outside B.
-void amx_pack_b(const Problem& g, int64_t nt, int64_t k_tiles, uint16_t* packed) {
-  const int64_t n0 = nt * kTile, width = std::min(kTile, g.n - n0);
+// Column tile nt of B over all k tiles, pair-interleaved, zero outside B. Every AMX CPU has
+// AVX-512, so the interleave is vector code: zero-extend 16 bf16 of rows 2q and 2q+1 to 32 bits
+// and merge the second into the high halves, giving one 64-byte tile row (B[2q][n], B[2q+1][n]).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void amx_pack_b(const Problem& g, int64_t nt,
+                                                                     int64_t k_tiles,
+                                                                     uint16_t* packed) {
+  const int64_t n0 = nt * kTile, width = std::clamp<int64_t>(g.n - n0, 0, kTile);
+  const __mmask16 cols = static_cast<__mmask16>((1u << width) - 1);
   for (int64_t kt = 0; kt < k_tiles; ++kt) {
     uint16_t* tile = packed + (nt * k_tiles + kt) * kTileElems;
-    std::memset(tile, 0, kTileElems * sizeof(uint16_t));
-    for (int64_t kk = 0; kk < kTileK && kt * kTileK + kk < g.k; ++kk) {
-      const uint16_t* row = g.b + (kt * kTileK + kk) * g.n + n0;
-      uint16_t* dst = tile + (kk / 2) * kTileK + (kk % 2);
-      for (int64_t j = 0; j < width; ++j) dst[2 * j] = row[j];
+    for (int64_t q = 0; q < kTileK / 2; ++q) {
+      const int64_t k0 = kt * kTileK + 2 * q;
+      const __m256i zero = _mm256_setzero_si256();
+      const __m256i r0 = k0 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + k0 * g.n + n0) : zero;
+      const __m256i r1 =
+          k0 + 1 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + (k0 + 1) * g.n + n0) : zero;
+      const __m512i pair = _mm512_or_si512(_mm512_cvtepu16_epi32(r0),
+                                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(r1), 16));
+      _mm512_store_si512(tile + q * kTileK, pair);
     }
   }
+}
+
+// The valid rows x cols of a 32x32 f32 block (rows 32 apart) rounded to bf16 into C.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void amx_store_block(const float* block,
+                                                                          int64_t rows,
+                                                                          int64_t cols, uint16_t* c,
+                                                                          int64_t ldc) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 mask =
+          static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - j)) - 1);
+      _mm256_mask_storeu_epi16(c + r * ldc + j, mask, bf16_avx512(_mm512_load_ps(block + r * 32 + j)));
+    }
 }
 
 void gemm_amx(const Problem& g, int threads) {
@@ -480,9 +502,7 @@ void gemm_amx(const Problem& g, int threads) {
         amx_block_32x32(a, a + k_tiles * kTileElems, b, b + k_tiles * kTileElems, k_tiles, block);
         const int64_t i0 = ib * kBlock, j0 = jb * kBlock;
         const int64_t rows = std::min(kBlock, g.m - i0), cols = std::min(kBlock, g.n - j0);
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < cols; ++j)
-            g.c[(i0 + r) * g.n + j0 + j] = kb_f32_to_bf16(block[r * kBlock + j]);
+        amx_store_block(block, rows, cols, g.c + i0 * g.n + j0, g.n);
       }
     }
     amx_release();  // back to the init state: context switches then save no tile data
@@ -494,6 +514,9 @@ void gemm_amx(const Problem& g, int threads) {
 enum class Path { kAmx, kAvx512, kAvx2, kScalar };
 
 Path select_path() {
+#ifdef KB_FORCE_PATH  // testing only: 1 AVX-512, 2 AVX2, 3 scalar (never AMX: it needs the CPU)
+  return static_cast<Path>(KB_FORCE_PATH);
+#endif
   __builtin_cpu_init();
   if (cpu_has_amx_bf16() && amx_permitted()) return Path::kAmx;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
