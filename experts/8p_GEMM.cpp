@@ -2,7 +2,7 @@
 //
 // A BLIS-style GEMM with a path per ISA, chosen at the first call:
 //   AMX-BF16 (Sapphire Rapids+): bf16 tiles, tdpbf16ps on VNNI-packed B (unverified: no AMX here);
-//   AVX-512F: an MR x NR f32 register tile (default 14x32: 28 zmm accumulators);
+//   AVX-512F: an MR x NR f32 register tile (default 6x64: 24 zmm accumulators);
 //   AVX2+FMA: a 6x16 f32 register tile (12 ymm accumulators).
 //
 // The vector paths share one loop nest:
@@ -16,7 +16,7 @@
 // once per use: widening inside the micro-kernel would need a shuffle per B vector, and on
 // AVX-512 cores the shuffle port (p5) is also the second FMA port. A is broadcast straight from
 // the packed panel by the FMA's embedded broadcast, so the inner loop is NR/16 vector loads and
-// MR*NR/16 FMAs per k and nothing else. When K > KC the partial sums go to an f32 scratch block
+// MR broadcasts and MR*NR/16 FMAs per k. When K > KC the partial sums go to an f32 scratch block
 // of C; the last K block rounds to bf16 (round to nearest even, as kb_f32_to_bf16) in the
 // micro-kernel's store, so the result is rounded exactly once.
 //
@@ -43,19 +43,21 @@
 // "maybe uninitialized" under -Wall (a false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// Tunables (the tuner parses these lines). MR x NR is the AVX-512 register tile; MC, KC, NC are
-// the cache blocks of all vector paths (MC and NC rounded down to whole tiles).
-// tune: KB_MR = 8 12 14 (default 12)
-// tune: KB_NR = 32 48 (default 32)
+// Tunables (the tuner parses these lines). MR x NR is the AVX-512 register tile; KC, NC and MC are
+// the cache blocks of both vector paths (NC and MC rounded down to whole tiles); PF is how many k
+// steps ahead the micro-kernel prefetches B. MC only splits M beyond the cpu size (M = 768), so it
+// has one value to tune there.
+// tune: KB_MR = 6 8 12 (default 6)
+// tune: KB_NR = 32 48 64 (default 64)
 // tune: KB_KC = 256 384 768 (default 384)
-// tune: KB_MC = 192 768 3072 (default 768)
 // tune: KB_NC = 240 480 960 (default 480)
+// tune: KB_MC = 768 (default 768)
 // tune: KB_PF = 0 8 (default 8)
 #ifndef KB_MR
-#define KB_MR 12
+#define KB_MR 6
 #endif
 #ifndef KB_NR
-#define KB_NR 32
+#define KB_NR 64
 #endif
 #ifndef KB_KC
 #define KB_KC 384
@@ -138,8 +140,13 @@ void pack_a_panel(const Problem& g, int64_t panel, int64_t p0, int64_t kc, float
 template <int NR>
 void pack_b_block(const Problem& g, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) {
   const int64_t full = cols / NR;
+  constexpr int64_t kAhead = 4;  // rows: runs of `cols` bf16 rarely span a whole page, so the
+                                 // hardware prefetcher restarts on each; fetch a few rows ahead
   for (int64_t p = 0; p < kc; ++p) {
     const uint16_t* src = g.b + (p0 + p) * g.n + j0;
+    if (p + kAhead < kc)
+      for (int64_t j = 0; j < cols; j += 32)
+        _mm_prefetch(reinterpret_cast<const char*>(src + kAhead * g.n + j), _MM_HINT_T0);
     for (int64_t q = 0; q < full; ++q) {
       float* d = dst + q * kc * NR + p * NR;
       const uint16_t* s = src + q * NR;
@@ -179,13 +186,18 @@ template <int MR, int NR>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_avx512(
     int64_t kc, const float* __restrict a, const float* __restrict b, const TileIo& io) {
   constexpr int NV = NR / 16;
+  // Partial sums from earlier K blocks are added after the k loop, not loaded before it: they come
+  // from L3 (C's scratch is M x N), and the loop hides the prefetches' latency.
   __m512 acc[MR][NV];
 #pragma GCC unroll 32
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < MR; ++i) {
+    if (io.acc_in)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      acc[i][v] = io.acc_in ? _mm512_loadu_ps(io.acc_in + i * io.ld_acc + 16 * v)
-                            : _mm512_setzero_ps();
+      for (int v = 0; v < NV; ++v)
+        _mm_prefetch(reinterpret_cast<const char*>(io.acc_in + i * io.ld_acc + 16 * v), _MM_HINT_T0);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  }
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     // B streams from L2: fetch its lines KB_PF k ahead (A's panel is in L1 already).
@@ -201,6 +213,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
     }
+  }
+  if (io.acc_in) {
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_loadu_ps(io.acc_in + i * io.ld_acc + 16 * v));
   }
   if (io.acc_out) {
 #pragma GCC unroll 32
