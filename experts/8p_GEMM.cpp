@@ -176,7 +176,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m25
     __m512 v) {
   const __m512i x = _mm512_castps_si512(v);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
-  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  __m512i r =
+      _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
   return _mm512_cvtepi32_epi16(r);
@@ -194,7 +195,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
     if (io.acc_in)
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v)
-        _mm_prefetch(reinterpret_cast<const char*>(io.acc_in + i * io.ld_acc + 16 * v), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(io.acc_in + i * io.ld_acc + 16 * v),
+                     _MM_HINT_T0);
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
   }
@@ -243,17 +245,17 @@ constexpr int kNrAvx2 = 16;
 
 template <int MR, int NR>
 __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
-                                                                 const float* __restrict a,
-                                                                 const float* __restrict b,
-                                                                 const TileIo& io) {
+                                                                const float* __restrict a,
+                                                                const float* __restrict b,
+                                                                const TileIo& io) {
   static_assert(MR == kMrAvx2 && NR == kNrAvx2, "the AVX2 tile is 6x16");
   __m256 acc[MR][2];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 2
     for (int v = 0; v < 2; ++v)
-      acc[i][v] = io.acc_in ? _mm256_loadu_ps(io.acc_in + i * io.ld_acc + 8 * v)
-                            : _mm256_setzero_ps();
+      acc[i][v] =
+          io.acc_in ? _mm256_loadu_ps(io.acc_in + i * io.ld_acc + 8 * v) : _mm256_setzero_ps();
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     _mm_prefetch(reinterpret_cast<const char*>(b + (p + KB_PF) * NR), _MM_HINT_T0);
@@ -333,7 +335,7 @@ void gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
 #pragma omp for schedule(static)
       for (int64_t panel = 0; panel < m_panels; ++panel)
         pack_a_panel<MR>(g, panel, p0, kcur, ap + panel * MR * kcur);
-      // (implicit barrier: A is packed before anyone multiplies)
+        // (implicit barrier: A is packed before anyone multiplies)
 #pragma omp for collapse(2) schedule(static)
       for (int64_t ib = 0; ib < m_blocks; ++ib) {
         for (int64_t jb = 0; jb < n_blocks; ++jb) {
@@ -489,9 +491,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void amx_store_block(const 
                                                                           int64_t ldc) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < cols; j += 16) {
-      const __mmask16 mask =
-          static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - j)) - 1);
-      _mm256_mask_storeu_epi16(c + r * ldc + j, mask, bf16_avx512(_mm512_load_ps(block + r * 32 + j)));
+      const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - j)) - 1);
+      _mm256_mask_storeu_epi16(c + r * ldc + j, mask,
+                               bf16_avx512(_mm512_load_ps(block + r * 32 + j)));
     }
 }
 
@@ -568,11 +570,15 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   const kb_tensor& ta = inputs[0];
   const kb_tensor& tb = inputs[1];
   kb_tensor& tc = outputs[0];
-  if (ta.rank != 2 || tb.rank != 2 || tc.rank != 2 || ta.dtype != KB_BF16 ||
-      tb.dtype != KB_BF16 || tc.dtype != KB_BF16)
+  if (ta.rank != 2 || tb.rank != 2 || tc.rank != 2 || ta.dtype != KB_BF16 || tb.dtype != KB_BF16 ||
+      tc.dtype != KB_BF16)
     return 1;
-  const Problem g{static_cast<const uint16_t*>(ta.data), static_cast<const uint16_t*>(tb.data),
-                  static_cast<uint16_t*>(tc.data), ta.shape[0], ta.shape[1], tb.shape[1]};
+  const Problem g{static_cast<const uint16_t*>(ta.data),
+                  static_cast<const uint16_t*>(tb.data),
+                  static_cast<uint16_t*>(tc.data),
+                  ta.shape[0],
+                  ta.shape[1],
+                  tb.shape[1]};
   if (tb.shape[0] != g.k || tc.shape[0] != g.m || tc.shape[1] != g.n) return 1;
   if (g.m == 0 || g.n == 0) return 0;
   if (g.k == 0) {  // the empty sum: +0 everywhere
