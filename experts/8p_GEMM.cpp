@@ -45,14 +45,17 @@
 
 // Tunables (the tuner parses these lines). MR x NR is the AVX-512 register tile; KC, NC and MC are
 // the cache blocks of both vector paths (NC and MC rounded down to whole tiles); PF is how many k
-// steps ahead the micro-kernel prefetches B. MC only splits M beyond the cpu size (M = 768), so it
-// has one value to tune there.
+// steps ahead the micro-kernel prefetches B (0 measured ~4% slower than 4..24, which tie); MC only
+// splits M beyond the cpu size (M = 768). PF and MC keep one value so the grid stays at 162 points.
+// KB_KC * KB_NC * 4 bytes (the packed B block) must stay within L2: 768x480 and 384x960 (1.4 MiB)
+// measured 20-25% slower than the blocks of <= 0.75 MiB on a 1.25 MiB L2.
 // tune: KB_MR = 6 8 12 (default 6)
 // tune: KB_NR = 32 48 64 (default 64)
 // tune: KB_KC = 256 384 768 (default 384)
 // tune: KB_NC = 240 480 960 (default 480)
 // tune: KB_MC = 768 (default 768)
-// tune: KB_PF = 0 8 (default 8)
+// tune: KB_PF = 8 (default 8)
+// tune: KB_BF16B = 0 1 (default 0)
 #ifndef KB_MR
 #define KB_MR 6
 #endif
@@ -71,12 +74,18 @@
 #ifndef KB_PF
 #define KB_PF 8
 #endif
+// 1: the AVX-512 path keeps packed B in bf16 and widens it in the micro-kernel (half the bytes
+// streamed from L2, two extra ALU uops per 32 columns on the FMA ports); 0: packs B as f32.
+#ifndef KB_BF16B
+#define KB_BF16B 0
+#endif
 
 // 32 zmm registers: the accumulators, NR/16 B vectors, and at least one spare; 4-cycle FMA latency
 // on two FMA ports needs at least 8 independent accumulators.
 static_assert(KB_NR % 16 == 0 && KB_NR >= 16, "KB_NR: whole zmm vectors");
 static_assert(KB_MR >= 1 && KB_MR * (KB_NR / 16) <= 28, "KB_MR x KB_NR: at most 28 accumulators");
 static_assert(KB_MR * (KB_NR / 16) >= 8, "KB_MR x KB_NR: at least 8 accumulators");
+static_assert(KB_BF16B == 0 || KB_NR % 32 == 0, "KB_BF16B: whole 32-column bf16 vectors");
 static_assert(KB_KC >= 16 && KB_MC >= KB_MR && KB_NC >= KB_NR, "blocks of at least one tile");
 
 namespace {
@@ -160,6 +169,37 @@ void pack_b_block(const Problem& g, int64_t p0, int64_t kc, int64_t j0, int64_t 
   }
 }
 
+// The bf16 form of pack_b_block (KB_BF16B): the same panels, 2 bytes per element, with the
+// columns of each 32-column group paired so that one 32-bit lane j holds column j (low half) and
+// column j+16 (high half). The micro-kernel then widens a 64-byte load into two 16-column f32
+// vectors with one shift and one AND, no shuffle.
+template <int NR>
+void pack_b_block_bf16(const Problem& g, int64_t p0, int64_t kc, int64_t j0, int64_t cols,
+                       uint16_t* dst) {
+  const int64_t panels = (cols + NR - 1) / NR;
+  for (int64_t p = 0; p < kc; ++p) {
+    const uint16_t* src = g.b + (p0 + p) * g.n + j0;
+    for (int64_t q = 0; q < panels; ++q) {
+      uint16_t* d = dst + q * kc * NR + p * NR;
+      const int64_t base = q * NR;
+      if (base + NR <= cols) {
+        for (int z = 0; z < NR / 32; ++z)
+          for (int j = 0; j < 16; ++j) {
+            d[32 * z + 2 * j] = src[base + 32 * z + j];
+            d[32 * z + 2 * j + 1] = src[base + 32 * z + 16 + j];
+          }
+      } else {
+        for (int z = 0; z < NR / 32; ++z)
+          for (int j = 0; j < 16; ++j) {
+            const int64_t lo = base + 32 * z + j, hi = lo + 16;
+            d[32 * z + 2 * j] = lo < cols ? src[lo] : 0;
+            d[32 * z + 2 * j + 1] = hi < cols ? src[hi] : 0;
+          }
+      }
+    }
+  }
+}
+
 // What the micro-kernel does with its tile after the rank-kc update.
 struct TileIo {
   const float* acc_in;  // partial sums to add (ld_acc apart), or null for the first K block
@@ -185,8 +225,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m25
 
 template <int MR, int NR>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_avx512(
-    int64_t kc, const float* __restrict a, const float* __restrict b, const TileIo& io) {
+    int64_t kc, const float* __restrict a, const void* __restrict b_packed, const TileIo& io) {
   constexpr int NV = NR / 16;
+  const float* __restrict b = static_cast<const float*>(b_packed);
+  const uint16_t* __restrict bh = static_cast<const uint16_t*>(b_packed);
   // Partial sums from earlier K blocks are added after the k loop, not loaded before it: they come
   // from L3 (C's scratch is M x N), and the loop hides the prefetches' latency.
   __m512 acc[MR][NV];
@@ -203,12 +245,22 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     // B streams from L2: fetch its lines KB_PF k ahead (A's panel is in L1 already).
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      _mm_prefetch(reinterpret_cast<const char*>(b + (p + KB_PF) * NR + 16 * v), _MM_HINT_T0);
     __m512 bv[NV];
+    if constexpr (KB_BF16B) {
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + p * NR + 16 * v);
+      for (int z = 0; z < NV / 2; ++z) {
+        _mm_prefetch(reinterpret_cast<const char*>(bh + (p + KB_PF) * NR + 32 * z), _MM_HINT_T0);
+        const __m512i w = _mm512_load_si512(bh + p * NR + 32 * z);
+        bv[2 * z] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+        bv[2 * z + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        _mm_prefetch(reinterpret_cast<const char*>(b + (p + KB_PF) * NR + 16 * v), _MM_HINT_T0);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + p * NR + 16 * v);
+    }
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i) {
       const __m512 ai = _mm512_set1_ps(a[p * MR + i]);
@@ -246,9 +298,10 @@ constexpr int kNrAvx2 = 16;
 template <int MR, int NR>
 __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
                                                                 const float* __restrict a,
-                                                                const float* __restrict b,
+                                                                const void* __restrict b_packed,
                                                                 const TileIo& io) {
   static_assert(MR == kMrAvx2 && NR == kNrAvx2, "the AVX2 tile is 6x16");
+  const float* __restrict b = static_cast<const float*>(b_packed);
   __m256 acc[MR][2];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
@@ -297,13 +350,13 @@ __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
 // (8-9 bytes per cycle at 14x32) is far below what L2 delivers; A, the panel re-read every
 // iteration, is the one kept closest.
 
-using UkernelFn = void (*)(int64_t, const float*, const float*, const TileIo&);
+using UkernelFn = void (*)(int64_t, const float*, const void*, const TileIo&);
 
 constexpr int64_t round_down_to(int64_t x, int64_t unit) {
   return std::max(unit, x / unit * unit);
 }
 
-template <int MR, int NR>
+template <int MR, int NR, bool kBf16B>
 void gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
   const int64_t mc = round_down_to(KB_MC, MR), nc = round_down_to(KB_NC, NR);
   const int64_t kc = std::min<int64_t>(KB_KC, g.k);
@@ -341,7 +394,10 @@ void gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
         for (int64_t jb = 0; jb < n_blocks; ++jb) {
           const int64_t i0 = ib * mc, rows = std::min(mc, g.m - i0);
           const int64_t j0 = jb * nc, cols = std::min(nc, g.n - j0);
-          pack_b_block<NR>(g, p0, kcur, j0, cols, bp);
+          if constexpr (kBf16B)
+            pack_b_block_bf16<NR>(g, p0, kcur, j0, cols, reinterpret_cast<uint16_t*>(bp));
+          else
+            pack_b_block<NR>(g, p0, kcur, j0, cols, bp);
           for (int64_t ir = 0; ir < rows; ir += MR) {
             const int64_t tile_rows = std::min<int64_t>(MR, rows - ir);
             const float* a_panel = ap + (i0 + ir) * kcur;
@@ -355,7 +411,11 @@ void gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
                 io.c = full ? c : edge;
                 io.ldc = full ? g.n : NR;
               }
-              ukernel(kcur, a_panel, bp + jr * kcur, io);
+              const void* b_panel =
+                  kBf16B
+                      ? static_cast<const void*>(reinterpret_cast<const uint16_t*>(bp) + jr * kcur)
+                      : static_cast<const void*>(bp + jr * kcur);
+              ukernel(kcur, a_panel, b_panel, io);
               if (last && !full)
                 for (int64_t i = 0; i < tile_rows; ++i)
                   std::memcpy(c + i * g.n, edge + i * NR, tile_cols * sizeof(uint16_t));
@@ -592,10 +652,10 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
       gemm_amx(g, threads);
       break;
     case Path::kAvx512:
-      gemm_blocked<KB_MR, KB_NR>(g, threads, ukernel_avx512<KB_MR, KB_NR>);
+      gemm_blocked<KB_MR, KB_NR, KB_BF16B != 0>(g, threads, ukernel_avx512<KB_MR, KB_NR>);
       break;
     case Path::kAvx2:
-      gemm_blocked<kMrAvx2, kNrAvx2>(g, threads, ukernel_avx2<kMrAvx2, kNrAvx2>);
+      gemm_blocked<kMrAvx2, kNrAvx2, false>(g, threads, ukernel_avx2<kMrAvx2, kNrAvx2>);
       break;
     case Path::kScalar:
       gemm_scalar(g);
