@@ -5,20 +5,18 @@
 //   AVX-512F: an MR x NR f32 register tile (default 6x64: 24 zmm accumulators);
 //   AVX2+FMA: a 6x16 f32 register tile (12 ymm accumulators).
 //
-// The vector paths share one loop nest:
-//   for (ic, jc) blocks of C (MC x NC), split over OpenMP threads:
-//     for pc in K step KC:
-//       pack A[ic.., pc..] (bf16 -> f32) into MR-tall, k-major micro-panels (an L2-resident block)
-//       for jr in NC step NR:
-//         widen B[pc.., jc+jr..] (bf16 -> f32) into one KC x NR micro-panel (L1/L2-resident)
-//         for ir in MC step MR: micro-kernel, a rank-KC update of an MR x NR tile in registers
+// The vector paths share BLIS's loops (see gemm_blocked):
+//   for pc in K step KC:                       pack A[:, pc..] (bf16 -> f32) into MR-row panels
+//     for (ic, jc) blocks of MC x NC (threads): pack B[pc.., jc..] (bf16 -> f32) into NR-column
+//                                              panels, a block that stays in L2
+//       for ir, for jr: micro-kernel, a rank-KC update of an MR x NR f32 tile in registers
 // Widening while packing pays the bf16 -> f32 conversion once per element per block instead of
-// once per use: widening inside the micro-kernel would need a shuffle per B vector, and on
-// AVX-512 cores the shuffle port (p5) is also the second FMA port. A is broadcast straight from
-// the packed panel by the FMA's embedded broadcast, so the inner loop is NR/16 vector loads and
-// MR broadcasts and MR*NR/16 FMAs per k. When K > KC the partial sums go to an f32 scratch block
-// of C; the last K block rounds to bf16 (round to nearest even, as kb_f32_to_bf16) in the
-// micro-kernel's store, so the result is rounded exactly once.
+// once per use. Keeping B in bf16 and widening in the micro-kernel (KB_BF16B=1) halves the bytes
+// streamed from L2 but adds two ALU uops per 32 columns on the ports the FMAs use; it measured
+// slower. Per k the micro-kernel does NR/16 aligned B loads, MR broadcasts of A (load-port uops)
+// and MR*NR/16 FMAs. When K > KC the partial sums go to an f32 scratch of C; the last K block
+// rounds to bf16 (round to nearest even, as kb_f32_to_bf16) in the micro-kernel's store, so the
+// result is rounded exactly once.
 //
 // Edges: packing zero-pads A rows and B columns to whole tiles, so the micro-kernel always runs
 // full tiles; a partial tile of C is stored to a temporary tile and its valid part copied out.
@@ -357,7 +355,7 @@ constexpr int64_t round_down_to(int64_t x, int64_t unit) {
 }
 
 template <int MR, int NR, bool kBf16B>
-void gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
+bool gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
   const int64_t mc = round_down_to(KB_MC, MR), nc = round_down_to(KB_NC, NR);
   const int64_t kc = std::min<int64_t>(KB_KC, g.k);
   const int64_t m_panels = (g.m + MR - 1) / MR, m_pad = m_panels * MR;
@@ -373,6 +371,7 @@ void gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
   const int64_t a_elems = (m_pad * kc + 15) / 16 * 16, b_elems = (kc * nc + 15) / 16 * 16;
   const int64_t c_elems = multi_pass ? m_pad * n_pad : 0;
   float* ap = pool.get<float>(a_elems + threads * b_elems + c_elems);
+  if (!ap) return false;
   float* bp_all = ap + a_elems;
   float* cacc = bp_all + threads * b_elems;
 #pragma omp parallel num_threads(threads)
@@ -426,6 +425,7 @@ void gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
       // (implicit barrier: this pass's A is used up before the next pass repacks it)
     }
   }
+  return true;
 }
 
 // ---- AMX-BF16: 32x32 blocks of C in four tiles, tdpbf16ps over all of K (unverified here) ----
@@ -557,13 +557,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void amx_store_block(const 
     }
 }
 
-void gemm_amx(const Problem& g, int threads) {
+bool gemm_amx(const Problem& g, int threads) {
   constexpr int64_t kBlock = 2 * kTile;
   const int64_t m_blocks = (g.m + kBlock - 1) / kBlock, n_blocks = (g.n + kBlock - 1) / kBlock;
   const int64_t k_tiles = (g.k + kTileK - 1) / kTileK;
   static ScratchPool pool;
   const int64_t a_elems = 2 * m_blocks * k_tiles * kTileElems;
   uint16_t* a_packed = pool.get<uint16_t>(a_elems + 2 * n_blocks * k_tiles * kTileElems);
+  if (!a_packed) return false;
   uint16_t* b_packed = a_packed + a_elems;
   threads = static_cast<int>(std::clamp<int64_t>(threads, 1, m_blocks * n_blocks));
 #pragma omp parallel num_threads(threads)
@@ -588,6 +589,7 @@ void gemm_amx(const Problem& g, int threads) {
     }
     amx_release();  // back to the init state: context switches then save no tile data
   }
+  return true;
 }
 
 // ---- Dispatch ----
@@ -608,9 +610,10 @@ Path select_path() {
 }
 
 // Pre-AVX2 x86-64: one row of C at a time, an f32 row accumulator, i-k-j order.
-void gemm_scalar(const Problem& g) {
+bool gemm_scalar(const Problem& g) {
   static ScratchPool pool;
   float* row = pool.get<float>(g.n);
+  if (!row) return false;
   for (int64_t i = 0; i < g.m; ++i) {
     std::fill(row, row + g.n, 0.0f);
     for (int64_t p = 0; p < g.k; ++p) {
@@ -620,6 +623,7 @@ void gemm_scalar(const Problem& g) {
     }
     for (int64_t j = 0; j < g.n; ++j) g.c[i * g.n + j] = kb_f32_to_bf16(row[j]);
   }
+  return true;
 }
 
 }  // namespace
@@ -647,19 +651,20 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   }
   static const Path path = select_path();
   const int threads = cfg->num_threads > 0 ? cfg->num_threads : 1;
+  bool ok = false;  // false: scratch could not be allocated
   switch (path) {
     case Path::kAmx:
-      gemm_amx(g, threads);
+      ok = gemm_amx(g, threads);
       break;
     case Path::kAvx512:
-      gemm_blocked<KB_MR, KB_NR, KB_BF16B != 0>(g, threads, ukernel_avx512<KB_MR, KB_NR>);
+      ok = gemm_blocked<KB_MR, KB_NR, KB_BF16B != 0>(g, threads, ukernel_avx512<KB_MR, KB_NR>);
       break;
     case Path::kAvx2:
-      gemm_blocked<kMrAvx2, kNrAvx2, false>(g, threads, ukernel_avx2<kMrAvx2, kNrAvx2>);
+      ok = gemm_blocked<kMrAvx2, kNrAvx2, false>(g, threads, ukernel_avx2<kMrAvx2, kNrAvx2>);
       break;
     case Path::kScalar:
-      gemm_scalar(g);
+      ok = gemm_scalar(g);
       break;
   }
-  return 0;
+  return ok ? 0 : 1;
 }
