@@ -44,7 +44,8 @@
 // Tunables (the tuner parses these lines). MR x NR is the AVX-512 register tile; KC, NC and MC are
 // the cache blocks of both vector paths (NC and MC rounded down to whole tiles); PF is how many k
 // steps ahead the micro-kernel prefetches B (0 measured ~4% slower than 4..24, which tie); MC only
-// splits M beyond the cpu size (M = 768). PF and MC keep one value so the grid stays at 162 points.
+// splits M into blocks sharing one packed B block (192, 384 and 768 tied at the cpu size). PF and
+// MC keep one value so the grid stays at 162 points.
 // KB_KC * KB_NC * 4 bytes (the packed B block) must stay within L2: 768x480 and 384x960 (1.4 MiB)
 // measured 20-25% slower than the blocks of <= 0.75 MiB on a 1.25 MiB L2.
 // tune: KB_MR = 6 8 12 (default 6)
@@ -387,16 +388,23 @@ bool gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
 #pragma omp for schedule(static)
       for (int64_t panel = 0; panel < m_panels; ++panel)
         pack_a_panel<MR>(g, panel, p0, kcur, ap + panel * MR * kcur);
-        // (implicit barrier: A is packed before anyone multiplies)
+      // (implicit barrier: A is packed before anyone multiplies)
+      // Column blocks outer, row blocks inner: a static schedule hands each thread consecutive
+      // iterations, so it packs a B block once and reuses it for every MC-row block after it,
+      // while only that B block and one MC x KC block of A compete for L2.
+      int64_t packed_jb = -1;
 #pragma omp for collapse(2) schedule(static)
-      for (int64_t ib = 0; ib < m_blocks; ++ib) {
-        for (int64_t jb = 0; jb < n_blocks; ++jb) {
+      for (int64_t jb = 0; jb < n_blocks; ++jb) {
+        for (int64_t ib = 0; ib < m_blocks; ++ib) {
           const int64_t i0 = ib * mc, rows = std::min(mc, g.m - i0);
           const int64_t j0 = jb * nc, cols = std::min(nc, g.n - j0);
-          if constexpr (kBf16B)
-            pack_b_block_bf16<NR>(g, p0, kcur, j0, cols, reinterpret_cast<uint16_t*>(bp));
-          else
-            pack_b_block<NR>(g, p0, kcur, j0, cols, bp);
+          if (jb != packed_jb) {
+            if constexpr (kBf16B)
+              pack_b_block_bf16<NR>(g, p0, kcur, j0, cols, reinterpret_cast<uint16_t*>(bp));
+            else
+              pack_b_block<NR>(g, p0, kcur, j0, cols, bp);
+            packed_jb = jb;
+          }
           for (int64_t ir = 0; ir < rows; ir += MR) {
             const int64_t tile_rows = std::min<int64_t>(MR, rows - ir);
             const float* a_panel = ap + (i0 + ir) * kcur;
