@@ -7,8 +7,8 @@
 //
 // The vector paths share BLIS's loops (see gemm_blocked):
 //   for pc in K step KC:                       pack A[:, pc..] (bf16 -> f32) into MR-row panels
-//     for (ic, jc) blocks of MC x NC (threads): pack B[pc.., jc..] (bf16 -> f32) into NR-column
-//                                              panels, a block that stays in L2
+//     for jc in N step NC, ic in M step MC (threads): pack B[pc.., jc..] (bf16 -> f32) into
+//                                              NR-column panels, a block that stays in L2
 //       for ir, for jr: micro-kernel, a rank-KC update of an MR x NR f32 tile in registers
 // Widening while packing pays the bf16 -> f32 conversion once per element per block instead of
 // once per use. Keeping B in bf16 and widening in the micro-kernel (KB_BF16B=1) halves the bytes
@@ -340,14 +340,15 @@ __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
 //
 // BLIS's loop order, with the roles of its operands mapped onto row-major C = A B (the vector
 // side of the tile is a row of B, the broadcast side a column of A):
-//   for pc in K step KC:                       pack all of A[:, pc..] once (shared, L3)
-//     for (ic, jc) blocks of MC x NC (threads): pack B[pc.., jc..] (private, L2)
-//       for ir in MC step MR:                  A micro-panel, MR x KC, stays in L1
-//         for jr in NC step NR:                B micro-panels stream from L2
-//           micro-kernel
-// The micro-kernel reads NR floats of B per k against 2*MR*NR flops, so the L2 stream it needs
-// (8-9 bytes per cycle at 14x32) is far below what L2 delivers; A, the panel re-read every
-// iteration, is the one kept closest.
+//   for pc in K step KC:                    pack all of A[:, pc..] once (shared)
+//     for jc in N step NC (threads):         pack B[pc.., jc..] once (private, L2-resident)
+//       for ic in M step MC (threads):
+//         for ir in MC step MR:              one A micro-panel (MR x KC) for the whole jr loop
+//           for jr in NC step NR:            B micro-panels stream from the L2 block
+//             micro-kernel
+// At 6x64 the micro-kernel reads 256 bytes of B per k against 768 flops (~21 bytes per cycle);
+// in isolation it ran as fast streaming a 672 KiB B block from L2 as re-reading one panel, so
+// the block only has to fit L2 (KC x NC x 4 bytes <= ~0.75 MiB here).
 
 using UkernelFn = void (*)(int64_t, const float*, const void*, const TileIo&);
 
