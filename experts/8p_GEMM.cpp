@@ -43,20 +43,17 @@
 
 // Tunables (the tuner parses these lines). MR x NR is the AVX-512 register tile; KC, NC and MC are
 // the cache blocks of both vector paths (NC and MC rounded down to whole tiles); PF is how many k
-// steps ahead the micro-kernel prefetches B (0 measured ~4% slower than 4..24, which tie); MC only
-// splits M into blocks sharing one packed B block (192, 384 and 768 tied at the cpu size). PF and
-// MC keep one value so the grid stays at 162 points.
-// KB_KC * KB_NC * 4 bytes (the packed B block) must stay within L2: 768x480 and 384x960 (1.4 MiB)
-// measured 20-25% slower than the blocks of <= 0.75 MiB on a 1.25 MiB L2. KC = K (768 at the cpu
-// size) avoids the f32 partial sums of C altogether (M x N, written and re-read from L3/DRAM on
-// every pass); with a narrow NC it measured ~3% faster than KC 384 x NC 480.
-// tune: KB_MR = 6 8 12 (default 6)
-// tune: KB_NR = 32 48 64 (default 64)
-// tune: KB_KC = 256 384 768 (default 768)
-// tune: KB_NC = 128 240 480 (default 128)
-// tune: KB_MC = 768 (default 768)
-// tune: KB_PF = 8 (default 8)
-// tune: KB_BF16B = 0 1 (default 0)
+// steps ahead the micro-kernel prefetches B (0 measured ~4% slower than 4..24, which tie), PFA the
+// same for A (32 and 64 tie, 0 is ~5% slower); MC only
+// splits M into blocks sharing one packed B block (192, 384 and 768 tied at the cpu size). PF, PFA
+// and MC keep one value so the grid stays at 162 points. KB_KC * KB_NC * 4 bytes (the packed B
+// block) must stay within L2: 768x480 and 384x960 (1.4 MiB) measured 20-25% slower than the blocks
+// of <= 0.75 MiB on a 1.25 MiB L2. KC = K (768 at the cpu size) avoids the f32 partial sums of C
+// altogether (M x N, written and re-read from L3/DRAM on every pass); with a narrow NC it measured
+// ~3% faster than KC 384 x NC 480. tune: KB_MR = 6 8 12 (default 6) tune: KB_NR = 32 48 64 (default
+// 64) tune: KB_KC = 256 384 768 (default 768) tune: KB_NC = 128 240 480 (default 128) tune: KB_MC =
+// 768 (default 768) tune: KB_PF = 8 (default 8) tune: KB_PFA = 32 (default 32) tune: KB_BF16B = 0 1
+// (default 0)
 #ifndef KB_MR
 #define KB_MR 6
 #endif
@@ -77,6 +74,9 @@
 #endif
 // 1: the AVX-512 path keeps packed B in bf16 and widens it in the micro-kernel (half the bytes
 // streamed from L2, two extra ALU uops per 32 columns on the FMA ports); 0: packs B as f32.
+#ifndef KB_PFA
+#define KB_PFA 32
+#endif
 #ifndef KB_BF16B
 #define KB_BF16B 0
 #endif
@@ -245,7 +245,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
   }
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
-    // B streams from L2: fetch its lines KB_PF k ahead (A's panel is in L1 already).
+    // Fetch B's lines KB_PF k ahead and A's KB_PFA k ahead: each new A micro-panel comes from
+    // the packed A in L3, and without the A prefetch the micro-kernel waited on it (~5%).
+    _mm_prefetch(reinterpret_cast<const char*>(a + (p + KB_PFA) * MR), _MM_HINT_T0);
     __m512 bv[NV];
     if constexpr (KB_BF16B) {
 #pragma GCC unroll 4
@@ -313,6 +315,7 @@ __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     _mm_prefetch(reinterpret_cast<const char*>(b + (p + KB_PF) * NR), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(a + (p + KB_PFA) * MR), _MM_HINT_T0);
     const __m256 b0 = _mm256_load_ps(b + p * NR), b1 = _mm256_load_ps(b + p * NR + 8);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
