@@ -41,19 +41,28 @@
 // "maybe uninitialized" under -Wall (a false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// Tunables (the tuner parses these lines). MR x NR is the AVX-512 register tile; KC, NC and MC are
-// the cache blocks of both vector paths (NC and MC rounded down to whole tiles); PF is how many k
-// steps ahead the micro-kernel prefetches B (0 measured ~4% slower than 4..24, which tie), PFA the
-// same for A (32 and 64 tie, 0 is ~5% slower); MC only
-// splits M into blocks sharing one packed B block (192, 384 and 768 tied at the cpu size). PF, PFA
-// and MC keep one value so the grid stays at 162 points. KB_KC * KB_NC * 4 bytes (the packed B
-// block) must stay within L2: 768x480 and 384x960 (1.4 MiB) measured 20-25% slower than the blocks
-// of <= 0.75 MiB on a 1.25 MiB L2. KC = K (768 at the cpu size) avoids the f32 partial sums of C
-// altogether (M x N, written and re-read from L3/DRAM on every pass); with a narrow NC it measured
-// ~3% faster than KC 384 x NC 480. tune: KB_MR = 6 8 12 (default 6) tune: KB_NR = 32 48 64 (default
-// 64) tune: KB_KC = 256 384 768 (default 768) tune: KB_NC = 128 240 480 (default 128) tune: KB_MC =
-// 768 (default 768) tune: KB_PF = 8 (default 8) tune: KB_PFA = 32 (default 32) tune: KB_BF16B = 0 1
-// (default 0)
+// Tunables (the tuner parses the "tune:" lines, one parameter per line).
+//   MR x NR  the AVX-512 register tile.
+//   KC, NC   the packed B block (KC x NC x 4 bytes) of both vector paths; it must stay within L2:
+//            768x480 and 384x960 (1.4 MiB) measured 20-25% slower than blocks of <= 0.75 MiB on
+//            a 1.25 MiB L2. KC = K (768 at the cpu size) avoids the f32 partial sums of C (M x N,
+//            written and re-read from L3/DRAM on every pass); with a narrow NC it measured ~3%
+//            faster than KC 384 x NC 480. NC and MC are rounded down to whole tiles.
+//   MC       rows of C sharing one packed B block (192, 384 and 768 tied at the cpu size).
+//   PF, PFA  how many k steps ahead the micro-kernel prefetches B and A: PF 0 measured ~4% slower
+//            than 4..24 (which tie), PFA 0 ~5% slower than 32 or 64 (which tie).
+//   BF16B    1: B packed as bf16 and widened in the micro-kernel (measured slower, see above).
+// PF, PFA and MC keep one value so the grid stays at 162 points.
+// clang-format off
+// tune: KB_MR = 6 8 12 (default 6)
+// tune: KB_NR = 32 48 64 (default 64)
+// tune: KB_KC = 256 384 768 (default 768)
+// tune: KB_NC = 128 240 480 (default 128)
+// tune: KB_MC = 768 (default 768)
+// tune: KB_PF = 8 (default 8)
+// tune: KB_PFA = 32 (default 32)
+// tune: KB_BF16B = 0 1 (default 0)
+// clang-format on
 #ifndef KB_MR
 #define KB_MR 6
 #endif
@@ -72,11 +81,11 @@
 #ifndef KB_PF
 #define KB_PF 8
 #endif
-// 1: the AVX-512 path keeps packed B in bf16 and widens it in the micro-kernel (half the bytes
-// streamed from L2, two extra ALU uops per 32 columns on the FMA ports); 0: packs B as f32.
 #ifndef KB_PFA
 #define KB_PFA 32
 #endif
+// 1: the AVX-512 path keeps packed B in bf16 and widens it in the micro-kernel (half the bytes
+// streamed from L2, two extra ALU uops per 32 columns on the FMA ports); 0: packs B as f32.
 #ifndef KB_BF16B
 #define KB_BF16B 0
 #endif
