@@ -50,7 +50,7 @@
 //            faster than KC 384 x NC 480. NC and MC are rounded down to whole tiles.
 //   MC       rows of C sharing one packed B block (192, 384 and 768 tied at the cpu size).
 //   PF, PFA  how many k steps ahead the micro-kernel prefetches B and A: PF 0 measured ~4% slower
-//            than 4..24 (which tie), PFA 0 ~5% slower than 32 or 64 (which tie).
+//            than 4..24 (which tie), PFA 0 2-6% slower than 32 or 64 (which tie).
 //   BF16B    1: B packed as bf16 and widened in the micro-kernel (measured slower, see above).
 // PF, PFA and MC keep one value so the grid stays at 162 points.
 // clang-format off
@@ -255,7 +255,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     // Fetch B's lines KB_PF k ahead and A's KB_PFA k ahead: each new A micro-panel comes from
-    // the packed A in L3, and without the A prefetch the micro-kernel waited on it (~5%).
+    // the packed A in L3, and without the A prefetch the micro-kernel waited on it (2-6%).
     _mm_prefetch(reinterpret_cast<const char*>(a + (p + KB_PFA) * MR), _MM_HINT_T0);
     __m512 bv[NV];
     if constexpr (KB_BF16B) {
