@@ -98,7 +98,7 @@ TEST(Cli, RunChecksAndTimesBaselinesAndResultsShowsThem) {
   const std::string db = temp_db("run");
   const CliRun run = run_kbench(
       "run --workload 12p --workload 8p --size smoke --warmup 1 --iters 3 --max-iters 3 --json "
-      "--db " +
+      "--no-experts --db " +
       db);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto results = nlohmann::json::parse(run.out);

@@ -12,6 +12,7 @@
 #include "agents/candidate_sources.h"
 #include "cli_support.h"
 #include "experts/tuner.h"
+#include "harness/evaluator.h"
 #include "workloads/registry.h"
 
 namespace kbench::experts {
@@ -148,6 +149,34 @@ TEST(ExpertTuneTest, TuneRecordsEveryPointKeepsTheBestAndRunUsesIt) {
   EXPECT_TRUE(nlohmann::json::parse(without.out)[0]["expert"].is_null());
   ::unsetenv("KBENCH_EXPERTS_DIR");
   std::filesystem::remove_all(dir);
+}
+
+// Every shipped expert passes the gates at smoke size (odd shapes: every tail path) with its
+// default configuration, on whatever ISA path this machine takes, with 1 and 2 threads.
+TEST(ShippedExpertsTest, EachIsCorrectAtSmokeSizeOnThisMachine) {
+  int found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(source_path("experts"))) {
+    if (entry.path().extension() != ".cpp") continue;
+    const std::string name = entry.path().stem().string();
+    const Workload* w = find_workload(name);
+    ASSERT_NE(w, nullptr) << entry.path() << " names no workload";
+    ++found;
+    // Its declared space parses, and its default is a valid point.
+    const std::optional<ExpertKernel> expert = find_expert(source_path("experts"), *w);
+    ASSERT_TRUE(expert.has_value());
+    EXPECT_NO_THROW(validate_config(*expert, default_config(*expert)));
+    const int cpus = static_cast<int>(worker_cpus(1 << 20).size());
+    for (int threads = 1; threads <= std::min(2, cpus); ++threads) {
+      const auto r = run_kbench("eval -w " + name + " -c " + entry.path().string() +
+                                " --size smoke --threads " + std::to_string(threads) +
+                                " --time-budget-s 0.2 --json --no-record --db " +
+                                kbench::testing::temp_db("shipped"));
+      ASSERT_EQ(r.exit_code, 0) << r.out;
+      const nlohmann::json j = nlohmann::json::parse(r.out);
+      EXPECT_EQ(j["status"], "correct") << name << " threads " << threads << ": " << j["error"];
+    }
+  }
+  EXPECT_GE(found, 2);
 }
 
 TEST(ExpertTuneTest, AWorkloadWithoutAnExpertIsAUsageError) {
