@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Compiles kbench for CPUs this machine may not be: the translation units of a build (from its
 # compile_commands.json), and the candidate compile command (from `kbench scaffold`) on the
-# candidates in tests/candidates/ and examples/, with -march=native replaced by each MARCH. Nothing
-# is linked or run, so any x86-64 machine can check that the build and the candidate command work
-# on, say, a Sapphire Rapids Xeon or an AVX2-only Zen 3.
+# candidates in tests/candidates/, examples/ and experts/, with -march=native replaced by each
+# MARCH. Nothing is linked or run, so any x86-64 machine can check that the build and the candidate
+# command work on, say, a Sapphire Rapids Xeon or an AVX2-only Zen 3.
 #
 # What gets compiled: an always_inline intrinsic used outside its target fails only at code
 # generation, so every candidate, and every translation unit whose own code or project headers
@@ -53,7 +53,7 @@ candidate_line="$("$kbench" scaffold 12p_RMSNorm | sed -n 's|^// Built by kbench
   echo "check-march: \`kbench scaffold\` printed no '// Built by kbench as:' line" >&2
   exit 1
 }
-candidates=("$repo"/tests/candidates/*.cpp "$repo"/examples/*.cpp)
+candidates=("$repo"/tests/candidates/*.cpp "$repo"/examples/*.cpp "$repo"/experts/*.cpp)
 
 # A -march value the compiler does not know would fail every job below with the same message.
 read -r candidate_cxx _ <<<"$candidate_line"
