@@ -35,26 +35,12 @@ namespace fs = std::filesystem;
 constexpr int kIters = 100;
 
 // Four workloads of different kinds (row op, GEMM, fused matmul, convolution) at smoke size.
-const std::vector<std::string> kRunArgs = {"run",
-                                           "-w",
-                                           "12p",
-                                           "-w",
-                                           "8p",
-                                           "-w",
-                                           "30k",
-                                           "-w",
-                                           "18k",
-                                           "--size",
-                                           "smoke",
-                                           "--warmup",
-                                           "0",
-                                           "--iters",
-                                           std::to_string(kIters),
-                                           "--max-iters",
-                                           std::to_string(kIters),
-                                           "--time-budget-s",
-                                           "0",
-                                           "--json"};
+const std::vector<std::string> kRunArgs = {"run", "-w", "12p", "-w", "8p", "-w", "30k", "-w", "18k",
+                                           "--size", "smoke", "--warmup", "0", "--iters",
+                                           std::to_string(kIters), "--max-iters",
+                                           std::to_string(kIters), "--time-budget-s", "0",
+                                           // Expert evaluations are records outside the run.
+                                           "--no-experts", "--json"};
 
 std::vector<std::string> workload_names() {
   std::vector<std::string> names;

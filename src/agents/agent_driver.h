@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/executor.h"
 #include "agents/llm.h"
 #include "agents/sample.h"
 #include "core/environment.h"
+#include "harness/executor.h"
 #include "store/store.h"
 
 namespace kbench::agents {
