@@ -1,5 +1,7 @@
 // `kbench run`: the baseline pass over a suite, each baseline first checked against its reference,
 // resumable: a rerun of a killed or failed pass times only the workloads it had not recorded.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -104,12 +106,16 @@ void attach_expert(EvalResult& run_result, const EvalOptions& run, ResultStore& 
   const std::string source = experts::configured_source(*expert, config);
   const std::filesystem::path dir = std::filesystem::path(run.cache_dir) / "experts";
   std::filesystem::create_directories(dir);
+  // Named by its content and renamed into place whole: a concurrent kbench compiling the same
+  // file never reads it half written.
   const std::filesystem::path path = dir / (sha256_hex(source) + ".cpp");
+  const std::filesystem::path partial = path.string() + "." + std::to_string(getpid()) + ".tmp";
   {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
     out << source;
-    if (!out.flush()) throw HarnessError("cannot write " + path.string());
+    if (!out.flush()) throw HarnessError("cannot write " + partial.string());
   }
+  std::filesystem::rename(partial, path);
   EvalOptions eval = run;
   eval.candidate_path = path.string();
   if (run.progress) run.progress("expert");

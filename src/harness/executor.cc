@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +39,20 @@ LocalPoolExecutor::LocalPoolExecutor(EvalOptions base, std::optional<PeakReport>
       cpus_(plan_cpus(base_.threads)) {
   const int most = cpus_.checking.empty() ? 1 : 1 + static_cast<int>(cpus_.checking.size());
   jobs_ = jobs > 0 ? std::min(jobs, most) : most;
+  // A directory of this executor's own: concurrent kbench processes (or runs with the same id in
+  // other databases) share the root, and a source file overwritten under a compile would be
+  // evaluated as another candidate.
   std::filesystem::create_directories(work_dir_);
+  std::string private_dir = (std::filesystem::path(work_dir_) / "batch-XXXXXX").string();
+  if (!mkdtemp(private_dir.data()))
+    throw HarnessError("cannot create a work directory under " + work_dir_ + ": " +
+                       std::strerror(errno));
+  work_dir_ = private_dir;
+}
+
+LocalPoolExecutor::~LocalPoolExecutor() {
+  std::error_code ec;
+  std::filesystem::remove_all(work_dir_, ec);
 }
 
 std::vector<EvalResult> LocalPoolExecutor::evaluate(const std::vector<std::string>& sources,

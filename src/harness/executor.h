@@ -38,10 +38,13 @@ CpuPlan plan_cpus(int threads);
 class LocalPoolExecutor : public Executor {
  public:
   // `base` carries everything but the candidate path (workload, size, threads, worker, cache,
-  // gemm plan, ...). `jobs` 0: one per checking CPU plus the timing one. Sources are written under
-  // `work_dir`, one file per evaluation.
-  LocalPoolExecutor(EvalOptions base, std::optional<PeakReport> peaks, std::string work_dir,
+  // gemm plan, ...). `jobs` 0: one per checking CPU plus the timing one. Sources are written to a
+  // private directory created under `work_root` and removed with the executor.
+  LocalPoolExecutor(EvalOptions base, std::optional<PeakReport> peaks, std::string work_root,
                     int jobs = 0);
+  ~LocalPoolExecutor() override;
+  LocalPoolExecutor(const LocalPoolExecutor&) = delete;
+  LocalPoolExecutor& operator=(const LocalPoolExecutor&) = delete;
   std::vector<EvalResult> evaluate(const std::vector<std::string>& sources,
                                    const OnDone& on_done) override;
   int jobs() const { return jobs_; }
