@@ -92,7 +92,7 @@ class WorkerProcess {
   bool receive_report(double deadline_s, CallOutcome& failure);
   void note_exit(int status);
   std::string forbidden_syscall_in_log() const;
-  std::string ran_while_frozen(const std::vector<TaskSchedstat>& now) const;
+  std::string ran_while_frozen(const std::vector<TaskSchedstat>& now);
   std::vector<TaskSchedstat> settled_schedstats() const;
   // Sends `op` and reads one reply within `timeout_s`; `reply` is valid when it returns true.
   bool exchange(worker::Op op, double timeout_s, worker::Reply& reply, CallOutcome& outcome);
@@ -106,6 +106,7 @@ class WorkerProcess {
   bool violation_ = false;             // it ended by breaking a sandbox rule
   bool sandboxed_ = false;             // the candidate's seat: held to the sandbox's rules
   std::vector<TaskSchedstat> frozen_;  // its threads' counters when last frozen
+  std::uint64_t frozen_run_ns_ = 0;    // run time booked while frozen, over all freezes
   SandboxReport sandbox_;
 };
 
