@@ -4,6 +4,8 @@
 #include "harness/noise.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -37,6 +39,40 @@ TEST(Schedstat, ReadsThisProcessesThreads) {
   for (const TaskSchedstat& t : tasks) found_main = found_main || t.tid == getpid();
   EXPECT_TRUE(found_main);
   EXPECT_TRUE(read_task_schedstats(-1).empty());
+}
+
+TEST(ThreadState, ParsesTheLetterAfterTheLastParenthesis) {
+  EXPECT_EQ(parse_stat_state("42 (kb_worker) T 1 42 42 0"), 'T');
+  // A command name may hold ") R (" itself: the state follows the last ')'.
+  EXPECT_EQ(parse_stat_state("42 (a) R (b) S 1 42"), 'S');
+  EXPECT_FALSE(parse_stat_state("42 kb_worker T"));
+  EXPECT_FALSE(parse_stat_state("42 (kb_worker)"));
+  EXPECT_FALSE(parse_stat_state("42 (kb_worker)T 1"));
+}
+
+// A child stopped by SIGSTOP has no unstopped thread; running, it is found with its state.
+TEST(ThreadState, FindsAThreadThatIsNotStopped) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    for (;;) pause();
+  }
+  kill(child, SIGSTOP);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, WUNTRACED), child);
+  EXPECT_FALSE(first_unstopped_thread(child));
+  kill(child, SIGCONT);
+  std::optional<ThreadState> running;
+  for (int attempt = 0; attempt < 1000 && !running; ++attempt) {
+    running = first_unstopped_thread(child);
+    if (!running) usleep(1000);
+  }
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->tid, child);
+  EXPECT_NE(running->state, 'T');
+  kill(child, SIGKILL);
+  waitpid(child, &status, 0);
+  EXPECT_FALSE(first_unstopped_thread(child));
 }
 
 TEST(Schedstat, DeltaSumsThreadsAndNamesTheBusiestOne) {

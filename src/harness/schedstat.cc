@@ -41,6 +41,27 @@ bool next_number(std::string_view& text, std::uint64_t& value) {
   return true;
 }
 
+// Calls `visit(tid, text)` with the text of /proc/<pid>/task/<tid>/<file> for every thread of
+// `pid`, until it returns false; threads that end between listing and reading are skipped.
+template <typename Visit>
+void for_each_task_file(pid_t pid, const char* file, Visit visit) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  std::string path, text;
+  while (const dirent* entry = readdir(d)) {
+    std::int64_t tid = 0;
+    const char* name = entry->d_name;
+    const char* name_end = name + std::char_traits<char>::length(name);
+    const auto [end, ec] = std::from_chars(name, name_end, tid);
+    if (ec != std::errc() || end != name_end) continue;  // "." and ".."
+    path = dir + "/" + name + "/" + file;
+    if (!read_small_file(path.c_str(), text)) continue;
+    if (!visit(tid, std::string_view(text))) break;
+  }
+  closedir(d);
+}
+
 }  // namespace
 
 std::optional<TaskSchedstat> parse_schedstat(std::string_view text) {
@@ -55,25 +76,34 @@ std::optional<TaskSchedstat> parse_schedstat(std::string_view text) {
 
 std::vector<TaskSchedstat> read_task_schedstats(pid_t pid) {
   std::vector<TaskSchedstat> tasks;
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = opendir(dir.c_str());
-  if (!d) return tasks;
-  std::string path, text;
-  while (const dirent* entry = readdir(d)) {
-    std::int64_t tid = 0;
-    const char* name = entry->d_name;
-    const char* name_end = name + std::char_traits<char>::length(name);
-    const auto [end, ec] = std::from_chars(name, name_end, tid);
-    if (ec != std::errc() || end != name_end) continue;  // "." and ".."
-    path = dir + "/" + name + "/schedstat";
-    if (!read_small_file(path.c_str(), text)) continue;  // the thread ended meanwhile
+  for_each_task_file(pid, "schedstat", [&](std::int64_t tid, std::string_view text) {
     if (auto s = parse_schedstat(text)) {
       s->tid = tid;
       tasks.push_back(*s);
     }
-  }
-  closedir(d);
+    return true;
+  });
   return tasks;
+}
+
+std::optional<char> parse_stat_state(std::string_view text) {
+  const std::size_t close = text.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= text.size() || text[close + 1] != ' ')
+    return std::nullopt;
+  const char state = text[close + 2];
+  if (state < 'A' || state > 'z') return std::nullopt;
+  return state;
+}
+
+std::optional<ThreadState> first_unstopped_thread(pid_t pid) {
+  std::optional<ThreadState> found;
+  for_each_task_file(pid, "stat", [&](std::int64_t tid, std::string_view text) {
+    const std::optional<char> state = parse_stat_state(text);
+    if (state && (*state == 'T' || *state == 't' || *state == 'Z' || *state == 'X')) return true;
+    found = ThreadState{tid, state.value_or('?')};
+    return false;
+  });
+  return found;
 }
 
 SchedDelta sched_delta(const std::vector<TaskSchedstat>& before,

@@ -37,6 +37,19 @@ std::optional<TaskSchedstat> parse_schedstat(std::string_view text);
 // skipped). Empty when /proc has no schedstat (kernel without CONFIG_SCHED_INFO) or `pid` is gone.
 std::vector<TaskSchedstat> read_task_schedstats(pid_t pid);
 
+// The scheduler state letter of a /proc/<pid>/task/<tid>/stat line ('R', 'S', 'T', ...), the
+// first field after the command name, which is parenthesised and may itself hold ") ";
+// nullopt when the text has no such field.
+std::optional<char> parse_stat_state(std::string_view text);
+
+// A thread of `pid` that is neither stopped ('T', 't') nor ending ('Z', 'X'), with its state;
+// nullopt when every thread is, or `pid` is gone.
+struct ThreadState {
+  std::int64_t tid = 0;
+  char state = '?';
+};
+std::optional<ThreadState> first_unstopped_thread(pid_t pid);
+
 // What a worker's threads did between two snapshots of read_task_schedstats.
 struct SchedDelta {
   bool valid = false;  // both snapshots had data

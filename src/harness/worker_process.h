@@ -37,7 +37,7 @@ struct WorkerSpec {
 // How a call ended. Only kOk says the kernel returned 0; whether its outputs are right is the
 // checker's business.
 // kViolation: the worker broke the sandbox's rules (forbidden system call, forged reply, closed its
-// control socket, ran while frozen); the message starts with "sandbox:".
+// control socket, not stopped while frozen); the message starts with "sandbox:".
 enum class CallStatus { kOk, kKernelError, kCrashed, kTimeout, kProtocolError, kViolation };
 
 struct CallOutcome {
@@ -92,7 +92,7 @@ class WorkerProcess {
   bool receive_report(double deadline_s, CallOutcome& failure);
   void note_exit(int status);
   std::string forbidden_syscall_in_log() const;
-  std::string ran_while_frozen(const std::vector<TaskSchedstat>& now);
+  std::string escaped_the_freeze() const;
   std::vector<TaskSchedstat> settled_schedstats() const;
   // Sends `op` and reads one reply within `timeout_s`; `reply` is valid when it returns true.
   bool exchange(worker::Op op, double timeout_s, worker::Reply& reply, CallOutcome& outcome);
@@ -105,8 +105,6 @@ class WorkerProcess {
   std::string exit_description_;       // how the worker ended, once reaped
   bool violation_ = false;             // it ended by breaking a sandbox rule
   bool sandboxed_ = false;             // the candidate's seat: held to the sandbox's rules
-  std::vector<TaskSchedstat> frozen_;  // its threads' counters when last frozen
-  std::uint64_t frozen_run_ns_ = 0;    // run time booked while frozen, over all freezes
   SandboxReport sandbox_;
 };
 
