@@ -102,9 +102,9 @@ class WorkerProcess {
   int log_fd_ = -1;
   bool alive_ = false;
   std::uint32_t sequence_ = 0;
-  std::string exit_description_;       // how the worker ended, once reaped
-  bool violation_ = false;             // it ended by breaking a sandbox rule
-  bool sandboxed_ = false;             // the candidate's seat: held to the sandbox's rules
+  std::string exit_description_;  // how the worker ended, once reaped
+  bool violation_ = false;        // it ended by breaking a sandbox rule
+  bool sandboxed_ = false;        // the candidate's seat: held to the sandbox's rules
   SandboxReport sandbox_;
 };
 
