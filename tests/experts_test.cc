@@ -95,6 +95,41 @@ TEST(ExpertSpaceTest, ConfiguredSourceDefinesEachParameterAndRefusesStrangers) {
   EXPECT_THROW(validate_config(e, missing), std::invalid_argument);
 }
 
+// Shared headers are expanded in place, each once, with #line markers back to the real files; a
+// quoted include that leaves the experts directory is refused.
+TEST(ExpertSpaceTest, IncludesOfSharedHeadersAreExpandedOnce) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("kbench-experts-include-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "include");
+  std::ofstream(dir / "include" / "blocks.h")
+      << "#pragma once\n// tune: KB_BLOCK = 16 32 (default 32)\nint shared_block();\n";
+  std::ofstream(dir / "include" / "outer.h")
+      << "#pragma once\n#include \"blocks.h\"\nint outer();\n";
+  std::ofstream(dir / "12p_RMSNorm.cpp")
+      << "#include \"kbench/kernel.h\"\n#include \"include/outer.h\"\n"
+         "  #  include \"include/blocks.h\"\nint kernel_line_4;\n";
+  const std::optional<ExpertKernel> e = find_expert(dir.string(), *find_workload("12p"));
+  ASSERT_TRUE(e.has_value());
+  const std::string& src = e->source;
+  EXPECT_NE(src.find("#include \"kbench/kernel.h\""), std::string::npos);
+  EXPECT_EQ(src.find("#pragma once"), std::string::npos);
+  const std::size_t first = src.find("int shared_block();");
+  ASSERT_NE(first, std::string::npos) << src;
+  EXPECT_EQ(src.find("int shared_block();", first + 1), std::string::npos) << src;
+  EXPECT_NE(src.find("#line 1 \"include/blocks.h\"\n"), std::string::npos) << src;
+  EXPECT_NE(src.find("#line 4 \"12p_RMSNorm.cpp\"\nint kernel_line_4;"), std::string::npos) << src;
+  ASSERT_EQ(e->params.size(), 1u);
+  EXPECT_EQ(e->params[0].name, "KB_BLOCK");
+
+  std::ofstream(dir / "12p_RMSNorm.cpp") << "#include \"../outside.h\"\n";
+  std::ofstream(dir.parent_path() / "outside.h") << "int secret;\n";
+  EXPECT_THROW(find_expert(dir.string(), *find_workload("12p")), std::runtime_error);
+  std::filesystem::remove(dir.parent_path() / "outside.h");
+  std::ofstream(dir / "12p_RMSNorm.cpp") << "#include \"include/missing.h\"\n";
+  EXPECT_THROW(find_expert(dir.string(), *find_workload("12p")), std::runtime_error);
+  std::filesystem::remove_all(dir);
+}
+
 // KB_VARIANT 0: the example as it is; 1: zeros (incorrect); 2: refused by a static_assert.
 std::string test_expert() {
   return "// tune: KB_VARIANT = 0 1 2 (default 0)\n#ifndef KB_VARIANT\n#define KB_VARIANT 0\n"
@@ -167,10 +202,9 @@ TEST(ShippedExpertsTest, EachIsCorrectAtSmokeSizeOnThisMachine) {
     EXPECT_NO_THROW(validate_config(*expert, default_config(*expert)));
     const int cpus = static_cast<int>(worker_cpus(1 << 20).size());
     for (int threads = 1; threads <= std::min(2, cpus); ++threads) {
-      const auto r = run_kbench("eval -w " + name + " -c " + entry.path().string() +
-                                " --size smoke --threads " + std::to_string(threads) +
-                                " --time-budget-s 0.2 --json --no-record --db " +
-                                kbench::testing::temp_db("shipped"));
+      const auto r = run_kbench(
+          "eval -w " + name + " --expert --size smoke --threads " + std::to_string(threads) +
+          " --time-budget-s 0.2 --json --no-record --db " + kbench::testing::temp_db("shipped"));
       ASSERT_EQ(r.exit_code, 0) << r.out;
       const nlohmann::json j = nlohmann::json::parse(r.out);
       EXPECT_EQ(j["status"], "correct") << name << " threads " << threads << ": " << j["error"];

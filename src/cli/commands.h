@@ -36,7 +36,8 @@ struct ScaffoldOptions {
 struct EvalCommandOptions {
   std::string workload;
   std::string candidate;
-  bool aa = false;  // A/A: the baseline evaluated as a candidate against itself
+  bool aa = false;      // A/A: the baseline evaluated as a candidate against itself
+  bool expert = false;  // the workload's expert at its tuned (else default) configuration
   std::string size = "cpu";
   int threads = 1;
   int warmup = 2;

@@ -4,6 +4,8 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
+#include "experts/expert.h"
+#include "experts/tuner.h"
 #include "harness/compiler.h"
 #include "harness/evaluator.h"
 
@@ -13,9 +15,9 @@ int eval_command(const EvalCommandOptions& options) {
   EvalOptions eval;
   eval.workload = &workload_or_usage_error(options.workload);
   eval.size = size_or_usage_error(options.size);
-  if (options.aa == !options.candidate.empty())
-    throw UsageError("give exactly one of --candidate FILE or --aa");
-  if (!options.aa) {
+  if (int(options.aa) + int(options.expert) + int(!options.candidate.empty()) != 1)
+    throw UsageError("give exactly one of --candidate FILE, --aa or --expert");
+  if (!options.candidate.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(options.candidate, ec))
       throw UsageError("cannot read candidate file '" + options.candidate + "'");
@@ -43,11 +45,24 @@ int eval_command(const EvalCommandOptions& options) {
   // Open the store first: a bad --db must fail before minutes of evaluation, not after.
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(store, options.threads);
+  std::string expert_name;
+  if (options.expert) {
+    const std::optional<experts::ExpertKernel> expert =
+        experts::find_expert(experts::default_experts_dir(), *eval.workload);
+    if (!expert)
+      throw UsageError(std::string(eval.workload->name) + " has no expert in " +
+                       experts::default_experts_dir());
+    const experts::Config config =
+        experts::config_for_run(store, *expert, options.size, options.threads);
+    eval.candidate_path = experts::write_configured_source(*expert, config, eval.cache_dir);
+    expert_name = expert->path + " [" + experts::config_text(config) + "]";
+  }
   eval.gemm_plan = baseline_gemm_plan(store, *eval.workload, eval.size, eval.threads);
   ProgressLine progress(std::string(eval.workload->name));
   eval.progress = [&](const std::string& line) { progress.update(line); };
-  const EvalResult result = evaluate(eval, peaks);
+  EvalResult result = evaluate(eval, peaks);
   progress.update("");
+  if (!expert_name.empty()) result.candidate_path = expert_name;
   if (!options.no_record) store.record(result, current_environment());
 
   print_result(result, options.json);

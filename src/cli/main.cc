@@ -79,6 +79,9 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--candidate,-c", eval.candidate, "Candidate C++ source file");
   eval_cmd->add_flag("--aa", eval.aa,
                      "A/A check: evaluate the baseline as a candidate against itself");
+  eval_cmd->add_flag("--expert", eval.expert,
+                     "Evaluate the workload's expert (experts/), at this machine's tuned "
+                     "configuration or its default");
   eval_cmd->add_option("--size", eval.size, "smoke, cpu or full")->capture_default_str();
   eval_cmd->add_option("--threads", eval.threads, "Threads (cores the kernels are pinned to)")
       ->capture_default_str();

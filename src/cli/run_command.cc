@@ -15,7 +15,6 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
-#include "core/sha256.h"
 #include "experts/tuner.h"
 #include "harness/compiler.h"
 #include "harness/evaluator.h"
@@ -103,21 +102,8 @@ void attach_expert(EvalResult& run_result, const EvalOptions& run, ResultStore& 
   const std::optional<experts::Config> saved =
       experts::saved_config(store, *expert, run_result.size, run.threads);
   const experts::Config config = saved.value_or(experts::default_config(*expert));
-  const std::string source = experts::configured_source(*expert, config);
-  const std::filesystem::path dir = std::filesystem::path(run.cache_dir) / "experts";
-  std::filesystem::create_directories(dir);
-  // Named by its content and renamed into place whole: a concurrent kbench compiling the same
-  // file never reads it half written.
-  const std::filesystem::path path = dir / (sha256_hex(source) + ".cpp");
-  const std::filesystem::path partial = path.string() + "." + std::to_string(getpid()) + ".tmp";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out << source;
-    if (!out.flush()) throw HarnessError("cannot write " + partial.string());
-  }
-  std::filesystem::rename(partial, path);
   EvalOptions eval = run;
-  eval.candidate_path = path.string();
+  eval.candidate_path = experts::write_configured_source(*expert, config, run.cache_dir);
   if (run.progress) run.progress("expert");
   EvalResult r = evaluate(eval, peaks);
   r.candidate_path = expert->path + " [" + experts::config_text(config) + "]";

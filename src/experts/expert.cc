@@ -7,9 +7,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include <unistd.h>
+
+#include "core/sha256.h"
 
 namespace kbench::experts {
 namespace {
@@ -33,6 +38,64 @@ bool is_identifier(const std::string& name) {
   for (char c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
   return true;
+}
+
+std::string read_whole(const std::filesystem::path& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in.is_open()) text << in.rdbuf();
+  if (!in.is_open() || in.bad())
+    throw std::runtime_error("cannot read " + what + " " + path.string());
+  return text.str();
+}
+
+// `#include "name"` of a file inside the experts directory: nullopt for any other line.
+std::optional<std::string> quoted_include(const std::string& line) {
+  std::string text = trimmed(line);
+  if (text.rfind("#", 0) != 0) return std::nullopt;
+  text = trimmed(text.substr(1));
+  if (text.rfind("include", 0) != 0) return std::nullopt;
+  text = trimmed(text.substr(7));
+  if (text.size() < 2 || text.front() != '"') return std::nullopt;
+  const std::size_t close = text.find('"', 1);
+  if (close == std::string::npos) return std::nullopt;
+  return text.substr(1, close - 1);
+}
+
+// `source` (the file `path`) with each `#include "..."` of a header under `root` replaced by the
+// header's text, recursively and once per header, between #line markers that keep diagnostics
+// pointing at the real files. "kbench/kernel.h" stays an include: the candidate command provides
+// it. A quoted include that names anything outside `root` is an error, so an expert can never pull
+// a file of the checkout into a candidate unseen.
+std::string expand_includes(const std::string& source, const std::filesystem::path& path,
+                            const std::filesystem::path& root, std::set<std::string>& seen) {
+  std::string out;
+  std::istringstream lines(source);
+  int number = 0;
+  const std::string file = std::filesystem::relative(path, root).generic_string();
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    if (trimmed(line) == "#pragma once") {
+      out += "\n";
+      continue;
+    }
+    const std::optional<std::string> name = quoted_include(line);
+    if (!name || *name == "kbench/kernel.h") {
+      out += line + "\n";
+      continue;
+    }
+    const std::filesystem::path header = (path.parent_path() / *name).lexically_normal();
+    const std::string inside = header.lexically_relative(root).generic_string();
+    if (inside.empty() || inside.rfind("..", 0) == 0)
+      throw std::runtime_error(path.string() + ":" + std::to_string(number) + ": \"" + *name +
+                               "\" is outside the experts directory " + root.string());
+    if (seen.insert(inside).second) {
+      out += "#line 1 \"" + inside + "\"\n";
+      out += expand_includes(read_whole(header, "expert header"), header, root, seen);
+    }
+    out += "#line " + std::to_string(number + 1) + " \"" + file + "\"\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -88,14 +151,13 @@ std::optional<ExpertKernel> find_expert(const std::string& experts_dir, const Wo
       std::filesystem::path(experts_dir) / (std::string(workload.name) + ".cpp");
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) throw std::runtime_error("cannot read expert " + path.string());
   ExpertKernel expert;
   expert.workload = std::string(workload.name);
   expert.path = path.string();
-  expert.source = text.str();
+  std::set<std::string> seen;
+  const std::filesystem::path root = std::filesystem::absolute(experts_dir).lexically_normal();
+  expert.source = expand_includes(read_whole(path, "expert"),
+                                  std::filesystem::absolute(path).lexically_normal(), root, seen);
   expert.params = parse_tunables(expert.source, expert.path);
   return expert;
 }
@@ -146,6 +208,24 @@ std::string configured_source(const ExpertKernel& expert, const Config& config) 
   // Keeps the expert's own line numbers in diagnostics.
   out += "#line 1 \"" + std::filesystem::path(expert.path).filename().string() + "\"\n";
   return out + expert.source;
+}
+
+std::string write_configured_source(const ExpertKernel& expert, const Config& config,
+                                    const std::string& cache_dir) {
+  const std::string source = configured_source(expert, config);
+  const std::filesystem::path dir = std::filesystem::path(cache_dir) / "experts";
+  std::filesystem::create_directories(dir);
+  // Named by its content and renamed into place whole: a concurrent kbench compiling the same
+  // file never reads it half written.
+  const std::filesystem::path path = dir / (sha256_hex(source) + ".cpp");
+  const std::filesystem::path partial = path.string() + "." + std::to_string(getpid()) + ".tmp";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    out << source;
+    if (!out.flush()) throw std::runtime_error("cannot write " + partial.string());
+  }
+  std::filesystem::rename(partial, path);
+  return path.string();
 }
 
 std::string config_text(const Config& config) {

@@ -28,7 +28,7 @@ using Config = std::map<std::string, long long>;
 struct ExpertKernel {
   std::string workload;  // full name, "8p_GEMM"
   std::string path;      // the source file
-  std::string source;
+  std::string source;    // self-contained: its includes of experts/ headers expanded in place
   std::vector<TunableParam> params;
 };
 
@@ -40,7 +40,10 @@ std::string default_experts_dir();
 std::vector<TunableParam> parse_tunables(const std::string& source, const std::string& path);
 
 // experts/<workload name>.cpp when it exists, parsed; nullopt when the workload has no expert.
-// Throws std::runtime_error when the file exists but cannot be read or parsed.
+// Experts share code through headers in the experts directory: each `#include "..."` of one is
+// replaced by its text (once per header, with #line markers), since a candidate is compiled as
+// one file. Throws std::runtime_error when the file or a header cannot be read, a quoted include
+// names a file outside the directory, or the declarations do not parse.
 std::optional<ExpertKernel> find_expert(const std::string& experts_dir, const Workload& workload);
 
 Config default_config(const ExpertKernel& expert);
@@ -53,6 +56,10 @@ std::vector<Config> full_grid(const ExpertKernel& expert);
 // The source compiled for `config`: one #define per parameter ahead of the expert's own text, so
 // the expert's #ifndef defaults give way. The result is an ordinary candidate.
 std::string configured_source(const ExpertKernel& expert, const Config& config);
+
+// configured_source written whole to `cache_dir`/experts/<its sha256>.cpp; returns the path.
+std::string write_configured_source(const ExpertKernel& expert, const Config& config,
+                                    const std::string& cache_dir);
 // "KB_KC=256 KB_MC=96": the parameters in name order, for tables and keys.
 std::string config_text(const Config& config);
 
