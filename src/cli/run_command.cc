@@ -108,18 +108,7 @@ void attach_expert(EvalResult& run_result, const EvalOptions& run, ResultStore& 
   EvalResult r = evaluate(eval, peaks);
   r.candidate_path = expert->path + " [" + experts::config_text(config) + "]";
   if (record) store.record(r, current_environment());
-  ExpertSummary e;
-  e.config = experts::config_text(config);
-  e.tuned = saved.has_value();
-  e.status = r.status;
-  e.error = r.error;
-  if (r.candidate) e.median_ms = r.candidate->median_ms;
-  e.speedup = r.speedup;
-  e.speedup_ci95 = r.speedup_ci95;
-  e.speedup_verdict = r.speedup_verdict;
-  if (r.utilization) e.gflops = r.utilization->gflops;
-  if (r.utilization && !r.utilization->bound.empty()) e.pct_roofline = r.utilization->pct_roofline;
-  run_result.expert = std::move(e);
+  run_result.expert = experts::summarize(r, config, saved.has_value());
 }
 
 // A failed write (disk full, database locked) ends the command with one line that also says how

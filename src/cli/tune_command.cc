@@ -11,22 +11,16 @@
 #include "core/environment.h"
 #include "experts/tuner.h"
 #include "harness/compiler.h"
+#include "store/result_json.h"
 
 namespace kbench::cli {
 namespace {
 
+// A point as `kbench run` reports an expert, its configuration as an object.
 nlohmann::json point_json(const experts::TunePoint& p) {
-  const EvalResult& r = p.result;
-  nlohmann::json j = {{"config", p.config}, {"status", status_name(r.status)}, {"error", r.error}};
-  j["speedup"] = r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json(nullptr);
-  j["speedup_ci95"] = r.speedup_ci95
-                          ? nlohmann::json({r.speedup_ci95->first, r.speedup_ci95->second})
-                          : nlohmann::json(nullptr);
-  j["median_ms"] = r.candidate ? nlohmann::json(r.candidate->median_ms) : nlohmann::json(nullptr);
-  j["pct_roofline"] = r.utilization && !r.utilization->bound.empty()
-                          ? nlohmann::json(r.utilization->pct_roofline)
-                          : nlohmann::json(nullptr);
-  j["gflops"] = r.utilization ? nlohmann::json(r.utilization->gflops) : nlohmann::json(nullptr);
+  nlohmann::json j = expert_to_json(experts::summarize(p.result, p.config, false));
+  j["config"] = p.config;
+  j.erase("tuned");
   return j;
 }
 

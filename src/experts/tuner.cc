@@ -97,4 +97,20 @@ Config config_for_run(const ResultStore& store, const ExpertKernel& expert, cons
   return saved_config(store, expert, size, threads).value_or(default_config(expert));
 }
 
+ExpertSummary summarize(const EvalResult& result, const Config& config, bool tuned) {
+  ExpertSummary e;
+  e.config = config_text(config);
+  e.tuned = tuned;
+  e.status = result.status;
+  e.error = result.error;
+  if (result.candidate) e.median_ms = result.candidate->median_ms;
+  e.speedup = result.speedup;
+  e.speedup_ci95 = result.speedup_ci95;
+  e.speedup_verdict = result.speedup_verdict;
+  if (result.utilization) e.gflops = result.utilization->gflops;
+  if (result.utilization && !result.utilization->bound.empty())
+    e.pct_roofline = result.utilization->pct_roofline;
+  return e;
+}
+
 }  // namespace kbench::experts

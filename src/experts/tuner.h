@@ -50,6 +50,9 @@ std::optional<Config> saved_config(const ResultStore& store, const ExpertKernel&
                                    const std::string& size, int threads);
 void save_config(ResultStore& store, const TuneReport& report);
 
+// What a run or a tune report says of an expert's evaluation at `config`.
+ExpertSummary summarize(const EvalResult& result, const Config& config, bool tuned);
+
 // The configuration `kbench run` uses: the saved one, else the default.
 Config config_for_run(const ResultStore& store, const ExpertKernel& expert, const std::string& size,
                       int threads);

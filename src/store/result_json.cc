@@ -250,8 +250,6 @@ std::optional<Status> parse_status(std::string_view name) {
   return std::nullopt;
 }
 
-namespace {
-
 json expert_to_json(const ExpertSummary& e) {
   return {{"config", e.config},
           {"tuned", e.tuned},
@@ -266,6 +264,8 @@ json expert_to_json(const ExpertSummary& e) {
           {"gflops", optional_number(e.gflops)},
           {"pct_roofline", optional_number(e.pct_roofline)}};
 }
+
+namespace {
 
 std::optional<std::pair<double, double>> read_ci(const json& object, const char* key) {
   const json* ci = find(object, key);

@@ -35,6 +35,9 @@ struct JsonOptions {
 // meaning "not measured".
 nlohmann::json to_json(const EvalResult& result, const JsonOptions& options = {});
 
+// An expert's summary as `kbench run --json` carries it under "expert".
+nlohmann::json expert_to_json(const ExpertSummary& expert);
+
 // Reads what to_json() writes; with default options the round trip is exact. Missing keys keep
 // their defaults (older records, other tools); a present key of the wrong type or an unknown status
 // throws std::invalid_argument naming the key. Numbers may also be null or "nan"/"inf"/"-inf"
