@@ -178,6 +178,16 @@ TEST(ExpertTuneTest, TuneRecordsEveryPointKeepsTheBestAndRunUsesIt) {
   EXPECT_TRUE(r[1]["expert"].is_null());  // 13p has no expert here
   EXPECT_TRUE(r[1]["expert_speedup"].is_null());
 
+  // The markdown table gives the expert's speedup in its last column.
+  const auto table =
+      run_kbench("run -w 12p --size smoke --time-budget-s 0.3 --markdown --db " + db);
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("| expert speedup [95% CI] |"), std::string::npos) << table.out;
+  const std::size_t row = table.out.find("| 12p_RMSNorm |");
+  ASSERT_NE(row, std::string::npos) << table.out;
+  const std::string line = table.out.substr(row, table.out.find('\n', row) - row);
+  EXPECT_NE(line.find("x ["), std::string::npos) << line;
+
   const auto without =
       run_kbench("run -w 12p --size smoke --time-budget-s 0.3 --no-experts --json --db " + db);
   ASSERT_EQ(without.exit_code, 0) << without.out;

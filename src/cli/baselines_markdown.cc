@@ -49,6 +49,18 @@ std::string paths_of(const std::string& plan) {
   return text.empty() ? "-" : text;
 }
 
+// "2.41x [2.30, 2.52]" for a correct expert; its status where it failed; "-" where there is none.
+std::string expert_cell(const EvalResult& r) {
+  if (!r.expert) return "-";
+  const ExpertSummary& e = *r.expert;
+  if (e.status != Status::kCorrect || !e.speedup) return status_name(e.status);
+  std::string cell = format("%.2f", *e.speedup) + "x";
+  if (e.speedup_ci95)
+    cell += " [" + format("%.2f", e.speedup_ci95->first) + ", " +
+            format("%.2f", e.speedup_ci95->second) + "]";
+  return cell;
+}
+
 }  // namespace
 
 void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& results,
@@ -63,8 +75,10 @@ void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& r
      << format("%.0f", peaks.library_gemm_gflops) << " GFLOP/s (" << peaks.library_gemm_method
      << "), triad " << format("%.1f", peaks.mem_bw_gbps) << " GB/s.\n\n";
   os << "| workload | size (inputs) | GFLOP | MB | baseline ms | GEMM path | % roofline | bound | "
-        "% library | XLA:CPU ms | XLA / kbench (interleaved) | TPU v6e XLA ms (full) |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "% library | XLA:CPU ms | XLA / kbench (interleaved) | TPU v6e XLA ms (full) | expert "
+        "speedup "
+        "[95% CI] |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const EvalResult& r : results) {
     const Workload* w = find_workload(r.workload);
     if (!w) continue;
@@ -74,7 +88,7 @@ void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& r
        << format("%.3g", problem.flops * 1e-9) << " | " << format("%.3g", problem.min_bytes * 1e-6)
        << " | ";
     if (r.status != Status::kCorrect || !r.baseline) {
-      os << status_name(r.status) << ": " << r.error << " | | | | | | | |\n";
+      os << status_name(r.status) << ": " << r.error << " | | | | | | | | |\n";
       continue;
     }
     const double ms = r.baseline->median_ms;
@@ -97,7 +111,7 @@ void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& r
       os << "- | - | ";
     }
     const auto tpu = tpu_v6e_xla_ms(w->id);
-    os << (tpu ? format("%.3g", *tpu) : "-") << " |\n";
+    os << (tpu ? format("%.3g", *tpu) : "-") << " | " << expert_cell(r) << " |\n";
   }
 }
 
