@@ -3,8 +3,11 @@
 #include "harness/executor.h"
 
 #include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -98,6 +101,28 @@ TEST_F(ExecutorTest, OneAtATimeKeepsTheWorkersWhereTheyAre) {
   const std::vector<EvalResult> results = executor.evaluate({cpu_checking_candidate()}, {});
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].status, Status::kRuntimeError);
+}
+
+// A SIGKILLed kbench leaves its batch directory behind: the next executor removes it, and leaves
+// a live process's alone.
+TEST_F(ExecutorTest, ABatchOfADeadProcessIsRemovedAndALiveOnesKept) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  const auto root = dir_ / "work";
+  const auto dead = root / ("batch-" + std::to_string(child) + "-abcdef");
+  const auto live = root / ("batch-" + std::to_string(getppid()) + "-abcdef");
+  std::filesystem::create_directories(dead);
+  std::filesystem::create_directories(live);
+  std::ofstream(dead / "candidate-0.cpp") << "int x;";
+  {
+    LocalPoolExecutor executor(base_options(dir_), std::nullopt, root.string(), 1);
+    EXPECT_FALSE(std::filesystem::exists(dead));
+    EXPECT_TRUE(std::filesystem::exists(live));
+  }
+  std::filesystem::remove_all(live);
 }
 
 TEST_F(ExecutorTest, ResultsComeBackInTheOrderOfTheSources) {

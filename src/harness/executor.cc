@@ -3,6 +3,7 @@
 #include "harness/executor.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,6 +32,21 @@ CpuPlan plan_cpus(int threads) {
   return plan;
 }
 
+// The directories of executors whose kbench died without its destructor running (SIGKILL, a
+// crash): named batch-<pid>-*, removed once that process is gone. A live one's is never touched.
+void remove_orphaned_batches(const std::string& root) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("batch-", 0) != 0) continue;
+    const long owner = std::strtol(name.c_str() + 6, nullptr, 10);
+    if (owner <= 0 || (kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH)) {
+      std::error_code ignored;
+      std::filesystem::remove_all(entry.path(), ignored);
+    }
+  }
+}
+
 LocalPoolExecutor::LocalPoolExecutor(EvalOptions base, std::optional<PeakReport> peaks,
                                      std::string work_dir, int jobs)
     : base_(std::move(base)),
@@ -43,7 +59,9 @@ LocalPoolExecutor::LocalPoolExecutor(EvalOptions base, std::optional<PeakReport>
   // other databases) share the root, and a source file overwritten under a compile would be
   // evaluated as another candidate.
   std::filesystem::create_directories(work_dir_);
-  std::string private_dir = (std::filesystem::path(work_dir_) / "batch-XXXXXX").string();
+  remove_orphaned_batches(work_dir_);
+  const std::string prefix = "batch-" + std::to_string(getpid()) + "-";
+  std::string private_dir = (std::filesystem::path(work_dir_) / (prefix + "XXXXXX")).string();
   if (!mkdtemp(private_dir.data()))
     throw HarnessError("cannot create a work directory under " + work_dir_ + ": " +
                        std::strerror(errno));

@@ -39,7 +39,8 @@ class LocalPoolExecutor : public Executor {
  public:
   // `base` carries everything but the candidate path (workload, size, threads, worker, cache,
   // gemm plan, ...). `jobs` 0: one per checking CPU plus the timing one. Sources are written to a
-  // private directory created under `work_root` and removed with the executor.
+  // private directory created under `work_root` (batch-<pid>-*) and removed with the executor;
+  // those of dead kbench processes are removed when the next executor starts.
   LocalPoolExecutor(EvalOptions base, std::optional<PeakReport> peaks, std::string work_root,
                     int jobs = 0);
   ~LocalPoolExecutor() override;
@@ -57,5 +58,8 @@ class LocalPoolExecutor : public Executor {
   int jobs_ = 1;
   int written_ = 0;  // sources written so far: their file names
 };
+
+// Removes the batch-<pid>-* directories under `root` whose process no longer exists.
+void remove_orphaned_batches(const std::string& root);
 
 }  // namespace kbench
