@@ -90,6 +90,21 @@ TEST(UtilizationOf, FillsTheRooflineAndTheLibraryCeiling) {
   EXPECT_NEAR(u.pct_library, 100 * u.gflops / 200, 1e-9);
 }
 
+// A causal workload's floor is its essential FLOPs (the visible half); GFLOP/s stay on the spec's
+// count, so they compare with JAXBench's.
+TEST(UtilizationOf, TheFloorIsTheEssentialWorkAndTheRateTheSpecsCount) {
+  const PeakReport peaks = peaks_with(std::nullopt, 300);
+  Problem full = gemm_problem();
+  Problem causal = full;
+  causal.essential_flops = full.flops / 2;
+  const Utilization u_full = utilization_of(full, MathClass::kBf16Matmul, 2.0, peaks);
+  const Utilization u = utilization_of(causal, MathClass::kBf16Matmul, 2.0, peaks);
+  EXPECT_DOUBLE_EQ(u.gflops, u_full.gflops);
+  EXPECT_NEAR(u.roofline_ms, u_full.roofline_ms / 2, 1e-12);
+  EXPECT_NEAR(u.pct_roofline, u_full.pct_roofline / 2, 1e-9);
+  EXPECT_NEAR(u.intensity, u_full.intensity / 2, 1e-9);
+}
+
 TEST(UtilizationOf, VectorWorkHasNoLibraryCeilingAndMissingPeaksStayUnknown) {
   PeakReport peaks = peaks_with(2000, 300);
   peaks.library_gemm_gflops = 200;

@@ -192,6 +192,23 @@ TEST_P(SuiteWorkload, SizePresetsAreConsistent) {
   EXPECT_LE(w.problem(Size::kCpu).flops, w.problem(Size::kFull).flops);
 }
 
+// The causal attention workloads' formulas count the masked half; their essential FLOPs (the
+// roofline's floor) count the visible pairs: S(S+1)/2 of S^2 for a square causal mask.
+TEST(EssentialFlops, CausalAttentionCountsOnlyTheVisiblePairs) {
+  const Problem flash = find_workload("1p")->problem(Size::kCpu);  // B 1, H 8, S 1024, D 128
+  EXPECT_DOUBLE_EQ(flash.essential_flops, 4.0 * 8 * 128 * (1024.0 * 1025 / 2));
+  for (const char* id : {"1p", "2p", "3p", "4p", "5p", "7p"}) {
+    for (Size size : {Size::kSmoke, Size::kCpu}) {
+      // 4p's formula omits the batch its essential FLOPs include: comparable where B is 1.
+      if (std::string_view(id) == "4p" && size == Size::kSmoke) continue;
+      const Problem p = find_workload(id)->problem(size);
+      EXPECT_GT(p.essential_flops, 0.3 * p.flops) << id << " " << size_name(size);
+      EXPECT_LT(p.essential_flops, p.flops) << id << " " << size_name(size);
+    }
+  }
+  EXPECT_EQ(find_workload("8p")->problem(Size::kCpu).essential_flops, 0);  // nothing to skip
+}
+
 INSTANTIATE_TEST_SUITE_P(AllWorkloads, SuiteWorkload,
                          ::testing::ValuesIn(all_workloads().begin(), all_workloads().end()),
                          [](const ::testing::TestParamInfo<const Workload*>& workload) {

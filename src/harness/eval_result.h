@@ -47,10 +47,10 @@ struct Utilization {
   double peak_gflops = 0, peak_gbps = 0;  // the roofs: compute (of `peak_flops_kind`) and memory
   std::string peak_flops_kind;            // the compute unit: "amx_bf16", "bf16_dot", "fp32_fma"
   std::string math;                       // the workload's math class: "bf16_matmul", "f32_vector"
-  double intensity = 0;                   // flops per minimal byte moved
+  double intensity = 0;                   // essential flops per minimal byte moved
   double balance = 0;                     // peak_gflops / peak_gbps, flops per byte
   std::string bound;                      // "compute" (intensity >= balance) or "memory"
-  double roofline_ms = 0;                 // max(flops / compute roof, bytes / bandwidth)
+  double roofline_ms = 0;                 // max(essential flops / compute roof, bytes / bandwidth)
   double pct_roofline = 0;                // 100 * roofline_ms / measured median
   // The fastest bf16 GEMM this machine's libraries reach (kbench probe); bf16_matmul work only.
   double library_gflops = 0;

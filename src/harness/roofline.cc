@@ -53,7 +53,10 @@ Utilization utilization_of(const Problem& problem, MathClass math, double median
     u.gflops = problem.flops / seconds * 1e-9;
     u.gbps = problem.min_bytes / seconds * 1e-9;
   }
-  if (problem.min_bytes > 0) u.intensity = problem.flops / problem.min_bytes;
+  // The floor is what the work cannot avoid: a causal kernel that skips the masked half is not
+  // faster than physics, and one at the floor of the full count would be.
+  const double floor_flops = problem.essential_flops > 0 ? problem.essential_flops : problem.flops;
+  if (problem.min_bytes > 0) u.intensity = floor_flops / problem.min_bytes;
   if (!peaks) return u;
   const auto [roof_gflops, unit] = compute_roof(math, *peaks);
   u.peak_gflops = roof_gflops;
@@ -61,7 +64,7 @@ Utilization utilization_of(const Problem& problem, MathClass math, double median
   u.peak_gbps = peaks->mem_bw_gbps > 0 ? peaks->mem_bw_gbps : 0;
   if (u.peak_gflops > 0) u.pct_peak_flops = 100 * u.gflops / u.peak_gflops;
   if (u.peak_gbps > 0) u.pct_peak_bw = 100 * u.gbps / u.peak_gbps;
-  const Roofline roof = roofline(problem.flops, problem.min_bytes, u.peak_gflops, u.peak_gbps);
+  const Roofline roof = roofline(floor_flops, problem.min_bytes, u.peak_gflops, u.peak_gbps);
   u.balance = roof.balance;
   u.bound = bound_name(roof.bound);
   u.roofline_ms = roof.time_s * 1e3;

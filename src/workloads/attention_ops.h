@@ -31,6 +31,14 @@ constexpr Tolerance attention_tolerance(double value_scale) {
   return {.atol = 0.05 * value_scale, .rtol = 1e-2, .max_rel_l2 = 1e-2};
 }
 
+// The (query, key) pairs a causal mask leaves visible to `queries` queries that end at the last of
+// `keys` keys (query t sees keys j <= keys - queries + t): what a kernel that skips masked scores
+// computes, for Problem::essential_flops.
+constexpr double causal_pairs(std::int64_t queries, std::int64_t keys) {
+  const double q = static_cast<double>(queries);
+  return q * static_cast<double>(keys - queries) + q * (q + 1) / 2;
+}
+
 // One head: q, k, v are seq_len x head_dim row-major bf16 matrices whose rows are `*_ld` elements
 // apart (BHSD heads are dense, ld = D; BSHD heads are strided, ld = H * D). `bias`, when set, is a
 // seq_len x seq_len row-major bf16 matrix added to the scaled scores. `out` is seq_len x head_dim

@@ -8,6 +8,7 @@
 // Output    out    bf16 (B, H, S, D)
 // FLOPs     4*B*H*S*S*D, the full S x S (masked half included), as the original counts them;
 //           2,199,023,255,552 at full size (B=4, H=64, S=4096, D=128).
+// Essential 4*B*H*D*S(S+1)/2, the visible (query, key) pairs only: the roofline's floor
 // Character compute-bound: two GEMMs per head around an S x S softmax.
 // Deviations
 //   - None in the operator. The cpu preset is (B, H, S, D) = (1, 8, 1024, 128): head_dim kept, the
@@ -63,6 +64,9 @@ Problem make_problem(Size size) {
   problem.outputs = {{"out", KB_BF16, dims}};
   problem.flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
                   static_cast<double>(s.seq_len * s.seq_len * s.head_dim);
+  problem.essential_flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
+                            attention::causal_pairs(s.seq_len, s.seq_len) *
+                            static_cast<double>(s.head_dim);
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }

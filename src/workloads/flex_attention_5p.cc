@@ -10,6 +10,7 @@
 // Output    out  bf16 (B, H, S, D)
 // FLOPs     4*B*H*S*S*D + B*H*S*S (the bias add), the full S x S (masked half included);
 //           2,203,318,222,848 at full size (B=4, H=64, S=4096, D=128).
+// Essential (4*D + 1)*B*H*S(S+1)/2, the visible pairs only: the roofline's floor
 // Character compute-bound: two GEMMs per head around an S x S softmax, plus an (H, S, S) bias read
 //           once per batch (2 GiB in bf16 at full size, more bytes than q, k, v and out together).
 // Deviations
@@ -74,6 +75,9 @@ Problem make_problem(Size size) {
   problem.outputs = {{"out", KB_BF16, dims}};
   const double scores = static_cast<double>(batch * heads) * static_cast<double>(seq_len * seq_len);
   problem.flops = 4.0 * scores * static_cast<double>(head_dim) + scores;
+  const double visible =
+      static_cast<double>(batch * heads) * attention::causal_pairs(seq_len, seq_len);
+  problem.essential_flops = 4.0 * visible * static_cast<double>(head_dim) + visible;
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }

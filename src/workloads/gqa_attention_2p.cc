@@ -10,6 +10,7 @@
 // Output    out    bf16 (B, S, Hq, D)
 // FLOPs     B*Hq*S*S*D*4, the full S x S (masked half included); 4,398,046,511,104 at full size
 //           (B=4, S=4096, Hq=128, Hkv=8, D=128).
+// Essential 4*B*Hq*D*S(S+1)/2, the visible (query, key) pairs only: the roofline's floor
 // Character compute-bound: two GEMMs per query head around an S x S softmax; each kv head serves
 //           G = 16 query heads, and every head is a strided (row stride H * D) slice of BSHD.
 // Deviations
@@ -63,6 +64,9 @@ Problem make_problem(Size size) {
   problem.outputs = {{"out", KB_BF16, {batch, seq_len, hq, head_dim}}};
   problem.flops = static_cast<double>(batch * hq) * static_cast<double>(seq_len * seq_len) *
                   static_cast<double>(head_dim) * 4.0;
+  problem.essential_flops = static_cast<double>(batch * hq) *
+                            attention::causal_pairs(seq_len, seq_len) *
+                            static_cast<double>(head_dim) * 4.0;
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }

@@ -21,6 +21,8 @@
 //           pages_per_seq=256): 48 one-token decodes with KV lengths 257 + ((i*73) % 240) * 16,
 //           seven 512-token prefill chunks with KV lengths 1023 ... 4095 and one 464-token chunk
 //           with 4095, 8 inactive slots.
+// Essential H_q*4*D*sum(q_len*(kv_len - q_len) + q_len*(q_len + 1)/2), visible pairs only:
+//           the roofline's floor
 // Character the prefill chunks are compute-bound GEMMs (99% of the FLOPs) with causal masks inside
 //           the chunk; the decodes are bandwidth-bound (most of the ~0.5 GB of K/V read); the page
 //           table is shuffled, so every page is a separate gather.
@@ -46,6 +48,7 @@
 
 #include "core/bf16.h"
 #include "core/tensor.h"
+#include "workloads/attention_ops.h"
 #include "workloads/gemm.h"
 #include "workloads/matmul_ops.h"
 #include "workloads/ops.h"
@@ -142,10 +145,15 @@ Problem make_problem_of() {
       {{"num_seqs", KB_I32, {1}}, InitRule::structured(fill_num_seqs<kSize>)},
   };
   problem.outputs = {{"out", KB_BF16, q_dims}};
-  double q_kv = 0;
-  for (const auto& [q_len, kv_len] : scenario.active)
+  double q_kv = 0, visible = 0;
+  for (const auto& [q_len, kv_len] : scenario.active) {
     q_kv += static_cast<double>(q_len) * static_cast<double>(kv_len);
-  problem.flops = static_cast<double>(s.num_q_heads) * 4.0 * static_cast<double>(s.head_dim) * q_kv;
+    visible += attention::causal_pairs(q_len, kv_len);
+  }
+  const double per_pair =
+      static_cast<double>(s.num_q_heads) * 4.0 * static_cast<double>(s.head_dim);
+  problem.flops = per_pair * q_kv;
+  problem.essential_flops = per_pair * visible;
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }
