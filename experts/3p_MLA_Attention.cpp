@@ -26,6 +26,10 @@
 // attributes (AVX-512, AVX2+FMA, baseline x86-64) and chosen with __builtin_cpu_supports.
 #include <cblas.h>
 
+#include <map>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -35,20 +39,64 @@
 #include "kbench/kernel.h"
 
 // Tunables (the tuner parses the "tune:" lines).
-//   BQ  query positions per attention block (BQ*H score rows against the block's causal prefix):
-//       smaller blocks skip more of the masked triangle, larger ones make bigger GEMMs.
-// tune: KB_BQ = 8 16 32 64 (default 32)
-#ifndef KB_BQ
-#define KB_BQ 32
+//   ATTN  1: the attention through the shared flash-attention driver (include/flash_attention.h),
+//         one item per (batch, head), the batch's latent keys packed once for its 16 heads (GQA
+//         with one kv head); q', the keys and Y are rounded to bf16 around it, as the baseline
+//         rounds q, k, v and the attention output. 0: stacked GEMMs per block of AQ positions
+//         (AQ*H score rows against the block's causal prefix), softmax between them, all f32.
+//   GEMM  0: OpenBLAS sgemm; 1: oneDNN f32 matmul (primitives created once per shape and kept).
+//   BQ, BK, QK_*, PV_*: the flash driver's query / key blocks and micro-tiles (see the header);
+//         Dv = kvl = 64 is exactly four zmm vectors, so PV_NV = 4 has no padded columns.
+// clang-format off
+// tune: KB_ATTN = 0 1 (default 1)
+// tune: KB_AQ = 16 32 (default 32)
+// tune: KB_GEMM = 0 1 (default 1)
+// tune: KB_BQ = 32 64 (default 64)
+// tune: KB_BK = 64 128 (default 64)
+// tune: KB_QK_MR = 8 (default 8)
+// tune: KB_QK_NV = 2 (default 2)
+// tune: KB_PV_MR = 6 (default 6)
+// tune: KB_PV_NV = 4 (default 4)
+// clang-format on
+#ifndef KB_ATTN
+#define KB_ATTN 1
 #endif
-static_assert(KB_BQ >= 1, "KB_BQ: at least one query position per block");
+#ifndef KB_AQ
+#define KB_AQ 32
+#endif
+#ifndef KB_GEMM
+#define KB_GEMM 1
+#endif
+#ifndef KB_BQ
+#define KB_BQ 64
+#endif
+#ifndef KB_BK
+#define KB_BK 64
+#endif
+#ifndef KB_QK_MR
+#define KB_QK_MR 8
+#endif
+#ifndef KB_QK_NV
+#define KB_QK_NV 2
+#endif
+#ifndef KB_PV_MR
+#define KB_PV_MR 6
+#endif
+#ifndef KB_PV_NV
+#define KB_PV_NV 4
+#endif
+// Testing only: 2 AVX-512, 1 AVX2+FMA, 0 scalar at most (for this file's loops and the driver's).
+#ifndef KB_MAX_PATH
+#define KB_MAX_PATH 2
+#endif
+static_assert(KB_AQ >= 1, "KB_AQ: at least one query position per block");
+
+#include "include/flash_attention.h"
 
 namespace {
 
 using std::int64_t;
 
-#define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
-#define KB_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define KB_INLINE inline __attribute__((always_inline))
 
 struct Shape {
@@ -175,10 +223,10 @@ struct Isa {
 
 Isa select_isa() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+  if (KB_MAX_PATH >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
     return {widen_avx512, narrow_avx512, softmax_avx512, rope_avx512};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+  if (KB_MAX_PATH >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return {widen_avx2, narrow_avx2, softmax_avx2, rope_avx2};
   return {widen_generic, narrow_generic, softmax_generic, rope_generic};
 }
@@ -186,21 +234,88 @@ Isa select_isa() {
 // ---- Scratch: grow-only f32 buffers (allocation only; every call rewrites what it reads) ----
 
 struct Scratch {
+  std::vector<uint16_t> qb, kvb, yb;
   std::vector<float> x, wd, qup, kup, vup, oproj, cqkv, wq, q, scores, y, wvo, out, cs, sn;
 };
 
-float* sized(std::vector<float>& v, int64_t n) {
+template <typename T>
+T* sized(std::vector<T>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
   return v.data();
 }
 
 // C (m x n, ldc) = alpha A (m x k, lda) op(B) (ldb), row-major f32.
-void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-           const float* b, int64_t ldb, bool b_trans, float* c, int64_t ldc) {
+void sgemm_openblas(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                    const float* b, int64_t ldb, bool b_trans, float* c, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, CblasNoTrans, b_trans ? CblasTrans : CblasNoTrans,
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c,
               static_cast<blasint>(ldc));
+}
+
+// The same through oneDNN's matmul. A primitive is JIT-compiled per (shape, strides, alpha) and
+// kept: a primitive is code, not a result, and the attention blocks reuse a handful of shapes.
+void sgemm_onednn(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, bool b_trans, float* c, int64_t ldc) {
+  using dnnl::memory;
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::stream stream(engine);
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool, float>;
+  static std::map<Key, dnnl::matmul> cache;
+  const memory::desc a_md({m, k}, memory::data_type::f32, memory::dims{lda, 1});
+  const memory::desc b_md({k, n}, memory::data_type::f32,
+                          b_trans ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  const memory::desc c_md({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+  const Key key{m, n, k, lda, ldb, ldc, b_trans, alpha};
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    dnnl::primitive_attr attr;
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    it = cache
+             .emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(
+                               dnnl::matmul::desc(a_md, b_md, c_md), attr, engine)))
+             .first;
+  }
+  memory am(a_md, engine, const_cast<float*>(a)), bm(b_md, engine, const_cast<float*>(b)),
+      cm(c_md, engine, c);
+  it->second.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  stream.wait();
+}
+
+#ifdef KB_PROFILE  // development only: time per GEMM shape, printed at exit
+}  // namespace
+#include <chrono>
+#include <cstdio>
+namespace {
+struct Prof {
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<double, int64_t>> t;
+  ~Prof() {
+    for (auto& [k, v] : t)
+      std::printf(
+          "%5ld x %5ld x %5ld: %8.3f ms/call-set  %6.1f GFLOP/s\n", std::get<0>(k), std::get<1>(k),
+          std::get<2>(k), v.first * 1e3 / 16,
+          2.0 * std::get<0>(k) * std::get<1>(k) * std::get<2>(k) * (v.second - 1) / v.first / 1e9);
+  }
+} prof;
+#endif
+
+void sgemm(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, bool b_trans, float* c, int64_t ldc) {
+#ifdef KB_PROFILE
+  const auto t0 = std::chrono::steady_clock::now();
+  struct Done {
+    std::chrono::steady_clock::time_point t0;
+    std::pair<double, int64_t>* slot;
+    ~Done() {
+      if (slot->second++ > 0)
+        slot->first += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+  } done{t0, &prof.t[{m, n, k}]};
+#endif
+  if (KB_GEMM == 1)
+    sgemm_onednn(m, n, k, alpha, a, lda, b, ldb, b_trans, c, ldc);
+  else
+    sgemm_openblas(m, n, k, alpha, a, lda, b, ldb, b_trans, c, ldc);
 }
 
 bool shape_of(const kb_tensor* in, int32_t num_inputs, const kb_tensor* out, int32_t num_outputs,
@@ -229,7 +344,7 @@ bool shape_of(const kb_tensor* in, int32_t num_inputs, const kb_tensor* out, int
          s.batch > 0 && s.seq > 0 && s.nope > 0 && s.vd > 0 && s.kvl > 0 && s.ql > 0 && s.emb > 0;
 }
 
-int run(const kb_tensor* in, kb_tensor* out, const Shape& s) {
+int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
   static const Isa isa = select_isa();
   static Scratch sc;
   const int64_t T = s.tokens(), H = s.heads, E = s.emb, ql = s.ql, kvl = s.kvl, rope = s.rope;
@@ -263,7 +378,9 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s) {
 
   // Wq' (ql x H*dk): per head [Wq_nope_h Wk_h^T | Wq_rope_h], scaled by D^-0.5 log2 e (D the
   // original score width nope + rope), so that the softmax runs on exp2 and the scale is free.
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(qin)) / std::log(2.0));
+  const double score_scale = 1.0 / std::sqrt(static_cast<double>(qin));
+  // The flash driver applies the score scale itself.
+  const float scale = KB_ATTN ? 1.0f : static_cast<float>(score_scale / std::log(2.0));
   float* wq = sized(sc.wq, ql * H * dk);
   for (int64_t h = 0; h < H; ++h) {
     sgemm(ql, kvl, s.nope, scale, qupf + h * qin, H * qin, kupf + h * s.nope, H * s.nope, true,
@@ -299,19 +416,41 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s) {
   }
 
   // Attention: keys [latent, k_rope] and values latent, both inside cqkv's kv part (ld wdw).
-  const int64_t bq = std::min<int64_t>(KB_BQ, s.seq);
-  float* scores = sized(sc.scores, bq * H * s.seq);
   float* y = sized(sc.y, T * H * kvl);
-  for (int64_t b = 0; b < s.batch; ++b) {
-    const float* kv = cqkv + b * s.seq * wdw + ql;
-    for (int64_t i0 = 0; i0 < s.seq; i0 += bq) {
-      const int64_t rows = std::min(bq, s.seq - i0) * H;
-      const int64_t keys = std::min(s.seq, i0 + bq);  // the causal prefix of this block
-      const float* qb = q + (b * s.seq + i0) * H * dk;
-      sgemm(rows, keys, dk, 1.0f, qb, dk, kv, wdw, true, scores, keys);
-      isa.softmax(scores, keys, rows, keys, H, i0 + 1);
-      sgemm(rows, kvl, keys, 1.0f, scores, keys, kv, wdw, false, y + (b * s.seq + i0) * H * kvl,
-            kvl);
+  if (KB_ATTN) {
+    uint16_t* qb = sized(sc.qb, T * H * dk);
+    uint16_t* kvb = sized(sc.kvb, T * kvw);
+    uint16_t* yb = sized(sc.yb, T * H * kvl);
+    isa.narrow(q, qb, T * H * dk);
+    for (int64_t t = 0; t < T; ++t) isa.narrow(cqkv + t * wdw + ql, kvb + t * kvw, kvw);
+    std::vector<flash::KvHead> kv(static_cast<size_t>(s.batch));
+    std::vector<flash::QueryItem> items;
+    items.reserve(static_cast<size_t>(s.batch * H));
+    for (int64_t b = 0; b < s.batch; ++b) {
+      const uint16_t* base = kvb + b * s.seq * kvw;
+      kv[b] = {{base, kvw}, {base, kvw}, s.seq};
+      for (int64_t h = 0; h < H; ++h)
+        items.push_back({qb + (b * s.seq * H + h) * dk, H * dk, yb + (b * s.seq * H + h) * kvl,
+                         H * kvl, s.seq, 0, b});
+    }
+    const flash::Problem fp{dk,        kvl,          static_cast<float>(score_scale),
+                            kv.data(), items.data(), static_cast<int64_t>(items.size())};
+    if (flash::attend(fp, threads) != 0) return 1;
+    isa.widen(yb, T * H * kvl, y, T * H * kvl, 1, T * H * kvl);
+  } else {
+    const int64_t bq = std::min<int64_t>(KB_AQ, s.seq);
+    float* scores = sized(sc.scores, bq * H * s.seq);
+    for (int64_t b = 0; b < s.batch; ++b) {
+      const float* kv = cqkv + b * s.seq * wdw + ql;
+      for (int64_t i0 = 0; i0 < s.seq; i0 += bq) {
+        const int64_t rows = std::min(bq, s.seq - i0) * H;
+        const int64_t keys = std::min(s.seq, i0 + bq);  // the causal prefix of this block
+        const float* qblk = q + (b * s.seq + i0) * H * dk;
+        sgemm(rows, keys, dk, 1.0f, qblk, dk, kv, wdw, true, scores, keys);
+        isa.softmax(scores, keys, rows, keys, H, i0 + 1);
+        sgemm(rows, kvl, keys, 1.0f, scores, keys, kv, wdw, false, y + (b * s.seq + i0) * H * kvl,
+              kvl);
+      }
     }
   }
 
@@ -330,8 +469,9 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s) {
 
 extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
                       kb_tensor* outputs, int32_t num_outputs) {
-  (void)cfg;  // OpenBLAS takes its thread count from OPENBLAS_NUM_THREADS (= cfg->num_threads)
+  // OpenBLAS and oneDNN take their thread counts from OPENBLAS_NUM_THREADS and OpenMP, both set
+  // to cfg->num_threads.
   Shape s{};
   if (!shape_of(inputs, num_inputs, outputs, num_outputs, s)) return 1;
-  return run(inputs, outputs, s);
+  return run(inputs, outputs, s, cfg->num_threads > 0 ? cfg->num_threads : 1);
 }
