@@ -301,8 +301,12 @@ void sgemm_batch(int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, co
                  int64_t lda, int64_t sa, const float* b, int64_t ldb, int64_t sb, bool b_trans,
                  float* c, int64_t ldc, int64_t sc) {
   if (KB_GEMM == 1) {
-    sgemm_onednn(batch, m, n, k, alpha, a, lda, sa, b, ldb, sb, b_trans, c, ldc, sc);
-    return;
+    try {
+      sgemm_onednn(batch, m, n, k, alpha, a, lda, sa, b, ldb, sb, b_trans, c, ldc, sc);
+      return;
+    } catch (const dnnl::error&) {
+      // A shape or stride oneDNN has no primitive for on this CPU: OpenBLAS computes the same.
+    }
   }
   for (int64_t i = 0; i < batch; ++i)
     sgemm_openblas(m, n, k, alpha, a + i * sa, lda, b + i * sb, ldb, b_trans, c + i * sc, ldc);
@@ -466,5 +470,9 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   // to cfg->num_threads.
   Shape s{};
   if (!shape_of(inputs, num_inputs, outputs, num_outputs, s)) return 1;
-  return run(inputs, outputs, s, cfg->num_threads > 0 ? cfg->num_threads : 1);
+  try {
+    return run(inputs, outputs, s, cfg->num_threads > 0 ? cfg->num_threads : 1);
+  } catch (...) {  // scratch allocation failed (or oneDNN failed beyond its fallback)
+    return 1;
+  }
 }
