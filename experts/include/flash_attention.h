@@ -1,0 +1,799 @@
+// Flash attention over bf16 query, key and value rows with f32 arithmetic: the block kernels
+// (AVX-512, AVX2+FMA, scalar), the path chosen at run time, and a generic driver shared by the
+// causal-attention experts (1p, 2p, 4p, 7p). The including file declares the tunables first
+// (KB_BQ, KB_BK, KB_QK_MR, KB_QK_NV, KB_PV_MR, KB_PV_NV and the non-tunable KB_MAX_PATH), with
+// their `// tune:` lines, so each expert owns its search space.
+//
+// The driver takes query items, one per (batch, query head) or packed sequence: a strided block of
+// query rows, the kv head it reads (K and V rows at any row stride, optionally scattered over
+// pages), its output rows, and a causal position offset: query row t of an item sees key j iff j <=
+// offset + t and j < keys. Per item and query block of BQ rows (the OpenMP work units):
+//   widen the block's query rows to f32, pre-multiplied by scale * log2(e) (the softmax then
+//   runs on exp2, and the scale costs nothing per score)
+//   for each key block of BK keys that some row of the block sees (the rest is fully masked:
+//   skipping it halves the work of a causal operator):
+//     S = Q K^T (BQ x BK, f32)               register-tiled micro-kernel, QK_MR x 16*QK_NV
+//     per row: m' = max(m, max_j S), p = exp2(S - m'), l = l * exp2(m - m') + sum p
+//     O = O * exp2(m - m') + P V (BQ x Dv)   register-tiled micro-kernel, PV_MR x 16*PV_NV
+//   out = bf16(O / l), round to nearest even as kb_f32_to_bf16
+// Only the key blocks that straddle a row's limit are masked element by element (a lane mask on
+// the exp2 result, which writes exact zeros as exp(mask - max) does in f32 for the originals'
+// -1e9 / -1e30 / -0.7 * FLT_MAX masks); micro-tiles of them that no row of the tile sees are
+// skipped in both products.
+//
+// The row sums stay 16 partial sums per row until the block's end, and the rescale factors are
+// computed 16 rows per vector: no horizontal sum and no scalar exp per row and key block.
+//
+// K and V of a kv head are widened to f32 once per call and per thread (K transposed into key
+// panels, so the QK micro-kernel loads 16 keys of one dimension per vector and broadcasts one query
+// element per row; V row-major, Dv padded to whole vectors), and reused by every query block of
+// every query head that reads that kv head (GQA): the work units are ordered kv head by kv head.
+// Widening in the micro-kernels instead would cost a shuffle per vector on the port AVX-512 also
+// needs for its second FMA. The packs are keys * (Dk + Dv) * 4 bytes; each key block is
+// BK * (Dk + Dv) * 4 bytes.
+//
+// Threads: when cfg->num_threads divides the number of items and the items are alike (same rows,
+// keys and offset), contiguous runs of whole items per thread (equal work, each kv head packed
+// once per thread); otherwise (item, query block) units by a dynamic schedule, each item's longest
+// (last) query blocks first, since the causal triangle makes block i cost about i + 1 key blocks.
+//
+// Paths, chosen at the first call with __builtin_cpu_supports:
+//   AVX-512F (+BW/VL/DQ): 16-lane tiles above; exp2 as vreduceps (x - floor x), a degree-5
+//     polynomial and vscalefps (relative error 1.2e-7 from the fit, f32 rounding on top);
+//     K transposed 16 x 16 in registers;
+//   AVX2+FMA: 8-lane tiles 4 x 16 (QK) and 4 x 16 (PV), exp2 with the exponent built in integers;
+//   scalar: plain loops, for x86-64 without AVX2.
+// No AVX512-BF16 / AMX path (none could be run where this was written, an Ice Lake without either).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "kbench/kernel.h"
+
+#if !defined(KB_BQ) || !defined(KB_BK) || !defined(KB_QK_MR) || !defined(KB_QK_NV) || \
+    !defined(KB_PV_MR) || !defined(KB_PV_NV)
+#error "declare the flash-attention tunables before including flash_attention.h"
+#endif
+#ifndef KB_MAX_PATH
+#define KB_MAX_PATH 2
+#endif
+
+// GCC 12 flags its own _mm512_undefined_*() placeholders inside intrinsics as "maybe
+// uninitialized" (and -Wuninitialized in _mm512_reduce_*_ps) under -Wall: false positives.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+// 32 zmm registers hold the accumulators, the NV loaded vectors and a broadcast.
+static_assert(KB_QK_MR * KB_QK_NV <= 28, "QK micro-tile: at most 28 accumulators");
+static_assert(KB_PV_MR * KB_PV_NV <= 28, "PV micro-tile: at most 28 accumulators");
+// Key panels are 16 * QK_NV keys wide (AVX-512) and 16 keys (AVX2); a key block is whole panels.
+static_assert(KB_BK % (16 * KB_QK_NV) == 0, "KB_BK: whole QK micro-tiles");
+static_assert(KB_BQ % 16 == 0 && KB_BQ % KB_QK_MR % 4 == 0, "KB_BQ: whole QK tiles or 4-row tails");
+static_assert(KB_PV_MR <= 7, "PV row tails up to 6 rows");
+
+#define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#define KB_TARGET_AVX2 __attribute__((target("avx2,fma")))
+
+namespace flash {
+
+using std::int64_t;
+
+// Rows of one head's K or V: row j at base + j * ld, or, paged, row j of the sequence is row
+// j % page_rows of page pages[j / page_rows], pages page_ld elements apart.
+struct Rows {
+  const std::uint16_t* base = nullptr;
+  int64_t ld = 0;
+  const std::int32_t* pages = nullptr;
+  int64_t page_rows = 0, page_ld = 0;
+  const std::uint16_t* row(int64_t j) const {
+    if (pages == nullptr) return base + j * ld;
+    return base + pages[j / page_rows] * page_ld + (j % page_rows) * ld;
+  }
+};
+
+// One kv head: `keys` rows of K (Dk values each) and of V (Dv values each).
+struct KvHead {
+  Rows k, v;
+  int64_t keys;
+};
+
+// One item of query rows against kv head `kv`: rows t < `rows` at q + t * q_ld (Dk values), output
+// rows at out + t * out_ld (Dv values); row t sees key j iff j <= offset + t and j < keys.
+struct QueryItem {
+  const std::uint16_t* q;
+  int64_t q_ld;
+  std::uint16_t* out;
+  int64_t out_ld;
+  int64_t rows, offset;
+  int64_t kv;
+};
+
+// A call: items of the same kv head should be consecutive (its pack is reused between them).
+struct Problem {
+  int64_t dim_k, dim_v;
+  float scale;  // multiplies every score before the softmax
+  const KvHead* kv;
+  const QueryItem* items;
+  int64_t num_items;
+};
+
+namespace detail {
+
+constexpr int kBQ = KB_BQ;
+constexpr int kBK = KB_BK;
+constexpr float kLog2e = 1.44269504088896340736f;
+
+// 2^f on [0, 1): degree-5 polynomial interpolating 2^f at the Chebyshev nodes of [0, 1] (max
+// relative error 1.2e-7 in f32, fitted for this file); 2^floor(x) goes into the exponent.
+constexpr float kExp2C0 = 9.999998808e-01f, kExp2C1 = 6.931545138e-01f, kExp2C2 = 2.401418239e-01f,
+                kExp2C3 = 5.586033687e-02f, kExp2C4 = 8.949590847e-03f, kExp2C5 = 1.893754001e-03f;
+// Lanes of a row's partial sum: the vector paths keep l per lane and add the lanes once per block
+// of queries, not once per key block.
+constexpr int kSumLanes = 16;
+
+inline int64_t round_up(int64_t x, int64_t m) {
+  return (x + m - 1) / m * m;
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// A grow-only, 64-byte aligned f32 buffer: packed operands and per-block partial state only,
+// never results across calls. Kept per thread so every call does not fault in fresh pages.
+class Buffer {
+ public:
+  float* get(int64_t count) {
+    const size_t bytes = (static_cast<size_t>(count) * sizeof(float) + 63) / 64 * 64;
+    if (bytes > size_) {
+      mem_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      size_ = mem_ ? bytes : 0;
+    }
+    return mem_.get();
+  }
+
+ private:
+  std::unique_ptr<float[], FreeDeleter> mem_;
+  size_t size_ = 0;
+};
+
+// The K pack of one kv head: `keys` rows rounded up to `keys_pad` (whole key blocks, zero rows),
+// Dk = `dim`, panels of `key_panel` keys.
+struct PackGeometry {
+  int64_t keys, keys_pad, dim;
+  int key_panel;
+};
+
+// One query block against one key block, all in one thread's scratch.
+//   q  BQ x Dk f32, scaled; kt: the key block's panels (key_panel keys x Dk each, d-major);
+//   s  BQ x BK scores then probabilities; v: the key block's rows (BK x dim_pad);
+//   o  BQ x dim_pad accumulator; m, alpha: per-row running max and this block's rescale;
+//   l  per-row running sum as kSumLanes partial sums (BQ x kSumLanes).
+// `i0` is the position of the block's first row (row r sees keys < min(i0 + r + 1, key_end)),
+// `j0` the block's first key; `diagonal` when some key of the block is hidden from row 0.
+struct BlockArgs {
+  const float* q;
+  const float* kt;
+  float* s;
+  const float* v;
+  float* o;
+  float* m;
+  float* l;
+  float* alpha;
+  int64_t dim;      // Dk
+  int64_t dim_v;    // Dv
+  int64_t dim_pad;  // Dv rounded up to whole zmm vectors: V and O rows
+  int64_t i0, j0, key_end;
+  bool diagonal;
+};
+
+// A path: the K packing and the three inner steps over one (query block, key block) pair.
+struct Path {
+  int key_panel;
+  void (*pack_keys)(const PackGeometry&, const Rows& k, float* kt);  // see pack_keys_scalar
+  void (*scores)(const BlockArgs&);                                  // s = q kt
+  void (*softmax)(const BlockArgs&);     // online softmax update of s, m, l, alpha
+  void (*accumulate)(const BlockArgs&);  // o = o * alpha + s v
+};
+
+// Keys of the block row tile (r0.., rows) can see: all BK, or up to its last row's limit.
+inline int visible_keys(const BlockArgs& a, int r0, int rows) {
+  if (!a.diagonal) return kBK;
+  const int64_t limit = std::min(a.i0 + r0 + rows, a.key_end);
+  return static_cast<int>(std::clamp<int64_t>(limit - a.j0, 0, kBK));
+}
+
+// A micro-tile (rows r0.., keys c0..) of a diagonal block is entirely masked when its first key is
+// hidden from its last row.
+inline bool tile_masked(const BlockArgs& a, int r0, int rows, int c0) {
+  return a.diagonal && a.j0 + c0 >= std::min(a.i0 + r0 + rows, a.key_end);
+}
+
+// ---- Scalar path ----
+
+// K of one kv head as f32 panels of `key_panel` keys, d-major within a panel (element (j, d) at
+// kt[(j / panel) * panel * Dk + d * panel + j % panel]); keys past the last zero. Each panel row is
+// written contiguously (the panel's keys, a few KiB of K, stay in L1 while the loop walks down Dk).
+void pack_keys_scalar(const PackGeometry& g, const Rows& k, float* kt) {
+  const int panel = g.key_panel;
+  for (int64_t j0 = 0; j0 < g.keys_pad; j0 += panel) {
+    float* dst = kt + j0 * g.dim;
+    const int64_t keys = std::clamp<int64_t>(g.keys - j0, 0, panel);
+    for (int64_t jj = 0; jj < keys; ++jj) {
+      const std::uint16_t* row = k.row(j0 + jj);
+      for (int64_t d = 0; d < g.dim; ++d) dst[d * panel + jj] = kb_bf16_to_f32(row[d]);
+    }
+    for (int64_t d = 0; d < g.dim; ++d)
+      for (int64_t jj = keys; jj < panel; ++jj) dst[d * panel + jj] = 0.0f;
+  }
+}
+
+void scores_scalar(const BlockArgs& a) {
+  for (int c0 = 0; c0 < kBK; c0 += 16) {
+    const float* panel = a.kt + static_cast<int64_t>(c0) * a.dim;
+    for (int r = 0; r < kBQ; ++r) {
+      if (tile_masked(a, r, 1, c0)) continue;
+      float acc[16] = {};
+      for (int64_t d = 0; d < a.dim; ++d)
+        for (int c = 0; c < 16; ++c) acc[c] += a.q[r * a.dim + d] * panel[d * 16 + c];
+      std::memcpy(a.s + r * kBK + c0, acc, sizeof acc);
+    }
+  }
+}
+
+void softmax_scalar(const BlockArgs& a) {
+  for (int r = 0; r < kBQ; ++r) {
+    float* s = a.s + r * kBK;
+    const int n = visible_keys(a, r, 1);
+    float mx = -INFINITY;
+    for (int c = 0; c < n; ++c) mx = std::max(mx, s[c]);
+    const float m_new = std::max(a.m[r], mx);
+    float sum = 0.0f;
+    for (int c = 0; c < n; ++c) sum += (s[c] = std::exp2(s[c] - m_new));
+    for (int c = n; c < kBK; ++c) s[c] = 0.0f;
+    a.alpha[r] = std::exp2(a.m[r] - m_new);
+    a.l[r * kSumLanes] = a.l[r * kSumLanes] * a.alpha[r] + sum;
+    a.m[r] = m_new;
+  }
+}
+
+void accumulate_scalar(const BlockArgs& a) {
+  for (int r = 0; r < kBQ; ++r) {
+    float* o = a.o + r * a.dim_pad;
+    for (int64_t d = 0; d < a.dim_v; ++d) o[d] *= a.alpha[r];
+    const int n = visible_keys(a, r, 1);
+    for (int c = 0; c < n; ++c) {
+      const float p = a.s[r * kBK + c];
+      const float* v = a.v + c * a.dim_pad;
+      for (int64_t d = 0; d < a.dim_v; ++d) o[d] += p * v[d];
+    }
+  }
+}
+
+// ---- AVX-512 path ----
+
+// The K panels of pack_keys_scalar by 16 x 16 transposes in registers: 16 keys x 16 dimensions
+// widened, transposed in three shuffle stages (32-bit, 64-bit, then 128-bit lanes twice), stored
+// as 16 panel rows. The strided scalar loop costs ~5% of the whole kernel at the cpu size.
+KB_TARGET_AVX512 void pack_keys_avx512(const PackGeometry& g, const Rows& k, float* kt) {
+  const int panel = g.key_panel;
+  for (int64_t j0 = 0; j0 < g.keys_pad; j0 += 16) {
+    float* dst = kt + (j0 / panel) * panel * g.dim + j0 % panel;
+    for (int64_t d0 = 0; d0 < g.dim; d0 += 16) {
+      const int cols = static_cast<int>(std::min<int64_t>(16, g.dim - d0));
+      const __mmask16 col_mask = static_cast<__mmask16>((1u << cols) - 1u);
+      __m512 r[16], t[16];
+      for (int i = 0; i < 16; ++i)
+        r[i] =
+            j0 + i < g.keys
+                ? _mm512_castsi512_ps(_mm512_slli_epi32(
+                      _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(col_mask, k.row(j0 + i) + d0)),
+                      16))
+                : _mm512_setzero_ps();
+      // Rows (2i, 2i+1) interleaved within 128-bit lanes.
+      for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+      }
+      // u[4q + c]: in lane L, rows 4q..4q+3 of column 4L + c.
+      for (int q = 0; q < 4; ++q) {
+        const __m512d a0 = _mm512_castps_pd(t[4 * q]), a1 = _mm512_castps_pd(t[4 * q + 1]);
+        const __m512d a2 = _mm512_castps_pd(t[4 * q + 2]), a3 = _mm512_castps_pd(t[4 * q + 3]);
+        r[4 * q] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        r[4 * q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        r[4 * q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        r[4 * q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+      }
+      // Column 4L + c gathers lane L of u[c], u[4 + c], u[8 + c], u[12 + c].
+      for (int c = 0; c < 4; ++c) {
+        const __m512 x_even = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
+        const __m512 x_odd = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xDD);
+        const __m512 y_even = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
+        const __m512 y_odd = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xDD);
+        t[c] = _mm512_shuffle_f32x4(x_even, y_even, 0x88);
+        t[8 + c] = _mm512_shuffle_f32x4(x_even, y_even, 0xDD);
+        t[4 + c] = _mm512_shuffle_f32x4(x_odd, y_odd, 0x88);
+        t[12 + c] = _mm512_shuffle_f32x4(x_odd, y_odd, 0xDD);
+      }
+      for (int c = 0; c < cols; ++c) _mm512_store_ps(dst + (d0 + c) * panel, t[c]);
+    }
+  }
+}
+
+// 2^x for finite x <= 0: f = x - floor(x) in one vreduceps, the polynomial, and vscalefps, which
+// multiplies by 2^floor(x) itself (an exact 0 below the subnormals).
+KB_TARGET_AVX512 inline __m512 exp2_avx512(__m512 x) {
+  const __m512 f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m512 p = _mm512_set1_ps(kExp2C5);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C4));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C3));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C2));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C1));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C0));
+  return _mm512_scalef_ps(p, x);
+}
+
+// Lanes of the 16 keys from c0 a row with `n` visible keys keeps.
+KB_TARGET_AVX512 inline __mmask16 visible_lanes(int n, int c0) {
+  const int k = std::clamp(n - c0, 0, 16);
+  return static_cast<__mmask16>((1u << k) - 1u);
+}
+
+// S tile (MR rows from r0, 16 * NV keys from c0) = Q rows . K panel, over all D.
+template <int MR, int NV>
+KB_TARGET_AVX512 void scores_tile_avx512(const BlockArgs& a, int r0, int c0) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int n = 0; n < NV; ++n) acc[r][n] = _mm512_setzero_ps();
+  const float* panel = a.kt + static_cast<int64_t>(c0) * a.dim;
+  const float* q = a.q + r0 * a.dim;
+  for (int64_t d = 0; d < a.dim; ++d) {
+    __m512 k[NV];
+#pragma GCC unroll 8
+    for (int n = 0; n < NV; ++n) k[n] = _mm512_load_ps(panel + d * 16 * NV + 16 * n);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      const __m512 qb = _mm512_set1_ps(q[r * a.dim + d]);
+#pragma GCC unroll 8
+      for (int n = 0; n < NV; ++n) acc[r][n] = _mm512_fmadd_ps(qb, k[n], acc[r][n]);
+    }
+  }
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int n = 0; n < NV; ++n) _mm512_store_ps(a.s + (r0 + r) * kBK + c0 + 16 * n, acc[r][n]);
+}
+
+KB_TARGET_AVX512 void scores_avx512(const BlockArgs& a) {
+  constexpr int kMR = KB_QK_MR, kNR = 16 * KB_QK_NV;
+  constexpr int kFull = kBQ / kMR * kMR;
+  for (int c0 = 0; c0 < kBK; c0 += kNR) {
+    for (int r0 = 0; r0 < kFull; r0 += kMR)
+      if (!tile_masked(a, r0, kMR, c0)) scores_tile_avx512<kMR, KB_QK_NV>(a, r0, c0);
+    // BQ is a multiple of 4; a row tail of a tile goes 4 rows at a time.
+    for (int r0 = kFull; r0 < kBQ; r0 += 4)
+      if (!tile_masked(a, r0, 4, c0)) scores_tile_avx512<4, KB_QK_NV>(a, r0, c0);
+  }
+}
+
+// Three passes over the block: row maxima (one horizontal reduction per row), the rescale
+// factors 16 rows per vector, then exp2 with per-lane sums (no horizontal sum per key block).
+KB_TARGET_AVX512 void softmax_avx512(const BlockArgs& a) {
+  for (int r = 0; r < kBQ; ++r) {
+    const float* s = a.s + r * kBK;
+    const int n = visible_keys(a, r, 1);
+    __m512 mx = _mm512_set1_ps(-INFINITY);
+    for (int c0 = 0; c0 < n; c0 += 16)
+      mx = _mm512_mask_max_ps(mx, visible_lanes(n, c0), mx, _mm512_load_ps(s + c0));
+    // alpha holds the new maximum until the next pass turns it into exp2(m - m_new).
+    a.alpha[r] = std::max(a.m[r], _mm512_reduce_max_ps(mx));
+  }
+  for (int r0 = 0; r0 < kBQ; r0 += 16) {  // BQ % 16 == 0
+    const __m512 m_old = _mm512_loadu_ps(a.m + r0), m_new = _mm512_loadu_ps(a.alpha + r0);
+    _mm512_storeu_ps(a.m + r0, m_new);
+    // m_old is -inf on the first key block: clamped, exp2 gives the exact 0 that empties O and l.
+    _mm512_storeu_ps(a.alpha + r0,
+                     exp2_avx512(_mm512_max_ps(_mm512_sub_ps(m_old, m_new), _mm512_set1_ps(-256))));
+  }
+  for (int r = 0; r < kBQ; ++r) {
+    float* s = a.s + r * kBK;
+    const int n = visible_keys(a, r, 1);
+    const __m512 mv = _mm512_set1_ps(a.m[r]);
+    __m512 sum = _mm512_mul_ps(_mm512_load_ps(a.l + r * kSumLanes), _mm512_set1_ps(a.alpha[r]));
+    int c0 = 0;
+    for (; c0 + 16 <= n; c0 += 16) {
+      const __m512 p = exp2_avx512(_mm512_sub_ps(_mm512_load_ps(s + c0), mv));
+      sum = _mm512_add_ps(sum, p);
+      _mm512_store_ps(s + c0, p);
+    }
+    if (c0 < n) {  // the diagonal vector: masked lanes become exact zeros
+      const __m512 p = _mm512_maskz_mov_ps(visible_lanes(n, c0),
+                                           exp2_avx512(_mm512_sub_ps(_mm512_load_ps(s + c0), mv)));
+      sum = _mm512_add_ps(sum, p);
+      _mm512_store_ps(s + c0, p);
+      c0 += 16;
+    }
+    // accumulate_avx512 reads a row up to the last visible key of its tile's last row.
+    for (; c0 < kBK; c0 += 16) _mm512_store_ps(s + c0, _mm512_setzero_ps());
+    _mm512_store_ps(a.l + r * kSumLanes, sum);
+  }
+}
+
+// O tile (MR rows from r0, 16 * NV columns from d0) = O * alpha + P . V over `keys` keys.
+template <int MR, int NV>
+KB_TARGET_AVX512 void accumulate_tile_avx512(const BlockArgs& a, int r0, int64_t d0, int keys) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+    const __m512 alpha = _mm512_set1_ps(a.alpha[r0 + r]);
+#pragma GCC unroll 8
+    for (int n = 0; n < NV; ++n)
+      acc[r][n] = _mm512_mul_ps(alpha, _mm512_load_ps(a.o + (r0 + r) * a.dim_pad + d0 + 16 * n));
+  }
+  const float* p = a.s + r0 * kBK;
+  for (int c = 0; c < keys; ++c) {
+    __m512 v[NV];
+    const float* vrow = a.v + c * a.dim_pad + d0;
+#pragma GCC unroll 8
+    for (int n = 0; n < NV; ++n) v[n] = _mm512_load_ps(vrow + 16 * n);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      const __m512 pb = _mm512_set1_ps(p[r * kBK + c]);
+#pragma GCC unroll 8
+      for (int n = 0; n < NV; ++n) acc[r][n] = _mm512_fmadd_ps(pb, v[n], acc[r][n]);
+    }
+  }
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int n = 0; n < NV; ++n)
+      _mm512_store_ps(a.o + (r0 + r) * a.dim_pad + d0 + 16 * n, acc[r][n]);
+}
+
+// All D columns of one MR-row tile: NV-vector pieces, then the remaining 1..NV-1 vectors.
+template <int MR>
+KB_TARGET_AVX512 void accumulate_rows_avx512(const BlockArgs& a, int r0) {
+  constexpr int kNV = KB_PV_NV;
+  const int keys = visible_keys(a, r0, MR);
+  if (keys == 0) {  // whole tile masked: only the rescale (alpha is 1 unless the max moved)
+    for (int r = 0; r < MR; ++r)
+      for (int64_t d = 0; d < a.dim_pad; ++d) a.o[(r0 + r) * a.dim_pad + d] *= a.alpha[r0 + r];
+    return;
+  }
+  const int64_t vectors = a.dim_pad / 16;
+  int64_t d0 = 0;
+  for (; d0 + 16 * kNV <= a.dim_pad; d0 += 16 * kNV)
+    accumulate_tile_avx512<MR, kNV>(a, r0, d0, keys);
+  switch (vectors - d0 / 16) {
+    case 0:
+      break;
+    case 1:
+      accumulate_tile_avx512<MR, 1>(a, r0, d0, keys);
+      break;
+    case 2:
+      accumulate_tile_avx512<MR, 2>(a, r0, d0, keys);
+      break;
+    case 3:
+      accumulate_tile_avx512<MR, 3>(a, r0, d0, keys);
+      break;
+    case 4:
+      accumulate_tile_avx512<MR, 4>(a, r0, d0, keys);
+      break;
+    case 5:
+      accumulate_tile_avx512<MR, 5>(a, r0, d0, keys);
+      break;
+    case 6:
+      accumulate_tile_avx512<MR, 6>(a, r0, d0, keys);
+      break;
+    default:
+      accumulate_tile_avx512<MR, 7>(a, r0, d0, keys);
+      break;
+  }
+}
+
+KB_TARGET_AVX512 void accumulate_avx512(const BlockArgs& a) {
+  constexpr int kMR = KB_PV_MR;
+  int r0 = 0;
+  for (; r0 + kMR <= kBQ; r0 += kMR) accumulate_rows_avx512<kMR>(a, r0);
+  switch (kBQ - r0) {  // the row tail, 0..MR-1 rows
+    case 0:
+      break;
+    case 1:
+      accumulate_rows_avx512<1>(a, r0);
+      break;
+    case 2:
+      accumulate_rows_avx512<2>(a, r0);
+      break;
+    case 3:
+      accumulate_rows_avx512<3>(a, r0);
+      break;
+    case 4:
+      accumulate_rows_avx512<4>(a, r0);
+      break;
+    case 5:
+      accumulate_rows_avx512<5>(a, r0);
+      break;
+    default:
+      accumulate_rows_avx512<6>(a, r0);
+      break;
+  }
+}
+
+// ---- AVX2 path ----
+
+// 2^x for x <= 0 (finite): x clamped at -127, where the built exponent field is 0 and the result
+// an exact zero (the masked scores' exp(-1e9 - max) is 0 too).
+KB_TARGET_AVX2 inline __m256 exp2_avx2(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-127.0f));
+  const __m256 n = _mm256_floor_ps(x);
+  const __m256 f = _mm256_sub_ps(x, n);
+  __m256 p = _mm256_set1_ps(kExp2C5);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C4));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C3));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C2));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C1));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C0));
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+// All-ones lanes for the 8 keys from c0 a row with `n` visible keys keeps.
+KB_TARGET_AVX2 inline __m256 visible_lanes_avx2(int n, int c0) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n - c0), lane));
+}
+
+// 4 rows x 16 keys (one K panel): 8 ymm accumulators.
+KB_TARGET_AVX2 void scores_avx2(const BlockArgs& a) {
+  for (int c0 = 0; c0 < kBK; c0 += 16) {
+    const float* panel = a.kt + static_cast<int64_t>(c0) * a.dim;
+    for (int r0 = 0; r0 < kBQ; r0 += 4) {
+      if (tile_masked(a, r0, 4, c0)) continue;
+      __m256 acc[4][2];
+      for (int r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+      const float* q = a.q + r0 * a.dim;
+      for (int64_t d = 0; d < a.dim; ++d) {
+        const __m256 k0 = _mm256_load_ps(panel + d * 16), k1 = _mm256_load_ps(panel + d * 16 + 8);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r) {
+          const __m256 qb = _mm256_broadcast_ss(q + r * a.dim + d);
+          acc[r][0] = _mm256_fmadd_ps(qb, k0, acc[r][0]);
+          acc[r][1] = _mm256_fmadd_ps(qb, k1, acc[r][1]);
+        }
+      }
+      for (int r = 0; r < 4; ++r) {
+        _mm256_store_ps(a.s + (r0 + r) * kBK + c0, acc[r][0]);
+        _mm256_store_ps(a.s + (r0 + r) * kBK + c0 + 8, acc[r][1]);
+      }
+    }
+  }
+}
+
+KB_TARGET_AVX2 void softmax_avx2(const BlockArgs& a) {
+  for (int r = 0; r < kBQ; ++r) {
+    float* s = a.s + r * kBK;
+    const int n = visible_keys(a, r, 1);
+    __m256 mx = _mm256_set1_ps(-INFINITY);
+    for (int c0 = 0; c0 < n; c0 += 8)
+      mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_load_ps(s + c0),
+                                              visible_lanes_avx2(n, c0)));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, mx);
+    float m_new = a.m[r];
+    for (float x : lanes) m_new = std::max(m_new, x);
+    const __m256 mv = _mm256_set1_ps(m_new);
+    __m256 sum = _mm256_setzero_ps();
+    for (int c0 = 0; c0 < kBK; c0 += 8) {
+      __m256 p = _mm256_setzero_ps();
+      if (c0 < n)
+        p = _mm256_and_ps(exp2_avx2(_mm256_sub_ps(_mm256_load_ps(s + c0), mv)),
+                          visible_lanes_avx2(n, c0));
+      sum = _mm256_add_ps(sum, p);
+      _mm256_store_ps(s + c0, p);
+    }
+    a.alpha[r] = std::exp2(a.m[r] - m_new);
+    float* l = a.l + r * kSumLanes;  // lanes 8..15 stay 0
+    _mm256_store_ps(l, _mm256_fmadd_ps(_mm256_load_ps(l), _mm256_set1_ps(a.alpha[r]), sum));
+    a.m[r] = m_new;
+  }
+}
+
+// 4 rows x 16 columns of O: 8 ymm accumulators; D padded to 16 so the tiles are whole.
+KB_TARGET_AVX2 void accumulate_avx2(const BlockArgs& a) {
+  for (int r0 = 0; r0 < kBQ; r0 += 4) {
+    const int keys = visible_keys(a, r0, 4);
+    const float* p = a.s + r0 * kBK;
+    for (int64_t d0 = 0; d0 < a.dim_pad; d0 += 16) {
+      __m256 acc[4][2];
+      for (int r = 0; r < 4; ++r) {
+        const __m256 alpha = _mm256_set1_ps(a.alpha[r0 + r]);
+        const float* o = a.o + (r0 + r) * a.dim_pad + d0;
+        acc[r][0] = _mm256_mul_ps(alpha, _mm256_load_ps(o));
+        acc[r][1] = _mm256_mul_ps(alpha, _mm256_load_ps(o + 8));
+      }
+      for (int c = 0; c < keys; ++c) {
+        const float* vrow = a.v + c * a.dim_pad + d0;
+        const __m256 v0 = _mm256_load_ps(vrow), v1 = _mm256_load_ps(vrow + 8);
+#pragma GCC unroll 4
+        for (int r = 0; r < 4; ++r) {
+          const __m256 pb = _mm256_broadcast_ss(p + r * kBK + c);
+          acc[r][0] = _mm256_fmadd_ps(pb, v0, acc[r][0]);
+          acc[r][1] = _mm256_fmadd_ps(pb, v1, acc[r][1]);
+        }
+      }
+      for (int r = 0; r < 4; ++r) {
+        float* o = a.o + (r0 + r) * a.dim_pad + d0;
+        _mm256_store_ps(o, acc[r][0]);
+        _mm256_store_ps(o + 8, acc[r][1]);
+      }
+    }
+  }
+}
+
+// ---- Driver ----
+
+inline Path select_path() {
+  if (KB_MAX_PATH >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    return {16 * KB_QK_NV, pack_keys_avx512, scores_avx512, softmax_avx512, accumulate_avx512};
+  if (KB_MAX_PATH >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {16, pack_keys_scalar, scores_avx2, softmax_avx2, accumulate_avx2};
+  return {16, pack_keys_scalar, scores_scalar, softmax_scalar, accumulate_scalar};
+}
+
+// One thread's scratch. `packed_call` / `packed_kv` name the kv head whose K and V are in `kt` and
+// `v`: packs are reused between query blocks and query heads of the same kv head within one call
+// only.
+struct Scratch {
+  Buffer kt, v, q, s, o, state;
+  std::uint64_t packed_call = 0;
+  int64_t packed_kv = -1;
+};
+
+inline std::atomic<std::uint64_t> g_call{0};
+
+inline Scratch& thread_scratch() {
+  static thread_local Scratch scratch;
+  return scratch;
+}
+
+// K by the path's pack_keys, V as dim_pad-wide rows; keys past the last and columns past Dv zero.
+inline void pack_kv(const Path& path, const PackGeometry& g, const KvHead& kv, int64_t dim_v,
+                    int64_t dim_pad, float* kt, float* vp) {
+  path.pack_keys(g, kv.k, kt);
+  for (int64_t j = 0; j < g.keys; ++j) {
+    float* vrow = vp + j * dim_pad;
+    const std::uint16_t* vs = kv.v.row(j);
+    for (int64_t d = 0; d < dim_v; ++d) vrow[d] = kb_bf16_to_f32(vs[d]);
+    for (int64_t d = dim_v; d < dim_pad; ++d) vrow[d] = 0.0f;
+  }
+  std::fill(vp + g.keys * dim_pad, vp + g.keys_pad * dim_pad, 0.0f);
+}
+
+// Query block `qb` of item `it`: all the key blocks its rows see, then its output rows.
+inline void run_block(const Path& path, const Problem& p, const QueryItem& it, int64_t qb,
+                      std::uint64_t call, Scratch& sc) {
+  const KvHead& kv = p.kv[it.kv];
+  const PackGeometry g{kv.keys, round_up(kv.keys, kBK), p.dim_k, path.key_panel};
+  const int64_t dim_pad = round_up(p.dim_v, 16);
+  float* kt = sc.kt.get(g.keys_pad * g.dim);
+  float* v = sc.v.get(g.keys_pad * dim_pad);
+  if (sc.packed_call != call || sc.packed_kv != it.kv) {
+    pack_kv(path, g, kv, p.dim_v, dim_pad, kt, v);
+    sc.packed_call = call;
+    sc.packed_kv = it.kv;
+  }
+  float* q = sc.q.get(kBQ * g.dim);
+  float* s = sc.s.get(kBQ * kBK);
+  float* o = sc.o.get(kBQ * dim_pad);
+  float* state = sc.state.get((2 + kSumLanes) * kBQ);
+  float *l = state, *m = state + kSumLanes * kBQ, *alpha = m + kBQ;
+
+  const int64_t t0 = qb * kBQ;
+  const int64_t rows = std::min<int64_t>(kBQ, it.rows - t0);
+  const float scale = p.scale * kLog2e;
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::uint16_t* qs = it.q + (t0 + r) * it.q_ld;
+    for (int64_t d = 0; d < g.dim; ++d) q[r * g.dim + d] = kb_bf16_to_f32(qs[d]) * scale;
+  }
+  std::fill(q + rows * g.dim, q + kBQ * g.dim, 0.0f);
+  std::fill(o, o + kBQ * dim_pad, 0.0f);
+  std::fill(m, m + kBQ, -INFINITY);
+  std::fill(l, l + kSumLanes * kBQ, 0.0f);
+
+  const int64_t i0 = it.offset + t0;
+  BlockArgs a{q,     nullptr, s,       nullptr, o, m,       l,    alpha,
+              g.dim, p.dim_v, dim_pad, i0,      0, kv.keys, false};
+  // Keys the block's last real row sees; rows past `rows` (the zero padding of the last block)
+  // are masked like real ones and discarded.
+  const int64_t key_limit = std::min(i0 + rows, kv.keys);
+  for (int64_t j0 = 0; j0 < key_limit; j0 += kBK) {
+    a.j0 = j0;
+    a.kt = kt + j0 * g.dim;
+    a.v = v + j0 * dim_pad;
+    a.diagonal = j0 + kBK > std::min(i0 + 1, kv.keys);
+    path.scores(a);
+    path.softmax(a);
+    path.accumulate(a);
+  }
+
+  for (int64_t r = 0; r < rows; ++r) {
+    float sum = 0.0f;
+    for (int lane = 0; lane < kSumLanes; ++lane) sum += l[r * kSumLanes + lane];
+    const float inv = 1.0f / sum;
+    std::uint16_t* dst = it.out + (t0 + r) * it.out_ld;
+    for (int64_t d = 0; d < p.dim_v; ++d) dst[d] = kb_f32_to_bf16(o[r * dim_pad + d] * inv);
+  }
+}
+
+}  // namespace detail
+
+// Runs every item of `p` on `threads` threads (OpenMP). Returns 0, or 1 when an item has an
+// offset < 0 or reads a kv head with no keys (a row that sees no key has no softmax).
+inline int attend(const Problem& p, int threads) {
+  using namespace detail;
+  for (int64_t i = 0; i < p.num_items; ++i)
+    if (p.items[i].rows > 0 && (p.items[i].offset < 0 || p.kv[p.items[i].kv].keys <= 0)) return 1;
+  static const Path path = select_path();
+  const std::uint64_t call = ++g_call;
+
+  // Work units (item, query block), each item's last (longest) query blocks first.
+  struct Unit {
+    int64_t item, block;
+  };
+  std::vector<Unit> units;
+  bool alike = true;
+  for (int64_t i = 0; i < p.num_items; ++i) {
+    const QueryItem& it = p.items[i];
+    const QueryItem& first = p.items[0];
+    alike = alike && it.rows == first.rows && it.offset == first.offset &&
+            p.kv[it.kv].keys == p.kv[first.kv].keys;
+    for (int64_t b = (it.rows + kBQ - 1) / kBQ - 1; b >= 0; --b) units.push_back({i, b});
+  }
+  const int64_t count = static_cast<int64_t>(units.size());
+  const auto unit = [&](int64_t k, Scratch& sc) {
+    run_block(path, p, p.items[units[k].item], units[k].block, call, sc);
+  };
+  if (threads <= 1) {
+    for (int64_t k = 0; k < count; ++k) unit(k, thread_scratch());
+    return 0;
+  }
+  if (alike && p.num_items % threads == 0) {
+    // Whole items per thread, consecutive ones: equal work, and each kv head is packed once per
+    // thread that reads it.
+#pragma omp parallel num_threads(threads)
+    {
+      Scratch& sc = thread_scratch();
+#pragma omp for schedule(static)
+      for (int64_t k = 0; k < count; ++k) unit(k, sc);
+    }
+  } else {
+    // Uneven work: units handed out in order, an item's largest first; a thread that moves to
+    // another kv head repacks it (O(keys * D) against the unit's O(BQ * keys * D)).
+#pragma omp parallel num_threads(threads)
+    {
+      Scratch& sc = thread_scratch();
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t k = 0; k < count; ++k) unit(k, sc);
+    }
+  }
+  return 0;
+}
+
+}  // namespace flash
