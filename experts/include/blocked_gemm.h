@@ -148,6 +148,55 @@ void pack_a_panel(const Gemm& g, int64_t panel, int64_t p0, int64_t kc, float* d
     for (int64_t p = 0; p < kc; ++p) dst[p * MR + i] = 0.0f;
 }
 
+// pack_a_panel with 8x8 transposes in ymm registers, for the vector paths (every CPU they run on
+// has AVX2): 8 k of up to 8 rows are widened, transposed and stored as 8 runs of the rows' floats,
+// so a panel costs ~0.5 shuffle-port cycles per element instead of a scalar load and store each.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 widen8_avx2(const uint16_t* src) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) inline void transpose8x8_avx2(__m256 (&v)[8]) {
+  __m256 t[8], u[8];
+  for (int r = 0; r < 8; r += 2) {
+    t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
+    t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
+  }
+  for (int r = 0; r < 8; r += 4) {
+    u[r] = _mm256_shuffle_ps(t[r], t[r + 2], 0x44);
+    u[r + 1] = _mm256_shuffle_ps(t[r], t[r + 2], 0xee);
+    u[r + 2] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0x44);
+    u[r + 3] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0xee);
+  }
+  for (int j = 0; j < 4; ++j) {
+    v[j] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x20);
+    v[j + 4] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x31);
+  }
+}
+
+template <int MR>
+__attribute__((target("avx2,fma"))) void pack_a_panel_avx2(const Gemm& g, int64_t panel, int64_t p0,
+                                                           int64_t kc, float* dst) {
+  const int64_t i0 = panel * MR, valid = std::min<int64_t>(MR, g.m - i0);
+  for (int r0 = 0; r0 < MR; r0 += 8) {
+    const int rows = std::min(8, MR - r0);  // of the panel, in this group of 8
+    const uint16_t* src[8];
+    for (int r = 0; r < 8; ++r)
+      src[r] = r < rows && r0 + r < valid ? g.a + (i0 + r0 + r) * g.lda + p0 : nullptr;
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), lanes);
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+      __m256 v[8];
+      for (int r = 0; r < 8; ++r) v[r] = src[r] ? widen8_avx2(src[r] + p) : _mm256_setzero_ps();
+      transpose8x8_avx2(v);  // v[j]: k p+j of the 8 rows
+      for (int j = 0; j < 8; ++j) _mm256_maskstore_ps(dst + (p + j) * MR + r0, mask, v[j]);
+    }
+    for (; p < kc; ++p)
+      for (int r = 0; r < rows; ++r) dst[p * MR + r0 + r] = src[r] ? widen(src[r][p]) : 0.0f;
+  }
+}
+
 // B (k p0..p0+kc, columns j0..j0+cols) as f32 micro-panels of NR columns: element (p, j) of
 // panel q at dst[q*kc*NR + p*NR + j], columns past `cols` zero. Rows of B are read in order (one
 // contiguous run of `cols` per k), which the hardware prefetchers follow; gathering one panel at
@@ -206,6 +255,20 @@ void pack_b_block_bf16(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_
   }
 }
 
+// The source lines of the B block a thread packs next, which the micro-kernels prefetch into L2,
+// one line every kPrefetchEvery k steps, while they work on the current block: `rows` runs of
+// `row_bytes` (whole lines), `ld` bytes apart. Packing B otherwise waits on memory for every line
+// of the weights: when each weight element serves only ~128 rows (11p), streaming them at pack
+// time cost ~20% of the call.
+struct PrefetchStream {
+  const char* row;    // the run holding the next line
+  int64_t off;        // the next line's offset in it
+  int64_t row_bytes;  // bytes per run, a multiple of 64
+  int64_t ld;         // bytes from one run to the next
+  int64_t left;       // lines still to fetch
+};
+constexpr int kPrefetchEvery = 4;
+
 // What the micro-kernel does with its tile after the rank-kc update.
 struct TileIo {
   const float* acc_in;  // partial sums to add (ld_acc apart), or null for the first K block
@@ -213,7 +276,20 @@ struct TileIo {
   int64_t ld_acc;
   uint16_t* c;  // the bf16 result (ldc apart) on the last K block
   int64_t ldc;
+  PrefetchStream* next_b = nullptr;  // lines to prefetch meanwhile, advanced in place; or null
 };
+
+// Prefetches the next line of `s` into L2 and advances it; once `s` is used up, the line at
+// `idle` (already in L1) instead, so the caller's loop needs no branch. `s` lives in registers.
+__attribute__((always_inline)) inline void prefetch_step(PrefetchStream& s, const void* idle) {
+  const bool more = s.left > 0;
+  _mm_prefetch(more ? s.row + s.off : static_cast<const char*>(idle), _MM_HINT_T1);
+  const int64_t off = s.off + (more ? 64 : 0);
+  const bool wrap = off >= s.row_bytes;
+  s.row += wrap ? s.ld : 0;
+  s.off = wrap ? 0 : off;
+  s.left -= more ? 1 : 0;
+}
 
 using UkernelFn = void (*)(int64_t, const float*, const void*, const TileIo&);
 
@@ -233,6 +309,40 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m25
 
 // PF, PFA: how many k steps ahead B and A are prefetched. kBf16B: B panels are bf16 (see
 // pack_b_block_bf16), widened here.
+// One k step of ukernel_avx512: NV loads of B (or NV/2 of bf16 B, widened), MR broadcasts of A,
+// MR*NV FMAs, and the prefetches of B PF and of A PFA k steps ahead.
+template <int MR, int NR, int PF, int PFA, bool kBf16B>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma"), always_inline)) inline void k_step_avx512(
+    __m512 (&acc)[MR][NR / 16], const float* __restrict a, const float* __restrict b,
+    const uint16_t* __restrict bh, int64_t p) {
+  constexpr int NV = NR / 16;
+  // Fetch B's lines PF k ahead and A's PFA k ahead: each new A micro-panel comes from the
+  // packed A in L3, and without the A prefetch the micro-kernel waited on it (2-6% in 8p).
+  _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
+  __m512 bv[NV];
+  if constexpr (kBf16B) {
+#pragma GCC unroll 4
+    for (int z = 0; z < NV / 2; ++z) {
+      _mm_prefetch(reinterpret_cast<const char*>(bh + (p + PF) * NR + 32 * z), _MM_HINT_T0);
+      const __m512i w = _mm512_load_si512(bh + p * NR + 32 * z);
+      bv[2 * z] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+      bv[2 * z + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));
+    }
+  } else {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v)
+      _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR + 16 * v), _MM_HINT_T0);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + p * NR + 16 * v);
+  }
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i) {
+    const __m512 ai = _mm512_set1_ps(a[p * MR + i]);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+  }
+}
+
 template <int MR, int NR, int PF, int PFA, bool kBf16B>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_avx512(
     int64_t kc, const float* __restrict a, const void* __restrict b_packed, const TileIo& io) {
@@ -258,34 +368,16 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
   }
-#pragma GCC unroll 2
-  for (int64_t p = 0; p < kc; ++p) {
-    // Fetch B's lines PF k ahead and A's PFA k ahead: each new A micro-panel comes from the
-    // packed A in L3, and without the A prefetch the micro-kernel waited on it (2-6% in 8p).
-    _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
-    __m512 bv[NV];
-    if constexpr (kBf16B) {
+  PrefetchStream next_b = io.next_b ? *io.next_b : PrefetchStream{nullptr, 0, 64, 0, 0};
+  int64_t p = 0;
+  for (; p + kPrefetchEvery <= kc; p += kPrefetchEvery) {
+    prefetch_step(next_b, b);
 #pragma GCC unroll 4
-      for (int z = 0; z < NV / 2; ++z) {
-        _mm_prefetch(reinterpret_cast<const char*>(bh + (p + PF) * NR + 32 * z), _MM_HINT_T0);
-        const __m512i w = _mm512_load_si512(bh + p * NR + 32 * z);
-        bv[2 * z] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-        bv[2 * z + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));
-      }
-    } else {
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v)
-        _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR + 16 * v), _MM_HINT_T0);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + p * NR + 16 * v);
-    }
-#pragma GCC unroll 32
-    for (int i = 0; i < MR; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[p * MR + i]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
-    }
+    for (int u = 0; u < kPrefetchEvery; ++u)
+      k_step_avx512<MR, NR, PF, PFA, kBf16B>(acc, a, b, bh, p + u);
   }
+  for (; p < kc; ++p) k_step_avx512<MR, NR, PF, PFA, kBf16B>(acc, a, b, bh, p);
+  if (io.next_b) *io.next_b = next_b;
   if (io.acc_in) {
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i)
@@ -313,6 +405,21 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
 constexpr int kMrAvx2 = 6;
 constexpr int kNrAvx2 = 16;
 
+// One k step of ukernel_avx2: 2 loads of B, MR broadcasts of A, 2*MR FMAs, the prefetches.
+template <int MR, int NR, int PF, int PFA>
+__attribute__((target("avx2,fma"), always_inline)) inline void k_step_avx2(
+    __m256 (&acc)[MR][2], const float* __restrict a, const float* __restrict b, int64_t p) {
+  _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
+  const __m256 b0 = _mm256_load_ps(b + p * NR), b1 = _mm256_load_ps(b + p * NR + 8);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    const __m256 ai = _mm256_broadcast_ss(a + p * MR + i);
+    acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+    acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+  }
+}
+
 template <int MR, int NR, int PF, int PFA>
 __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
                                                                 const float* __restrict a,
@@ -327,18 +434,17 @@ __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
     for (int v = 0; v < 2; ++v)
       acc[i][v] =
           io.acc_in ? _mm256_loadu_ps(io.acc_in + i * io.ld_acc + 8 * v) : _mm256_setzero_ps();
-#pragma GCC unroll 2
-  for (int64_t p = 0; p < kc; ++p) {
-    _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
-    const __m256 b0 = _mm256_load_ps(b + p * NR), b1 = _mm256_load_ps(b + p * NR + 8);
+  // A k step has half the FMAs of the AVX-512 tile's: prefetch the next B block half as often.
+  constexpr int kEvery = 2 * kPrefetchEvery;
+  PrefetchStream next_b = io.next_b ? *io.next_b : PrefetchStream{nullptr, 0, 64, 0, 0};
+  int64_t p = 0;
+  for (; p + kEvery <= kc; p += kEvery) {
+    prefetch_step(next_b, b);
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m256 ai = _mm256_broadcast_ss(a + p * MR + i);
-      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-    }
+    for (int u = 0; u < kEvery; ++u) k_step_avx2<MR, NR, PF, PFA>(acc, a, b, p + u);
   }
+  for (; p < kc; ++p) k_step_avx2<MR, NR, PF, PFA>(acc, a, b, p);
+  if (io.next_b) *io.next_b = next_b;
   if (io.acc_out) {
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i)
@@ -371,8 +477,15 @@ __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
 // the block only has to fit L2 (KC x NC x 4 bytes <= ~0.75 MiB on a 1.25 MiB L2).
 
 // Cache blocking of the vector paths; NC and MC are rounded down to whole tiles.
+//   share_a true: every product's A block is packed once per K block by all threads together
+//     and read by every thread (8p: one product whose rows all threads need);
+//   share_a false: each thread packs the A rows of its own items when it reaches them, into a
+//     private MC x KC buffer that stays in L2, and keeps them for the items after (11p: each
+//     group's rows are needed only by the items of that group, so the packed A of all groups
+//     (8 MiB at the cpu size) never has to be written out to L3 and read back).
 struct Blocking {
   int64_t kc, mc, nc;
+  bool share_a = true;
 };
 
 // C_q = A_q B_q for the `count` products `g` (which share K; none empty) with the MR x NR
@@ -410,15 +523,17 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
   std::vector<int64_t> first;
   split_by_work(cost, threads, first);
 
-  // Scratch: packed A (all panels x kc), one packed B block per thread (kc x nc), f32 partial sums
-  // of every C only when K takes several passes. Each region starts on a 64-byte line, as the
-  // micro-kernel's aligned B loads need.
+  // Scratch: packed A (all panels x kc, or one MC x KC block per thread), one packed B block per
+  // thread (kc x nc), f32 partial sums of every C only when K takes several passes. Each region
+  // starts on a 64-byte line, as the micro-kernel's aligned B loads need.
   static ScratchPool pool;
-  const int64_t a_elems = ceil_div(total_panels * MR * kc, 16) * 16;
+  const bool share_a = blocking.share_a;
+  const int64_t a_elems = ceil_div((share_a ? total_panels * MR : mc) * kc, 16) * 16;
+  const int64_t a_copies = share_a ? 1 : threads;
   const int64_t b_elems = ceil_div(kc * nc, 16) * 16;
-  float* ap = pool.get<float>(a_elems + threads * b_elems + acc_start[count]);
-  if (!ap) return false;
-  float* bp_all = ap + a_elems;
+  float* ap_all = pool.get<float>(a_copies * a_elems + threads * b_elems + acc_start[count]);
+  if (!ap_all) return false;
+  float* bp_all = ap_all + a_copies * a_elems;
   float* cacc_all = bp_all + threads * b_elems;
 #pragma omp parallel num_threads(threads)
   {
@@ -427,22 +542,28 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
     thread = omp_get_thread_num();
 #endif
     float* bp = bp_all + thread * b_elems;
+    float* ap = ap_all + (share_a ? 0 : thread * a_elems);
     alignas(64) uint16_t edge[MR * NR];
     for (int64_t p0 = 0; p0 < k; p0 += kc) {
       const int64_t kcur = std::min(kc, k - p0);
       const bool first_pass = p0 == 0, last_pass = p0 + kcur == k;
+      if (share_a) {
 #pragma omp for schedule(static)
-      for (int64_t panel = 0; panel < total_panels; ++panel) {
-        const int64_t q = std::upper_bound(panel_start.begin(), panel_start.end(), panel) -
-                          panel_start.begin() - 1;
-        pack_a_panel<MR>(g[q], panel - panel_start[q], p0, kcur, ap + panel * MR * kcur);
+        for (int64_t panel = 0; panel < total_panels; ++panel) {
+          const int64_t q = std::upper_bound(panel_start.begin(), panel_start.end(), panel) -
+                            panel_start.begin() - 1;
+          pack_a_panel_avx2<MR>(g[q], panel - panel_start[q], p0, kcur, ap + panel * MR * kcur);
+        }
+        // (implicit barrier: A is packed before anyone multiplies)
       }
-      // (implicit barrier: A is packed before anyone multiplies)
       // Column blocks outer, row blocks inner: each thread takes a contiguous run of items, so it
       // packs a B block once and reuses it for every MC-row block after it, while only that B
-      // block and one MC x KC block of A compete for L2.
-      int64_t packed_q = -1, packed_j0 = -1;
-      for (int64_t it = first[thread]; it < first[thread + 1]; ++it) {
+      // block and one MC x KC block of A compete for L2. A thread's items keep the same threads
+      // in every K pass, so its partial sums are its own.
+      int64_t packed_q = -1, packed_j0 = -1, packed_aq = -1, packed_ai0 = -1;
+      PrefetchStream next_b{nullptr, 0, 64, 0, 0};
+      const int64_t end = first[thread + 1];
+      for (int64_t it = first[thread]; it < end; ++it) {
         const auto [q, i0, rows, j0, cols] = items[static_cast<size_t>(it)];
         const Gemm& gq = g[q];
         if (q != packed_q || j0 != packed_j0) {
@@ -452,18 +573,38 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
             pack_b_block<NR>(gq, p0, kcur, j0, cols, bp);
           packed_q = q;
           packed_j0 = j0;
+          // The source of this thread's next B block, to be prefetched while this one is used.
+          int64_t nx = it + 1;
+          while (nx < end && items[nx].q == q && items[nx].j0 == j0) ++nx;
+          next_b.left = 0;
+          if (nx < end) {
+            const Item& n = items[static_cast<size_t>(nx)];
+            const int64_t row_bytes = ceil_div(n.cols * 2, 64) * 64;
+            next_b = {reinterpret_cast<const char*>(g[n.q].b + p0 * g[n.q].ldb + n.j0), 0,
+                      row_bytes, g[n.q].ldb * 2, kcur * row_bytes / 64};
+          }
+        }
+        // The item's rows of A, i0 / MR panels into the product's (i0 is a multiple of MC).
+        const float* a_block = ap + (panel_start[q] * MR + i0) * kcur;
+        if (!share_a) {
+          a_block = ap;
+          if (q != packed_aq || i0 != packed_ai0)
+            for (int64_t panel = 0; panel < ceil_div(rows, MR); ++panel)
+              pack_a_panel_avx2<MR>(gq, i0 / MR + panel, p0, kcur, ap + panel * MR * kcur);
+          packed_aq = q;
+          packed_ai0 = i0;
         }
         const int64_t n_pad = ceil_div(gq.n, NR) * NR;
         float* cacc = cacc_all + acc_start[q];
-        const float* apq = ap + panel_start[q] * MR * kcur;
         for (int64_t ir = 0; ir < rows; ir += MR) {
           const int64_t tile_rows = std::min<int64_t>(MR, rows - ir);
-          const float* a_panel = apq + (i0 + ir) * kcur;
+          const float* a_panel = a_block + ir * kcur;
           for (int64_t jr = 0; jr < cols; jr += NR) {
             const int64_t tile_cols = std::min<int64_t>(NR, cols - jr);
             const bool full = tile_rows == MR && tile_cols == NR;
             float* acc = cacc + (i0 + ir) * n_pad + j0 + jr;
-            TileIo io{first_pass ? nullptr : acc, last_pass ? nullptr : acc, n_pad, nullptr, 0};
+            TileIo io{
+                first_pass ? nullptr : acc, last_pass ? nullptr : acc, n_pad, nullptr, 0, &next_b};
             uint16_t* c = gq.c + (i0 + ir) * gq.ldc + j0 + jr;
             if (last_pass) {
               io.c = full ? c : edge;
@@ -479,8 +620,10 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
           }
         }
       }
-      // This pass's A is used up before the next pass repacks it.
+      // This pass's shared A is used up before the next pass repacks it.
+      if (share_a) {
 #pragma omp barrier
+      }
     }
   }
   return true;
