@@ -255,20 +255,6 @@ void pack_b_block_bf16(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_
   }
 }
 
-// The source lines of the B block a thread packs next, which the micro-kernels prefetch into L2,
-// one line every kPrefetchEvery k steps, while they work on the current block: `rows` runs of
-// `row_bytes` (whole lines), `ld` bytes apart. Packing B otherwise waits on memory for every line
-// of the weights: when each weight element serves only ~128 rows (11p), streaming them at pack
-// time cost ~20% of the call.
-struct PrefetchStream {
-  const char* row;    // the run holding the next line
-  int64_t off;        // the next line's offset in it
-  int64_t row_bytes;  // bytes per run, a multiple of 64
-  int64_t ld;         // bytes from one run to the next
-  int64_t left;       // lines still to fetch
-};
-constexpr int kPrefetchEvery = 4;
-
 // What the micro-kernel does with its tile after the rank-kc update.
 struct TileIo {
   const float* acc_in;  // partial sums to add (ld_acc apart), or null for the first K block
@@ -276,20 +262,7 @@ struct TileIo {
   int64_t ld_acc;
   uint16_t* c;  // the bf16 result (ldc apart) on the last K block
   int64_t ldc;
-  PrefetchStream* next_b = nullptr;  // lines to prefetch meanwhile, advanced in place; or null
 };
-
-// Prefetches the next line of `s` into L2 and advances it; once `s` is used up, the line at
-// `idle` (already in L1) instead, so the caller's loop needs no branch. `s` lives in registers.
-__attribute__((always_inline)) inline void prefetch_step(PrefetchStream& s, const void* idle) {
-  const bool more = s.left > 0;
-  _mm_prefetch(more ? s.row + s.off : static_cast<const char*>(idle), _MM_HINT_T1);
-  const int64_t off = s.off + (more ? 64 : 0);
-  const bool wrap = off >= s.row_bytes;
-  s.row += wrap ? s.ld : 0;
-  s.off = wrap ? 0 : off;
-  s.left -= more ? 1 : 0;
-}
 
 using UkernelFn = void (*)(int64_t, const float*, const void*, const TileIo&);
 
@@ -309,40 +282,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m25
 
 // PF, PFA: how many k steps ahead B and A are prefetched. kBf16B: B panels are bf16 (see
 // pack_b_block_bf16), widened here.
-// One k step of ukernel_avx512: NV loads of B (or NV/2 of bf16 B, widened), MR broadcasts of A,
-// MR*NV FMAs, and the prefetches of B PF and of A PFA k steps ahead.
-template <int MR, int NR, int PF, int PFA, bool kBf16B>
-__attribute__((target("avx512f,avx512bw,avx512vl,fma"), always_inline)) inline void k_step_avx512(
-    __m512 (&acc)[MR][NR / 16], const float* __restrict a, const float* __restrict b,
-    const uint16_t* __restrict bh, int64_t p) {
-  constexpr int NV = NR / 16;
-  // Fetch B's lines PF k ahead and A's PFA k ahead: each new A micro-panel comes from the
-  // packed A in L3, and without the A prefetch the micro-kernel waited on it (2-6% in 8p).
-  _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
-  __m512 bv[NV];
-  if constexpr (kBf16B) {
-#pragma GCC unroll 4
-    for (int z = 0; z < NV / 2; ++z) {
-      _mm_prefetch(reinterpret_cast<const char*>(bh + (p + PF) * NR + 32 * z), _MM_HINT_T0);
-      const __m512i w = _mm512_load_si512(bh + p * NR + 32 * z);
-      bv[2 * z] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-      bv[2 * z + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));
-    }
-  } else {
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
-      _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR + 16 * v), _MM_HINT_T0);
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + p * NR + 16 * v);
-  }
-#pragma GCC unroll 32
-  for (int i = 0; i < MR; ++i) {
-    const __m512 ai = _mm512_set1_ps(a[p * MR + i]);
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
-  }
-}
-
 template <int MR, int NR, int PF, int PFA, bool kBf16B>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_avx512(
     int64_t kc, const float* __restrict a, const void* __restrict b_packed, const TileIo& io) {
@@ -368,16 +307,34 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
   }
-  PrefetchStream next_b = io.next_b ? *io.next_b : PrefetchStream{nullptr, 0, 64, 0, 0};
-  int64_t p = 0;
-  for (; p + kPrefetchEvery <= kc; p += kPrefetchEvery) {
-    prefetch_step(next_b, b);
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    // Fetch B's lines PF k ahead and A's PFA k ahead: each new A micro-panel comes from the
+    // packed A in L3, and without the A prefetch the micro-kernel waited on it (2-6% in 8p).
+    _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
+    __m512 bv[NV];
+    if constexpr (kBf16B) {
 #pragma GCC unroll 4
-    for (int u = 0; u < kPrefetchEvery; ++u)
-      k_step_avx512<MR, NR, PF, PFA, kBf16B>(acc, a, b, bh, p + u);
+      for (int z = 0; z < NV / 2; ++z) {
+        _mm_prefetch(reinterpret_cast<const char*>(bh + (p + PF) * NR + 32 * z), _MM_HINT_T0);
+        const __m512i w = _mm512_load_si512(bh + p * NR + 32 * z);
+        bv[2 * z] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+        bv[2 * z + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR + 16 * v), _MM_HINT_T0);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + p * NR + 16 * v);
+    }
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[p * MR + i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
   }
-  for (; p < kc; ++p) k_step_avx512<MR, NR, PF, PFA, kBf16B>(acc, a, b, bh, p);
-  if (io.next_b) *io.next_b = next_b;
   if (io.acc_in) {
 #pragma GCC unroll 32
     for (int i = 0; i < MR; ++i)
@@ -405,21 +362,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
 constexpr int kMrAvx2 = 6;
 constexpr int kNrAvx2 = 16;
 
-// One k step of ukernel_avx2: 2 loads of B, MR broadcasts of A, 2*MR FMAs, the prefetches.
-template <int MR, int NR, int PF, int PFA>
-__attribute__((target("avx2,fma"), always_inline)) inline void k_step_avx2(
-    __m256 (&acc)[MR][2], const float* __restrict a, const float* __restrict b, int64_t p) {
-  _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR), _MM_HINT_T0);
-  _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
-  const __m256 b0 = _mm256_load_ps(b + p * NR), b1 = _mm256_load_ps(b + p * NR + 8);
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    const __m256 ai = _mm256_broadcast_ss(a + p * MR + i);
-    acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-    acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-  }
-}
-
 template <int MR, int NR, int PF, int PFA>
 __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
                                                                 const float* __restrict a,
@@ -434,17 +376,18 @@ __attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
     for (int v = 0; v < 2; ++v)
       acc[i][v] =
           io.acc_in ? _mm256_loadu_ps(io.acc_in + i * io.ld_acc + 8 * v) : _mm256_setzero_ps();
-  // A k step has half the FMAs of the AVX-512 tile's: prefetch the next B block half as often.
-  constexpr int kEvery = 2 * kPrefetchEvery;
-  PrefetchStream next_b = io.next_b ? *io.next_b : PrefetchStream{nullptr, 0, 64, 0, 0};
-  int64_t p = 0;
-  for (; p + kEvery <= kc; p += kEvery) {
-    prefetch_step(next_b, b);
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
+    const __m256 b0 = _mm256_load_ps(b + p * NR), b1 = _mm256_load_ps(b + p * NR + 8);
 #pragma GCC unroll 8
-    for (int u = 0; u < kEvery; ++u) k_step_avx2<MR, NR, PF, PFA>(acc, a, b, p + u);
+    for (int i = 0; i < MR; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + p * MR + i);
+      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+    }
   }
-  for (; p < kc; ++p) k_step_avx2<MR, NR, PF, PFA>(acc, a, b, p);
-  if (io.next_b) *io.next_b = next_b;
   if (io.acc_out) {
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i)
@@ -561,9 +504,7 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
       // block and one MC x KC block of A compete for L2. A thread's items keep the same threads
       // in every K pass, so its partial sums are its own.
       int64_t packed_q = -1, packed_j0 = -1, packed_aq = -1, packed_ai0 = -1;
-      PrefetchStream next_b{nullptr, 0, 64, 0, 0};
-      const int64_t end = first[thread + 1];
-      for (int64_t it = first[thread]; it < end; ++it) {
+      for (int64_t it = first[thread]; it < first[thread + 1]; ++it) {
         const auto [q, i0, rows, j0, cols] = items[static_cast<size_t>(it)];
         const Gemm& gq = g[q];
         if (q != packed_q || j0 != packed_j0) {
@@ -573,16 +514,6 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
             pack_b_block<NR>(gq, p0, kcur, j0, cols, bp);
           packed_q = q;
           packed_j0 = j0;
-          // The source of this thread's next B block, to be prefetched while this one is used.
-          int64_t nx = it + 1;
-          while (nx < end && items[nx].q == q && items[nx].j0 == j0) ++nx;
-          next_b.left = 0;
-          if (nx < end) {
-            const Item& n = items[static_cast<size_t>(nx)];
-            const int64_t row_bytes = ceil_div(n.cols * 2, 64) * 64;
-            next_b = {reinterpret_cast<const char*>(g[n.q].b + p0 * g[n.q].ldb + n.j0), 0,
-                      row_bytes, g[n.q].ldb * 2, kcur * row_bytes / 64};
-          }
         }
         // The item's rows of A, i0 / MR panels into the product's (i0 is a multiple of MC).
         const float* a_block = ap + (panel_start[q] * MR + i0) * kcur;
@@ -603,8 +534,7 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
             const int64_t tile_cols = std::min<int64_t>(NR, cols - jr);
             const bool full = tile_rows == MR && tile_cols == NR;
             float* acc = cacc + (i0 + ir) * n_pad + j0 + jr;
-            TileIo io{
-                first_pass ? nullptr : acc, last_pass ? nullptr : acc, n_pad, nullptr, 0, &next_b};
+            TileIo io{first_pass ? nullptr : acc, last_pass ? nullptr : acc, n_pad, nullptr, 0};
             uint16_t* c = gq.c + (i0 + ir) * gq.ldc + j0 + jr;
             if (last_pass) {
               io.c = full ? c : edge;
