@@ -7,21 +7,24 @@
 // A a sub-matrix view of lhs (the group's rows, lda = K) and its C the same rows of out: no
 // gather, no padding to max_expert_size, and empty groups cost nothing. All groups go to one call,
 // so the blocked loops see the whole grouped problem at once:
-//   for pc in K step KC:          pack every group's rows of lhs[:, pc..] (bf16 -> f32) into
-//                                 MR-row panels, all threads sharing the work
+//   for pc in K step KC:
 //     for (group, N block of NC columns, row block of MC rows), split among threads by work:
-//                                 pack rhs[g][pc.., N block] (bf16 -> f32) once into NR-column
-//                                 panels, an L2-resident block, and stream the group's row panels
-//                                 past it through the MR x NR micro-kernel
+//       on a new (group, row block): pack its rows of lhs[:, pc..] (bf16 -> f32) into MR-row
+//                                    k-major panels (8x8 transposes in ymm registers)
+//       on a new (group, N block):   pack rhs[g][pc.., N block] (bf16 -> f32) into NR-column
+//                                    panels, an L2-resident block
+//       stream the row panels past the B block through the MR x NR micro-kernel
 // So each weight element is read from memory and widened exactly once per call (it is used only
 // by its group's rows, so there is nothing to share across groups), and each group's lhs rows
-// are widened once per K block, whatever the number of column blocks.
+// are widened once per K block and thread into a private buffer (a group's rows: ~0.5 MiB at the
+// cpu size, mostly L2-resident), whatever the number of column blocks (KB_SHARE_A=0).
 //
 // Threads: the (group, N block, row block) items are cut into contiguous runs of equal work
 // (padded rows x columns), so uneven groups balance to within half an item (at the cpu size and
 // the defaults: 45 items of up to 256 x 128 for 2 threads); a run keeps its B block packed across
-// the row blocks of one (group, N block). An item-per-group split would leave a thread with the
-// largest groups idle-waiting; an N-only split would repack every group's A per thread.
+// the row blocks of one (group, N block), and its group's packed lhs rows across the group's N
+// blocks. A split by whole groups would leave one thread with the largest groups; a split of N
+// alone would have every thread pack every group's rows.
 //
 // Paths, chosen at the first call (blocked_gemm::select_path):
 //   AMX-BF16 (Sapphire Rapids+; cpuid and the kernel's tile-state grant): 32x32 blocks of C in
@@ -38,19 +41,24 @@
 #include "kbench/kernel.h"
 
 // Tunables (the tuner parses the "tune:" lines, one parameter per line).
-//   MR x NR  the AVX-512 register tile (8x64 has 32 accumulators: refused).
-//   KC       the depth of each rank-KC update; K = 1024 at the cpu size, so 1024 keeps every tile
-//            in registers over all of K with no f32 partial sums in memory.
-//   NC       columns of a packed B block (KC x NC x 4 bytes must stay within L2: 1024 x 128 is
-//            512 KiB); N = 384 at the cpu size.
-//   MC       rows of one item: 768 covers any group at the cpu size (max_expert_size 256); 96 cuts
-//            groups into row blocks, finer items for balancing threads at the cost of more of them.
-//   PF, PFA  prefetch distances (k steps) of B and A in the micro-kernel, 8p's values.
+//   MR x NR   the AVX-512 register tile (8x64 has 32 accumulators: refused; 8x48 measured ~10%
+//             slower than 6x64).
+//   KC        the depth of each rank-KC update; K = 1024 at the cpu size, so 1024 keeps every
+//             tile in registers over all of K with no f32 partial sums in memory.
+//   NC        columns of a packed B block (KC x NC x 4 bytes must stay within L2: 1024 x 128 is
+//             512 KiB); N = 384 at the cpu size.
+//   MC        rows of one item: 768 covers any group at the cpu size (max_expert_size 256); 96
+//             cuts groups into row blocks, finer items for balancing threads.
+//   SHARE_A   0: each thread packs the lhs rows of its own groups into a private buffer;
+//             1: all groups' rows are packed up front by all threads (8p's way; 8 MiB of f32 at
+//             the cpu size, written out to L3 and read back).
+//   PF, PFA   prefetch distances (k steps) of B and A in the micro-kernel, 8p's values.
+// 2 x 2 x 3 x 3 x 2 x 2 = 144 points, 36 of them (8x64) invalid.
 // clang-format off
 // tune: KB_MR = 6 8 (default 6)
 // tune: KB_NR = 48 64 (default 64)
 // tune: KB_KC = 256 512 1024 (default 1024)
-// tune: KB_NC = 64 128 192 384 (default 128)
+// tune: KB_NC = 64 128 192 (default 128)
 // tune: KB_MC = 96 768 (default 768)
 // tune: KB_SHARE_A = 0 1 (default 0)
 // tune: KB_PF = 8 (default 8)

@@ -10,7 +10,8 @@
 //
 // The vector paths run BLIS's loops (see gemm_blocked):
 //   for pc in K step KC:                       pack every product's A[:, pc..] (bf16 -> f32) into
-//                                              MR-row panels
+//                                              MR-row panels (all threads; or each thread the
+//                                              rows of its own items, Blocking::share_a)
 //     for (q, jc in N_q step NC, ic in M_q step MC), split among threads by work:
 //                                              pack B_q[pc.., jc..] (bf16 -> f32) into NR-column
 //                                              panels, a block that stays in L2
