@@ -41,8 +41,8 @@
 #include "kbench/kernel.h"
 
 // Tunables (the tuner parses the "tune:" lines, one parameter per line).
-//   MR x NR   the AVX-512 register tile (8x64 has 32 accumulators: refused; 8x48 measured ~10%
-//             slower than 6x64).
+//   MR x NR   the AVX-512 register tile (8x64 has 32 accumulators: refused; 8x48 measured
+//             slower than 6x64, by 3% in the median and 15% in the fastest call).
 //   KC        the depth of each rank-KC update; K = 1024 at the cpu size, so 1024 keeps every
 //             tile in registers over all of K with no f32 partial sums in memory.
 //   NC        columns of a packed B block (KC x NC x 4 bytes must stay within L2: 1024 x 128 is
