@@ -263,6 +263,11 @@ struct TileIo {
   int64_t ld_acc;
   uint16_t* c;  // the bf16 result (ldc apart) on the last K block
   int64_t ldc;
+  // Only for a packing micro-kernel (kPackB): the B panel's bf16 source (b_cols valid columns,
+  // rows ldb apart), read instead of a packed panel and left packed at b_dst.
+  const uint16_t* b_src = nullptr;
+  int64_t ldb = 0, b_cols = 0;
+  float* b_dst = nullptr;
 };
 
 using UkernelFn = void (*)(int64_t, const float*, const void*, const TileIo&);
@@ -282,8 +287,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m25
 }
 
 // PF, PFA: how many k steps ahead B and A are prefetched. kBf16B: B panels are bf16 (see
-// pack_b_block_bf16), widened here.
-template <int MR, int NR, int PF, int PFA, bool kBf16B>
+// pack_b_block_bf16), widened here. kPackB: the B panel is read from its bf16 source
+// (io.b_src), widened, used and stored packed at io.b_dst, so that packing B overlaps with the
+// FMAs instead of waiting on memory by itself; the widening costs 2 ALU uops per vector on the
+// FMA ports, so only the first row panel of a B block runs this way (see gemm_blocked).
+template <int MR, int NR, int PF, int PFA, bool kBf16B, bool kPackB = false>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_avx512(
     int64_t kc, const float* __restrict a, const void* __restrict b_packed, const TileIo& io) {
   constexpr int NV = NR / 16;
@@ -293,8 +301,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
   static_assert(MR >= 1 && MR * NV <= 28, "MR x NR: at most 28 accumulators");
   static_assert(MR * NV >= 8, "MR x NR: at least 8 accumulators");
   static_assert(!kBf16B || NR % 32 == 0, "bf16 B panels: whole 32-column bf16 vectors");
+  static_assert(!(kBf16B && kPackB), "a packing micro-kernel packs f32 panels");
   const float* __restrict b = static_cast<const float*>(b_packed);
   const uint16_t* __restrict bh = static_cast<const uint16_t*>(b_packed);
+  __mmask16 b_mask[NV];  // kPackB: the valid columns of each vector (the rest are packed as 0)
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    const int64_t valid = std::clamp<int64_t>(io.b_cols - 16 * v, 0, 16);
+    b_mask[v] = static_cast<__mmask16>((1u << valid) - 1);
+  }
   // Partial sums from earlier K blocks are added after the k loop, not loaded before it: they come
   // from L3 (C's scratch is M x N), and the loop hides the prefetches' latency.
   __m512 acc[MR][NV];
@@ -321,6 +336,19 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_
         const __m512i w = _mm512_load_si512(bh + p * NR + 32 * z);
         bv[2 * z] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
         bv[2 * z + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));
+      }
+    } else if constexpr (kPackB) {
+      // The source rows are ldb apart: fetch them kSourceAhead rows ahead (~L3 latency).
+      constexpr int64_t kSourceAhead = 24;
+      const uint16_t* src = io.b_src + p * io.ldb;
+#pragma GCC unroll 4
+      for (int z = 0; z < NR * 2; z += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(src + kSourceAhead * io.ldb) + z, _MM_HINT_T0);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        const __m256i h = _mm256_maskz_loadu_epi16(b_mask[v], src + 16 * v);
+        bv[v] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+        _mm512_store_ps(io.b_dst + p * NR + 16 * v, bv[v]);
       }
     } else {
 #pragma GCC unroll 4
@@ -433,10 +461,12 @@ struct Blocking {
 };
 
 // C_q = A_q B_q for the `count` products `g` (which share K; none empty) with the MR x NR
-// micro-kernel `ukernel` on `threads` OpenMP threads. False when scratch could not be allocated.
+// micro-kernel `ukernel` on `threads` OpenMP threads. `packing_ukernel`, when given (the kPackB
+// form of `ukernel`), runs the first row panel of each B block and packs the block as it goes,
+// in place of pack_b_block. False when scratch could not be allocated.
 template <int MR, int NR, bool kBf16B>
 bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int threads,
-                  UkernelFn ukernel) {
+                  UkernelFn ukernel, UkernelFn packing_ukernel = nullptr) {
   if (count == 0) return true;
   const int64_t mc = round_down_to(blocking.mc, MR), nc = round_down_to(blocking.nc, NR);
   const int64_t k = g[0].k, kc = std::min<int64_t>(blocking.kc, k);
@@ -508,8 +538,11 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
       for (int64_t it = first[thread]; it < first[thread + 1]; ++it) {
         const auto [q, i0, rows, j0, cols] = items[static_cast<size_t>(it)];
         const Gemm& gq = g[q];
+        bool pack_in_kernel = false;  // this item's first row panel packs the B block
         if (q != packed_q || j0 != packed_j0) {
-          if constexpr (kBf16B)
+          if (!kBf16B && packing_ukernel)
+            pack_in_kernel = true;
+          else if constexpr (kBf16B)
             pack_b_block_bf16<NR>(gq, p0, kcur, j0, cols, reinterpret_cast<uint16_t*>(bp));
           else
             pack_b_block<NR>(gq, p0, kcur, j0, cols, bp);
@@ -544,7 +577,15 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
             const void* b_panel =
                 kBf16B ? static_cast<const void*>(reinterpret_cast<const uint16_t*>(bp) + jr * kcur)
                        : static_cast<const void*>(bp + jr * kcur);
-            ukernel(kcur, a_panel, b_panel, io);
+            if (pack_in_kernel && ir == 0) {
+              io.b_src = gq.b + p0 * gq.ldb + j0 + jr;
+              io.ldb = gq.ldb;
+              io.b_cols = tile_cols;
+              io.b_dst = bp + jr * kcur;
+              packing_ukernel(kcur, a_panel, nullptr, io);
+            } else {
+              ukernel(kcur, a_panel, b_panel, io);
+            }
             if (last_pass && !full)
               for (int64_t i = 0; i < tile_rows; ++i)
                 std::memcpy(c + i * gq.ldc, edge + i * NR, tile_cols * sizeof(uint16_t));
