@@ -11,9 +11,11 @@
 //     for (group, N block of NC columns, row block of MC rows), split among threads by work:
 //       on a new (group, row block): pack its rows of lhs[:, pc..] (bf16 -> f32) into MR-row
 //                                    k-major panels (8x8 transposes in ymm registers)
-//       on a new (group, N block):   pack rhs[g][pc.., N block] (bf16 -> f32) into NR-column
-//                                    panels, an L2-resident block
-//       stream the row panels past the B block through the MR x NR micro-kernel
+//       stream the row panels past the B block through the MR x NR micro-kernel; on a new
+//       (group, N block) the first row panel runs the packing form of the micro-kernel, which
+//       reads rhs[g][pc.., its columns] (bf16) itself, widens it, uses it and leaves it packed
+//       (f32 NR-column panels, an L2-resident block) for the other row panels, so that waiting
+//       on the weights overlaps with FMAs (KB_PACK_IN_KERNEL; AVX-512 only)
 // So each weight element is read from memory and widened exactly once per call (it is used only
 // by its group's rows, so there is nothing to share across groups), and each group's lhs rows
 // are widened once per K block and thread into a private buffer (a group's rows: ~0.5 MiB at the
