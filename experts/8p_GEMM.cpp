@@ -20,26 +20,14 @@
 //
 // Edges: packing zero-pads A rows and B columns to whole tiles, so the micro-kernel always runs
 // full tiles; a partial tile of C is stored to a temporary tile and its valid part copied out.
-#include <cpuid.h>
-#include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <algorithm>
+//
+// The loops, packing, micro-kernels, the AMX path and the path choice live in
+// include/blocked_gemm.h, shared with 11p_Megablox_GMM; this file holds the tunables and the call.
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
+#include "include/blocked_gemm.h"
 #include "kbench/kernel.h"
-
-// GCC 12 flags its own _mm512_undefined_*() placeholders inside the conversion intrinsics as
-// "maybe uninitialized" under -Wall (a false positive).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // Tunables (the tuner parses the "tune:" lines, one parameter per line).
 //   MR x NR  the AVX-512 register tile.
@@ -100,554 +88,16 @@ static_assert(KB_KC >= 16 && KB_MC >= KB_MR && KB_NC >= KB_NR, "blocks of at lea
 
 namespace {
 
+using blocked_gemm::Gemm;
+using blocked_gemm::Path;
+using blocked_gemm::ScratchPool;  // (also used by tests/experts/8p_GEMM_check.cpp)
+using blocked_gemm::TileIo;
 using std::int64_t;
 
-// ---- Shared pieces: scratch, packing ----
-
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-// One grow-only, 64-byte aligned scratch area per call site. Holds packed operands and partial
-// sums only (never results across calls); keeping it avoids faulting in fresh pages every call.
-// kb_run is not called concurrently, so a plain static is safe.
-class ScratchPool {
- public:
-  template <typename T>
-  T* get(int64_t count) {
-    const size_t bytes = (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
-    if (bytes > size_) {
-      mem_.reset(static_cast<char*>(std::aligned_alloc(64, bytes)));
-      size_ = mem_ ? bytes : 0;
-    }
-    return reinterpret_cast<T*>(mem_.get());
-  }
-
- private:
-  std::unique_ptr<char[], FreeDeleter> mem_;
-  size_t size_ = 0;
-};
-
-inline float widen(uint16_t h) {
-  return kb_bf16_to_f32(h);
-}
-
-struct Problem {
-  const uint16_t* a;  // M x K
-  const uint16_t* b;  // K x N
-  uint16_t* c;        // M x N
-  int64_t m, k, n;
-};
-
-// Micro-panel `panel` of A (rows panel*MR.., k p0..p0+kc) as f32, k-major: element (i, p) at
-// dst[p*MR + i], rows past M zero. The micro-kernel then broadcasts MR consecutive floats per k.
-template <int MR>
-void pack_a_panel(const Problem& g, int64_t panel, int64_t p0, int64_t kc, float* dst) {
-  const int64_t i0 = panel * MR, valid = std::min<int64_t>(MR, g.m - i0);
-  for (int64_t i = 0; i < valid; ++i) {
-    const uint16_t* src = g.a + (i0 + i) * g.k + p0;
-    for (int64_t p = 0; p < kc; ++p) dst[p * MR + i] = widen(src[p]);
-  }
-  for (int64_t i = valid; i < MR; ++i)
-    for (int64_t p = 0; p < kc; ++p) dst[p * MR + i] = 0.0f;
-}
-
-// B (k p0..p0+kc, columns j0..j0+cols) as f32 micro-panels of NR columns: element (p, j) of
-// panel q at dst[q*kc*NR + p*NR + j], columns past `cols` zero. Rows of B are read in order (one
-// contiguous run of `cols` per k), which the hardware prefetchers follow; gathering one panel at
-// a time instead reads a 64-byte piece per row of B, N*2 bytes apart, and stalls on L3 latency.
-template <int NR>
-void pack_b_block(const Problem& g, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) {
-  const int64_t full = cols / NR;
-  constexpr int64_t kAhead = 4;  // rows: runs of `cols` bf16 rarely span a whole page, so the
-                                 // hardware prefetcher restarts on each; fetch a few rows ahead
-  for (int64_t p = 0; p < kc; ++p) {
-    const uint16_t* src = g.b + (p0 + p) * g.n + j0;
-    if (p + kAhead < kc)
-      for (int64_t j = 0; j < cols; j += 32)
-        _mm_prefetch(reinterpret_cast<const char*>(src + kAhead * g.n + j), _MM_HINT_T0);
-    for (int64_t q = 0; q < full; ++q) {
-      float* d = dst + q * kc * NR + p * NR;
-      const uint16_t* s = src + q * NR;
-      for (int j = 0; j < NR; ++j) d[j] = widen(s[j]);
-    }
-    if (full * NR < cols) {
-      float* d = dst + full * kc * NR + p * NR;
-      const int64_t rest = cols - full * NR;
-      for (int j = 0; j < NR; ++j) d[j] = j < rest ? widen(src[full * NR + j]) : 0.0f;
-    }
-  }
-}
-
-// The bf16 form of pack_b_block (KB_BF16B): the same panels, 2 bytes per element, with the
-// columns of each 32-column group paired so that one 32-bit lane j holds column j (low half) and
-// column j+16 (high half). The micro-kernel then widens a 64-byte load into two 16-column f32
-// vectors with one shift and one AND, no shuffle.
-template <int NR>
-void pack_b_block_bf16(const Problem& g, int64_t p0, int64_t kc, int64_t j0, int64_t cols,
-                       uint16_t* dst) {
-  const int64_t panels = (cols + NR - 1) / NR;
-  for (int64_t p = 0; p < kc; ++p) {
-    const uint16_t* src = g.b + (p0 + p) * g.n + j0;
-    for (int64_t q = 0; q < panels; ++q) {
-      uint16_t* d = dst + q * kc * NR + p * NR;
-      const int64_t base = q * NR;
-      if (base + NR <= cols) {
-        for (int z = 0; z < NR / 32; ++z)
-          for (int j = 0; j < 16; ++j) {
-            d[32 * z + 2 * j] = src[base + 32 * z + j];
-            d[32 * z + 2 * j + 1] = src[base + 32 * z + 16 + j];
-          }
-      } else {
-        for (int z = 0; z < NR / 32; ++z)
-          for (int j = 0; j < 16; ++j) {
-            const int64_t lo = base + 32 * z + j, hi = lo + 16;
-            d[32 * z + 2 * j] = lo < cols ? src[lo] : 0;
-            d[32 * z + 2 * j + 1] = hi < cols ? src[hi] : 0;
-          }
-      }
-    }
-  }
-}
-
-// What the micro-kernel does with its tile after the rank-kc update.
-struct TileIo {
-  const float* acc_in;  // partial sums to add (ld_acc apart), or null for the first K block
-  float* acc_out;       // where to leave f32 partial sums, or null on the last K block
-  int64_t ld_acc;
-  uint16_t* c;  // the bf16 result (ldc apart) on the last K block
-  int64_t ldc;
-};
-
-// ---- AVX-512: MR x NR micro-kernel, NR/16 zmm columns ----
-
-// f32 -> bf16 bits, round to nearest even, NaN -> quiet NaN: kb_f32_to_bf16 on 16 lanes.
-__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m256i bf16_avx512(
-    __m512 v) {
-  const __m512i x = _mm512_castps_si512(v);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
-  __m512i r =
-      _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-  r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
-  return _mm512_cvtepi32_epi16(r);
-}
-
+// The AVX-512 micro-kernel at this file's tunables; the check program times it alone.
 template <int MR, int NR>
-__attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_avx512(
-    int64_t kc, const float* __restrict a, const void* __restrict b_packed, const TileIo& io) {
-  constexpr int NV = NR / 16;
-  const float* __restrict b = static_cast<const float*>(b_packed);
-  const uint16_t* __restrict bh = static_cast<const uint16_t*>(b_packed);
-  // Partial sums from earlier K blocks are added after the k loop, not loaded before it: they come
-  // from L3 (C's scratch is M x N), and the loop hides the prefetches' latency.
-  __m512 acc[MR][NV];
-#pragma GCC unroll 32
-  for (int i = 0; i < MR; ++i) {
-    if (io.acc_in)
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v)
-        _mm_prefetch(reinterpret_cast<const char*>(io.acc_in + i * io.ld_acc + 16 * v),
-                     _MM_HINT_T0);
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
-  }
-#pragma GCC unroll 2
-  for (int64_t p = 0; p < kc; ++p) {
-    // Fetch B's lines KB_PF k ahead and A's KB_PFA k ahead: each new A micro-panel comes from
-    // the packed A in L3, and without the A prefetch the micro-kernel waited on it (2-6%).
-    _mm_prefetch(reinterpret_cast<const char*>(a + (p + KB_PFA) * MR), _MM_HINT_T0);
-    __m512 bv[NV];
-    if constexpr (KB_BF16B) {
-#pragma GCC unroll 4
-      for (int z = 0; z < NV / 2; ++z) {
-        _mm_prefetch(reinterpret_cast<const char*>(bh + (p + KB_PF) * NR + 32 * z), _MM_HINT_T0);
-        const __m512i w = _mm512_load_si512(bh + p * NR + 32 * z);
-        bv[2 * z] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-        bv[2 * z + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));
-      }
-    } else {
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v)
-        _mm_prefetch(reinterpret_cast<const char*>(b + (p + KB_PF) * NR + 16 * v), _MM_HINT_T0);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + p * NR + 16 * v);
-    }
-#pragma GCC unroll 32
-    for (int i = 0; i < MR; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[p * MR + i]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
-    }
-  }
-  if (io.acc_in) {
-#pragma GCC unroll 32
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_loadu_ps(io.acc_in + i * io.ld_acc + 16 * v));
-  }
-  if (io.acc_out) {
-#pragma GCC unroll 32
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) _mm512_storeu_ps(io.acc_out + i * io.ld_acc + 16 * v, acc[i][v]);
-  } else {
-#pragma GCC unroll 32
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(io.c + i * io.ldc + 16 * v),
-                            bf16_avx512(acc[i][v]));
-  }
-}
-
-// ---- AVX2: 6x16 micro-kernel (12 ymm accumulators, 2 B vectors, 1 broadcast) ----
-
-constexpr int kMrAvx2 = 6;
-constexpr int kNrAvx2 = 16;
-
-template <int MR, int NR>
-__attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
-                                                                const float* __restrict a,
-                                                                const void* __restrict b_packed,
-                                                                const TileIo& io) {
-  static_assert(MR == kMrAvx2 && NR == kNrAvx2, "the AVX2 tile is 6x16");
-  const float* __restrict b = static_cast<const float*>(b_packed);
-  __m256 acc[MR][2];
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 2
-    for (int v = 0; v < 2; ++v)
-      acc[i][v] =
-          io.acc_in ? _mm256_loadu_ps(io.acc_in + i * io.ld_acc + 8 * v) : _mm256_setzero_ps();
-#pragma GCC unroll 2
-  for (int64_t p = 0; p < kc; ++p) {
-    _mm_prefetch(reinterpret_cast<const char*>(b + (p + KB_PF) * NR), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(a + (p + KB_PFA) * MR), _MM_HINT_T0);
-    const __m256 b0 = _mm256_load_ps(b + p * NR), b1 = _mm256_load_ps(b + p * NR + 8);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m256 ai = _mm256_broadcast_ss(a + p * MR + i);
-      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-    }
-  }
-  if (io.acc_out) {
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 2
-      for (int v = 0; v < 2; ++v) _mm256_storeu_ps(io.acc_out + i * io.ld_acc + 8 * v, acc[i][v]);
-  } else {
-    // The rounding runs once per tile per call: scalar is plenty.
-    alignas(32) float tile[MR][NR];
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i)
-#pragma GCC unroll 2
-      for (int v = 0; v < 2; ++v) _mm256_store_ps(&tile[i][8 * v], acc[i][v]);
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) io.c[i * io.ldc + j] = kb_f32_to_bf16(tile[i][j]);
-  }
-}
-
-// ---- The blocked loop nest shared by the vector paths ----
-//
-// BLIS's loop order, with the roles of its operands mapped onto row-major C = A B (the vector
-// side of the tile is a row of B, the broadcast side a column of A):
-//   for pc in K step KC:                    pack all of A[:, pc..] once (shared)
-//     for jc in N step NC (threads):         pack B[pc.., jc..] once (private, L2-resident)
-//       for ic in M step MC (threads):
-//         for ir in MC step MR:              one A micro-panel (MR x KC) for the whole jr loop
-//           for jr in NC step NR:            B micro-panels stream from the L2 block
-//             micro-kernel
-// At 6x64 the micro-kernel reads 256 bytes of B per k against 768 flops (~21 bytes per cycle);
-// in isolation it ran as fast streaming a 672 KiB B block from L2 as re-reading one panel, so
-// the block only has to fit L2 (KC x NC x 4 bytes <= ~0.75 MiB here).
-
-using UkernelFn = void (*)(int64_t, const float*, const void*, const TileIo&);
-
-constexpr int64_t round_down_to(int64_t x, int64_t unit) {
-  return std::max(unit, x / unit * unit);
-}
-
-template <int MR, int NR, bool kBf16B>
-bool gemm_blocked(const Problem& g, int threads, UkernelFn ukernel) {
-  const int64_t mc = round_down_to(KB_MC, MR), nc = round_down_to(KB_NC, NR);
-  const int64_t kc = std::min<int64_t>(KB_KC, g.k);
-  const int64_t m_panels = (g.m + MR - 1) / MR, m_pad = m_panels * MR;
-  const int64_t n_pad = (g.n + NR - 1) / NR * NR;
-  const int64_t m_blocks = (g.m + mc - 1) / mc, n_blocks = (g.n + nc - 1) / nc;
-  const bool multi_pass = g.k > kc;
-  threads = static_cast<int>(std::clamp<int64_t>(threads, 1, m_blocks * n_blocks));
-
-  // Scratch: packed A (m_pad x kc), one packed B block per thread (kc x nc), f32 partial sums of
-  // C (m_pad x n_pad) only when K takes several passes.
-  static ScratchPool pool;
-  // Each region starts on a 64-byte line, as the micro-kernel's aligned B loads need.
-  const int64_t a_elems = (m_pad * kc + 15) / 16 * 16, b_elems = (kc * nc + 15) / 16 * 16;
-  const int64_t c_elems = multi_pass ? m_pad * n_pad : 0;
-  float* ap = pool.get<float>(a_elems + threads * b_elems + c_elems);
-  if (!ap) return false;
-  float* bp_all = ap + a_elems;
-  float* cacc = bp_all + threads * b_elems;
-#pragma omp parallel num_threads(threads)
-  {
-    float* bp = bp_all;
-#ifdef _OPENMP
-    bp += omp_get_thread_num() * b_elems;
-#endif
-    alignas(64) uint16_t edge[MR * NR];
-    for (int64_t p0 = 0; p0 < g.k; p0 += kc) {
-      const int64_t kcur = std::min(kc, g.k - p0);
-      const bool first = p0 == 0, last = p0 + kcur == g.k;
-#pragma omp for schedule(static)
-      for (int64_t panel = 0; panel < m_panels; ++panel)
-        pack_a_panel<MR>(g, panel, p0, kcur, ap + panel * MR * kcur);
-      // (implicit barrier: A is packed before anyone multiplies)
-      // Column blocks outer, row blocks inner: a static schedule hands each thread consecutive
-      // iterations, so it packs a B block once and reuses it for every MC-row block after it,
-      // while only that B block and one MC x KC block of A compete for L2.
-      int64_t packed_jb = -1;
-#pragma omp for collapse(2) schedule(static)
-      for (int64_t jb = 0; jb < n_blocks; ++jb) {
-        for (int64_t ib = 0; ib < m_blocks; ++ib) {
-          const int64_t i0 = ib * mc, rows = std::min(mc, g.m - i0);
-          const int64_t j0 = jb * nc, cols = std::min(nc, g.n - j0);
-          if (jb != packed_jb) {
-            if constexpr (kBf16B)
-              pack_b_block_bf16<NR>(g, p0, kcur, j0, cols, reinterpret_cast<uint16_t*>(bp));
-            else
-              pack_b_block<NR>(g, p0, kcur, j0, cols, bp);
-            packed_jb = jb;
-          }
-          for (int64_t ir = 0; ir < rows; ir += MR) {
-            const int64_t tile_rows = std::min<int64_t>(MR, rows - ir);
-            const float* a_panel = ap + (i0 + ir) * kcur;
-            for (int64_t jr = 0; jr < cols; jr += NR) {
-              const int64_t tile_cols = std::min<int64_t>(NR, cols - jr);
-              const bool full = tile_rows == MR && tile_cols == NR;
-              float* acc = cacc + (i0 + ir) * n_pad + j0 + jr;
-              TileIo io{first ? nullptr : acc, last ? nullptr : acc, n_pad, nullptr, 0};
-              uint16_t* c = g.c + (i0 + ir) * g.n + j0 + jr;
-              if (last) {
-                io.c = full ? c : edge;
-                io.ldc = full ? g.n : NR;
-              }
-              const void* b_panel =
-                  kBf16B
-                      ? static_cast<const void*>(reinterpret_cast<const uint16_t*>(bp) + jr * kcur)
-                      : static_cast<const void*>(bp + jr * kcur);
-              ukernel(kcur, a_panel, b_panel, io);
-              if (last && !full)
-                for (int64_t i = 0; i < tile_rows; ++i)
-                  std::memcpy(c + i * g.n, edge + i * NR, tile_cols * sizeof(uint16_t));
-            }
-          }
-        }
-      }
-      // (implicit barrier: this pass's A is used up before the next pass repacks it)
-    }
-  }
-  return true;
-}
-
-// ---- AMX-BF16: 32x32 blocks of C in four tiles, tdpbf16ps over all of K (unverified here) ----
-//
-// A is packed into 16-row x 32-k bf16 tiles, B into pair-interleaved (VNNI) tiles: tile row q
-// holds (B[2q][n], B[2q+1][n]) for 16 columns n. Both are zero-padded to whole tiles, so the tile
-// loop never branches on edges. Each 32x32 block keeps its four f32 tiles in tmm0-3 over all of
-// K (no partial sums leave the tiles), loading two A tiles and two B tiles per 32-k step: four
-// tile loads per four tdpbf16ps (16384 flops each). Column blocks are the outer loop, so one
-// 32-column strip of B (K x 64 bytes) stays in L1/L2 while the row blocks of A stream past it.
-
-constexpr int64_t kTile = 16;   // rows of A and C tiles, columns of B and C tiles
-constexpr int64_t kTileK = 32;  // bf16 k per tile row (64 bytes)
-constexpr int64_t kTileElems = kTile * kTileK;
-
-bool cpu_has_amx_bf16() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return (edx & (1u << 22)) && (edx & (1u << 24));  // AMX-BF16, AMX-TILE
-}
-
-// Linux 5.16+ grants the tile-data state (XFEATURE_XTILEDATA = 18) only on request; the first
-// tile instruction without it is SIGILL. kbench's worker has asked already; asking again is
-// harmless, and the granted mask is checked, not assumed.
-bool amx_permitted() {
-  constexpr long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023;
-  constexpr int kXtileData = 18;
-  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXtileData) != 0) return false;
-  unsigned long mask = 0;
-  return syscall(SYS_arch_prctl, kArchGetXcompPerm, &mask) == 0 && (mask & (1ul << kXtileData));
-}
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t bytes_per_row[16] = {};
-  uint8_t rows[16] = {};
-};
-
-__attribute__((target("amx-tile"), noinline)) void amx_configure() {
-  TileConfig cfg;
-  for (int t = 0; t < 8; ++t) {  // every tile: 16 rows of 64 bytes
-    cfg.rows[t] = kTile;
-    cfg.bytes_per_row[t] = kTileK * sizeof(uint16_t);
-  }
-  // GCC 12's tile intrinsics do not declare the memory they read: finish the stores first.
-  asm volatile("" : : "r"(&cfg) : "memory");
-  _tile_loadconfig(&cfg);
-}
-
-__attribute__((target("amx-tile"), noinline)) void amx_release() {
-  _tile_release();
-}
-
-// c (32 x 32 f32, rows 32 apart) = row tiles a0, a1 times column tiles b0, b1 over k_tiles;
-// consecutive k tiles of one strip are kTileElems apart.
-__attribute__((target("amx-tile,amx-bf16"), noinline)) void amx_block_32x32(
-    const uint16_t* a0, const uint16_t* a1, const uint16_t* b0, const uint16_t* b1, int64_t k_tiles,
-    float* c) {
-  constexpr long kStride = kTileK * sizeof(uint16_t);
-  constexpr long kCStride = 2 * kTile * sizeof(float);
-  asm volatile("" : : : "memory");  // the packed tiles were stored before this call
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  for (int64_t kt = 0; kt < k_tiles; ++kt) {
-    _tile_loadd(4, a0 + kt * kTileElems, kStride);
-    _tile_loadd(6, b0 + kt * kTileElems, kStride);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_loadd(7, b1 + kt * kTileElems, kStride);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(5, a1 + kt * kTileElems, kStride);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, c, kCStride);
-  _tile_stored(1, c + kTile, kCStride);
-  _tile_stored(2, c + kTile * 2 * kTile, kCStride);
-  _tile_stored(3, c + kTile * 2 * kTile + kTile, kCStride);
-  asm volatile("" : : : "memory");  // the stores above precede the caller's reads of c
-}
-
-// Row tile mt of A over all k tiles, zero outside A.
-void amx_pack_a(const Problem& g, int64_t mt, int64_t k_tiles, uint16_t* packed) {
-  for (int64_t kt = 0; kt < k_tiles; ++kt) {
-    uint16_t* tile = packed + (mt * k_tiles + kt) * kTileElems;
-    std::memset(tile, 0, kTileElems * sizeof(uint16_t));
-    const int64_t k0 = kt * kTileK, width = std::min(kTileK, g.k - k0);
-    for (int64_t r = 0; r < kTile && mt * kTile + r < g.m; ++r)
-      std::memcpy(tile + r * kTileK, g.a + (mt * kTile + r) * g.k + k0, width * sizeof(uint16_t));
-  }
-}
-
-// Column tile nt of B over all k tiles, pair-interleaved, zero outside B. Every AMX CPU has
-// AVX-512, so the interleave is vector code: zero-extend 16 bf16 of rows 2q and 2q+1 to 32 bits
-// and merge the second into the high halves, giving one 64-byte tile row (B[2q][n], B[2q+1][n]).
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void amx_pack_b(const Problem& g, int64_t nt,
-                                                                     int64_t k_tiles,
-                                                                     uint16_t* packed) {
-  const int64_t n0 = nt * kTile, width = std::clamp<int64_t>(g.n - n0, 0, kTile);
-  const __mmask16 cols = static_cast<__mmask16>((1u << width) - 1);
-  for (int64_t kt = 0; kt < k_tiles; ++kt) {
-    uint16_t* tile = packed + (nt * k_tiles + kt) * kTileElems;
-    for (int64_t q = 0; q < kTileK / 2; ++q) {
-      const int64_t k0 = kt * kTileK + 2 * q;
-      const __m256i zero = _mm256_setzero_si256();
-      const __m256i r0 = k0 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + k0 * g.n + n0) : zero;
-      const __m256i r1 =
-          k0 + 1 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + (k0 + 1) * g.n + n0) : zero;
-      const __m512i pair = _mm512_or_si512(_mm512_cvtepu16_epi32(r0),
-                                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(r1), 16));
-      _mm512_store_si512(tile + q * kTileK, pair);
-    }
-  }
-}
-
-// The valid rows x cols of a 32x32 f32 block (rows 32 apart) rounded to bf16 into C.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void amx_store_block(const float* block,
-                                                                          int64_t rows,
-                                                                          int64_t cols, uint16_t* c,
-                                                                          int64_t ldc) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; j += 16) {
-      const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - j)) - 1);
-      _mm256_mask_storeu_epi16(c + r * ldc + j, mask,
-                               bf16_avx512(_mm512_load_ps(block + r * 32 + j)));
-    }
-}
-
-bool gemm_amx(const Problem& g, int threads) {
-  constexpr int64_t kBlock = 2 * kTile;
-  const int64_t m_blocks = (g.m + kBlock - 1) / kBlock, n_blocks = (g.n + kBlock - 1) / kBlock;
-  const int64_t k_tiles = (g.k + kTileK - 1) / kTileK;
-  static ScratchPool pool;
-  const int64_t a_elems = 2 * m_blocks * k_tiles * kTileElems;
-  uint16_t* a_packed = pool.get<uint16_t>(a_elems + 2 * n_blocks * k_tiles * kTileElems);
-  if (!a_packed) return false;
-  uint16_t* b_packed = a_packed + a_elems;
-  threads = static_cast<int>(std::clamp<int64_t>(threads, 1, m_blocks * n_blocks));
-#pragma omp parallel num_threads(threads)
-  {
-#pragma omp for schedule(static) nowait
-    for (int64_t mt = 0; mt < 2 * m_blocks; ++mt) amx_pack_a(g, mt, k_tiles, a_packed);
-#pragma omp for schedule(static)
-    for (int64_t nt = 0; nt < 2 * n_blocks; ++nt) amx_pack_b(g, nt, k_tiles, b_packed);
-    // (the barrier above: every tile is packed before any thread multiplies)
-    amx_configure();  // per thread
-    alignas(64) float block[kBlock * kBlock];
-#pragma omp for collapse(2) schedule(static)
-    for (int64_t jb = 0; jb < n_blocks; ++jb) {
-      for (int64_t ib = 0; ib < m_blocks; ++ib) {
-        const uint16_t* a = a_packed + 2 * ib * k_tiles * kTileElems;
-        const uint16_t* b = b_packed + 2 * jb * k_tiles * kTileElems;
-        amx_block_32x32(a, a + k_tiles * kTileElems, b, b + k_tiles * kTileElems, k_tiles, block);
-        const int64_t i0 = ib * kBlock, j0 = jb * kBlock;
-        const int64_t rows = std::min(kBlock, g.m - i0), cols = std::min(kBlock, g.n - j0);
-        amx_store_block(block, rows, cols, g.c + i0 * g.n + j0, g.n);
-      }
-    }
-    amx_release();  // back to the init state: context switches then save no tile data
-  }
-  return true;
-}
-
-// ---- Dispatch ----
-
-enum class Path { kAmx, kAvx512, kAvx2, kScalar };
-
-Path select_path() {
-#ifdef KB_FORCE_PATH  // testing only: 1 AVX-512, 2 AVX2, 3 scalar (never AMX: it needs the CPU)
-  return static_cast<Path>(KB_FORCE_PATH);
-#endif
-  __builtin_cpu_init();
-  if (cpu_has_amx_bf16() && amx_permitted()) return Path::kAmx;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl"))
-    return Path::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Path::kAvx2;
-  return Path::kScalar;
-}
-
-// Pre-AVX2 x86-64: one row of C at a time, an f32 row accumulator, i-k-j order.
-bool gemm_scalar(const Problem& g) {
-  static ScratchPool pool;
-  float* row = pool.get<float>(g.n);
-  if (!row) return false;
-  for (int64_t i = 0; i < g.m; ++i) {
-    std::fill(row, row + g.n, 0.0f);
-    for (int64_t p = 0; p < g.k; ++p) {
-      const float a = widen(g.a[i * g.k + p]);
-      const uint16_t* b = g.b + p * g.n;
-      for (int64_t j = 0; j < g.n; ++j) row[j] += a * widen(b[j]);
-    }
-    for (int64_t j = 0; j < g.n; ++j) g.c[i * g.n + j] = kb_f32_to_bf16(row[j]);
-  }
-  return true;
-}
+constexpr blocked_gemm::UkernelFn ukernel_avx512 =
+    blocked_gemm::ukernel_avx512<MR, NR, KB_PF, KB_PFA, KB_BF16B != 0>;
 
 }  // namespace
 
@@ -660,33 +110,42 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   if (ta.rank != 2 || tb.rank != 2 || tc.rank != 2 || ta.dtype != KB_BF16 || tb.dtype != KB_BF16 ||
       tc.dtype != KB_BF16)
     return 1;
-  const Problem g{static_cast<const uint16_t*>(ta.data),
-                  static_cast<const uint16_t*>(tb.data),
-                  static_cast<uint16_t*>(tc.data),
-                  ta.shape[0],
-                  ta.shape[1],
-                  tb.shape[1]};
-  if (tb.shape[0] != g.k || tc.shape[0] != g.m || tc.shape[1] != g.n) return 1;
-  if (g.m == 0 || g.n == 0) return 0;
-  if (g.k == 0) {  // the empty sum: +0 everywhere
-    std::memset(g.c, 0, static_cast<size_t>(g.m * g.n) * sizeof(uint16_t));
+  const int64_t m = ta.shape[0], k = ta.shape[1], n = tb.shape[1];
+  const Gemm g{static_cast<const uint16_t*>(ta.data),
+               k,
+               static_cast<const uint16_t*>(tb.data),
+               n,
+               static_cast<uint16_t*>(tc.data),
+               n,
+               m,
+               k,
+               n};
+  if (tb.shape[0] != k || tc.shape[0] != m || tc.shape[1] != n) return 1;
+  if (m == 0 || n == 0) return 0;
+  if (k == 0) {  // the empty sum: +0 everywhere
+    std::memset(g.c, 0, static_cast<size_t>(m * n) * sizeof(uint16_t));
     return 0;
   }
-  static const Path path = select_path();
+  static const Path path = blocked_gemm::select_path();
   const int threads = cfg->num_threads > 0 ? cfg->num_threads : 1;
+  const blocked_gemm::Blocking blocking{KB_KC, KB_MC, KB_NC};
   bool ok = false;  // false: scratch could not be allocated
   switch (path) {
     case Path::kAmx:
-      ok = gemm_amx(g, threads);
+      ok = blocked_gemm::gemm_amx(&g, 1, threads);
       break;
     case Path::kAvx512:
-      ok = gemm_blocked<KB_MR, KB_NR, KB_BF16B != 0>(g, threads, ukernel_avx512<KB_MR, KB_NR>);
+      ok = blocked_gemm::gemm_blocked<KB_MR, KB_NR, KB_BF16B != 0>(&g, 1, blocking, threads,
+                                                                   ukernel_avx512<KB_MR, KB_NR>);
       break;
-    case Path::kAvx2:
-      ok = gemm_blocked<kMrAvx2, kNrAvx2, false>(g, threads, ukernel_avx2<kMrAvx2, kNrAvx2>);
+    case Path::kAvx2: {
+      constexpr int kMr = blocked_gemm::kMrAvx2, kNr = blocked_gemm::kNrAvx2;
+      ok = blocked_gemm::gemm_blocked<kMr, kNr, false>(
+          &g, 1, blocking, threads, blocked_gemm::ukernel_avx2<kMr, kNr, KB_PF, KB_PFA>);
       break;
+    }
     case Path::kScalar:
-      ok = gemm_scalar(g);
+      ok = blocked_gemm::gemm_scalar(&g, 1);
       break;
   }
   return ok ? 0 : 1;

@@ -1,0 +1,840 @@
+// blocked_gemm.h: the BLIS-style bf16 GEMM shared by the GEMM-class experts (8p_GEMM,
+// 11p_Megablox_GMM): packing, micro-kernels per ISA, the blocked loop nest over a list of products,
+// an AMX-BF16 path and the run-time path choice. Tunables stay in the experts (the tuner reads
+// their `tune:` lines); everything here takes them as template or call parameters.
+//
+// One call multiplies a list of independent products C_q = A_q B_q (bf16 in, f32 sums, bf16 out
+// rounded once), each operand a row-major view with its own leading dimension, so a product can be
+// a sub-matrix (11p: one expert group's rows of lhs against that expert's weight). All products of
+// one call share K; M and N may differ.
+//
+// The vector paths run BLIS's loops (see gemm_blocked):
+//   for pc in K step KC:                       pack every product's A[:, pc..] (bf16 -> f32) into
+//                                              MR-row panels (all threads; or each thread the
+//                                              rows of its own items, Blocking::share_a)
+//     for (q, jc in N_q step NC, ic in M_q step MC), split among threads by work:
+//                                              pack B_q[pc.., jc..] (bf16 -> f32) into NR-column
+//                                              panels, a block that stays in L2
+//       for ir, for jr: micro-kernel, a rank-KC update of an MR x NR f32 tile in registers
+// Widening while packing pays the bf16 -> f32 conversion once per element per block instead of
+// once per use. Keeping B in bf16 and widening in the micro-kernel (kBf16B) halves the bytes
+// streamed from L2 but adds two ALU uops per 32 columns on the ports the FMAs use; it measured
+// slower in 8p. Per k the micro-kernel does NR/16 aligned B loads, MR broadcasts of A (load-port
+// uops) and MR*NR/16 FMAs. When K > KC the partial sums go to an f32 scratch of C; the last K
+// block rounds to bf16 (round to nearest even, as kb_f32_to_bf16) in the micro-kernel's store, so
+// the result is rounded exactly once.
+//
+// Edges: packing zero-pads A rows and B columns to whole tiles, so the micro-kernel always runs
+// full tiles; a partial tile of C is stored to a temporary tile and its valid part copied out.
+//
+// kbench expands this header into the expert that includes it (`#include
+// "include/blocked_gemm.h"`), so the candidate is still one translation unit; everything has
+// internal linkage.
+#pragma once
+
+#include <cpuid.h>
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "kbench/kernel.h"
+
+// GCC 12 flags its own _mm512_undefined_*() placeholders inside the conversion intrinsics as
+// "maybe uninitialized" under -Wall (a false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace {
+namespace blocked_gemm {
+
+using std::int64_t;
+
+// ---- Operands, scratch ----
+
+// One product C = A B: A (m x k), B (k x n), C (m x n), row-major with leading dimensions lda,
+// ldb, ldc (elements), all bf16. C must not overlap A, B or another product's C.
+struct Gemm {
+  const uint16_t* a;
+  int64_t lda;
+  const uint16_t* b;
+  int64_t ldb;
+  uint16_t* c;
+  int64_t ldc;
+  int64_t m, k, n;
+};
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// One grow-only, 64-byte aligned scratch area per call site. Holds packed operands and partial
+// sums only (never results across calls); keeping it avoids faulting in fresh pages every call.
+// kb_run is not called concurrently, so a plain static is safe.
+class ScratchPool {
+ public:
+  template <typename T>
+  T* get(int64_t count) {
+    const size_t bytes = (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
+    if (bytes > size_) {
+      mem_.reset(static_cast<char*>(std::aligned_alloc(64, bytes)));
+      size_ = mem_ ? bytes : 0;
+    }
+    return reinterpret_cast<T*>(mem_.get());
+  }
+
+ private:
+  std::unique_ptr<char[], FreeDeleter> mem_;
+  size_t size_ = 0;
+};
+
+inline float widen(uint16_t h) {
+  return kb_bf16_to_f32(h);
+}
+
+constexpr int64_t ceil_div(int64_t x, int64_t d) {
+  return (x + d - 1) / d;
+}
+
+constexpr int64_t round_down_to(int64_t x, int64_t unit) {
+  return std::max(unit, x / unit * unit);
+}
+
+// ---- Splitting work among threads ----
+
+// Thread t of `threads` takes the items whose work midpoint falls in [t, t+1) * total / threads:
+// contiguous runs (so a thread packs a B block once for the row blocks that follow it), each
+// within half an item of an equal share, however uneven the items are (11p's groups).
+// `cost` holds each item's work; returns the first item of each thread, and the end, in `first`.
+inline void split_by_work(const std::vector<int64_t>& cost, int threads,
+                          std::vector<int64_t>& first) {
+  first.assign(static_cast<size_t>(threads) + 1, static_cast<int64_t>(cost.size()));
+  int64_t total = 0;
+  for (int64_t c : cost) total += c;
+  first[0] = 0;
+  int64_t before = 0;
+  int t = 0;
+  for (size_t i = 0; i < cost.size(); ++i) {
+    // Twice the midpoint, to stay in integers: the item's thread is floor(mid * threads / total).
+    const int64_t mid2 = 2 * before + cost[i];
+    const int owner =
+        total > 0 ? static_cast<int>(std::min<int64_t>(threads - 1, mid2 * threads / (2 * total)))
+                  : 0;
+    while (t < owner) first[static_cast<size_t>(++t)] = static_cast<int64_t>(i);
+    before += cost[i];
+  }
+}
+
+// ---- Packing ----
+
+// Micro-panel `panel` of A (rows panel*MR.., k p0..p0+kc) as f32, k-major: element (i, p) at
+// dst[p*MR + i], rows past M zero. The micro-kernel then broadcasts MR consecutive floats per k.
+template <int MR>
+void pack_a_panel(const Gemm& g, int64_t panel, int64_t p0, int64_t kc, float* dst) {
+  const int64_t i0 = panel * MR, valid = std::min<int64_t>(MR, g.m - i0);
+  for (int64_t i = 0; i < valid; ++i) {
+    const uint16_t* src = g.a + (i0 + i) * g.lda + p0;
+    for (int64_t p = 0; p < kc; ++p) dst[p * MR + i] = widen(src[p]);
+  }
+  for (int64_t i = valid; i < MR; ++i)
+    for (int64_t p = 0; p < kc; ++p) dst[p * MR + i] = 0.0f;
+}
+
+// pack_a_panel with 8x8 transposes in ymm registers, for the vector paths (every CPU they run on
+// has AVX2): 8 k of up to 8 rows are widened, transposed and stored as 8 runs of the rows' floats,
+// so a panel costs ~0.5 shuffle-port cycles per element instead of a scalar load and store each.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 widen8_avx2(const uint16_t* src) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+__attribute__((target("avx2,fma"), always_inline)) inline void transpose8x8_avx2(__m256 (&v)[8]) {
+  __m256 t[8], u[8];
+  for (int r = 0; r < 8; r += 2) {
+    t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
+    t[r + 1] = _mm256_unpackhi_ps(v[r], v[r + 1]);
+  }
+  for (int r = 0; r < 8; r += 4) {
+    u[r] = _mm256_shuffle_ps(t[r], t[r + 2], 0x44);
+    u[r + 1] = _mm256_shuffle_ps(t[r], t[r + 2], 0xee);
+    u[r + 2] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0x44);
+    u[r + 3] = _mm256_shuffle_ps(t[r + 1], t[r + 3], 0xee);
+  }
+  for (int j = 0; j < 4; ++j) {
+    v[j] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x20);
+    v[j + 4] = _mm256_permute2f128_ps(u[j], u[j + 4], 0x31);
+  }
+}
+
+template <int MR>
+__attribute__((target("avx2,fma"))) void pack_a_panel_avx2(const Gemm& g, int64_t panel, int64_t p0,
+                                                           int64_t kc, float* dst) {
+  const int64_t i0 = panel * MR, valid = std::min<int64_t>(MR, g.m - i0);
+  for (int r0 = 0; r0 < MR; r0 += 8) {
+    const int rows = std::min(8, MR - r0);  // of the panel, in this group of 8
+    const uint16_t* src[8];
+    for (int r = 0; r < 8; ++r)
+      src[r] = r < rows && r0 + r < valid ? g.a + (i0 + r0 + r) * g.lda + p0 : nullptr;
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), lanes);
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+      __m256 v[8];
+      for (int r = 0; r < 8; ++r) v[r] = src[r] ? widen8_avx2(src[r] + p) : _mm256_setzero_ps();
+      transpose8x8_avx2(v);  // v[j]: k p+j of the 8 rows
+      for (int j = 0; j < 8; ++j) _mm256_maskstore_ps(dst + (p + j) * MR + r0, mask, v[j]);
+    }
+    for (; p < kc; ++p)
+      for (int r = 0; r < rows; ++r) dst[p * MR + r0 + r] = src[r] ? widen(src[r][p]) : 0.0f;
+  }
+}
+
+// B (k p0..p0+kc, columns j0..j0+cols) as f32 micro-panels of NR columns: element (p, j) of
+// panel q at dst[q*kc*NR + p*NR + j], columns past `cols` zero. Rows of B are read in order (one
+// contiguous run of `cols` per k), which the hardware prefetchers follow; gathering one panel at
+// a time instead reads a 64-byte piece per row of B, ldb*2 bytes apart, and stalls on L3 latency.
+template <int NR>
+void pack_b_block(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) {
+  const int64_t full = cols / NR;
+  constexpr int64_t kAhead = 4;  // rows: runs of `cols` bf16 rarely span a whole page, so the
+                                 // hardware prefetcher restarts on each; fetch a few rows ahead
+  for (int64_t p = 0; p < kc; ++p) {
+    const uint16_t* src = g.b + (p0 + p) * g.ldb + j0;
+    if (p + kAhead < kc)
+      for (int64_t j = 0; j < cols; j += 32)
+        _mm_prefetch(reinterpret_cast<const char*>(src + kAhead * g.ldb + j), _MM_HINT_T0);
+    for (int64_t q = 0; q < full; ++q) {
+      float* d = dst + q * kc * NR + p * NR;
+      const uint16_t* s = src + q * NR;
+      for (int j = 0; j < NR; ++j) d[j] = widen(s[j]);
+    }
+    if (full * NR < cols) {
+      float* d = dst + full * kc * NR + p * NR;
+      const int64_t rest = cols - full * NR;
+      for (int j = 0; j < NR; ++j) d[j] = j < rest ? widen(src[full * NR + j]) : 0.0f;
+    }
+  }
+}
+
+// The bf16 form of pack_b_block (kBf16B): the same panels, 2 bytes per element, with the columns
+// of each 32-column group paired so that one 32-bit lane j holds column j (low half) and column
+// j+16 (high half). The micro-kernel then widens a 64-byte load into two 16-column f32 vectors
+// with one shift and one AND, no shuffle.
+template <int NR>
+void pack_b_block_bf16(const Gemm& g, int64_t p0, int64_t kc, int64_t j0, int64_t cols,
+                       uint16_t* dst) {
+  const int64_t panels = ceil_div(cols, NR);
+  for (int64_t p = 0; p < kc; ++p) {
+    const uint16_t* src = g.b + (p0 + p) * g.ldb + j0;
+    for (int64_t q = 0; q < panels; ++q) {
+      uint16_t* d = dst + q * kc * NR + p * NR;
+      const int64_t base = q * NR;
+      if (base + NR <= cols) {
+        for (int z = 0; z < NR / 32; ++z)
+          for (int j = 0; j < 16; ++j) {
+            d[32 * z + 2 * j] = src[base + 32 * z + j];
+            d[32 * z + 2 * j + 1] = src[base + 32 * z + 16 + j];
+          }
+      } else {
+        for (int z = 0; z < NR / 32; ++z)
+          for (int j = 0; j < 16; ++j) {
+            const int64_t lo = base + 32 * z + j, hi = lo + 16;
+            d[32 * z + 2 * j] = lo < cols ? src[lo] : 0;
+            d[32 * z + 2 * j + 1] = hi < cols ? src[hi] : 0;
+          }
+      }
+    }
+  }
+}
+
+// What the micro-kernel does with its tile after the rank-kc update.
+struct TileIo {
+  const float* acc_in;  // partial sums to add (ld_acc apart), or null for the first K block
+  float* acc_out;       // where to leave f32 partial sums, or null on the last K block
+  int64_t ld_acc;
+  uint16_t* c;  // the bf16 result (ldc apart) on the last K block
+  int64_t ldc;
+  // Only for a packing micro-kernel (kPackB): the B panel's bf16 source (b_cols valid columns,
+  // rows ldb apart), read instead of a packed panel and left packed at b_dst.
+  const uint16_t* b_src = nullptr;
+  int64_t ldb = 0, b_cols = 0;
+  float* b_dst = nullptr;
+};
+
+using UkernelFn = void (*)(int64_t, const float*, const void*, const TileIo&);
+
+// ---- AVX-512: MR x NR micro-kernel, NR/16 zmm columns ----
+
+// f32 -> bf16 bits, round to nearest even, NaN -> quiet NaN: kb_f32_to_bf16 on 16 lanes.
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m256i bf16_avx512(
+    __m512 v) {
+  const __m512i x = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+  __m512i r =
+      _mm512_srli_epi32(_mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  r = _mm512_mask_or_epi32(r, nan, _mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(r);
+}
+
+// PF, PFA: how many k steps ahead B and A are prefetched. kBf16B: B panels are bf16 (see
+// pack_b_block_bf16), widened here. kPackB: the B panel is read from its bf16 source
+// (io.b_src), widened, used and stored packed at io.b_dst, so that packing B overlaps with the
+// FMAs instead of waiting on memory by itself; the widening costs 2 ALU uops per vector on the
+// FMA ports, so only the first row panel of a B block runs this way (see gemm_blocked).
+template <int MR, int NR, int PF, int PFA, bool kBf16B, bool kPackB = false>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_avx512(
+    int64_t kc, const float* __restrict a, const void* __restrict b_packed, const TileIo& io) {
+  constexpr int NV = NR / 16;
+  // 32 zmm registers: the accumulators, NV B vectors, and at least one spare; 4-cycle FMA latency
+  // on two FMA ports needs at least 8 independent accumulators.
+  static_assert(NR % 16 == 0 && NR >= 16, "NR: whole zmm vectors");
+  static_assert(MR >= 1 && MR * NV <= 28, "MR x NR: at most 28 accumulators");
+  static_assert(MR * NV >= 8, "MR x NR: at least 8 accumulators");
+  static_assert(!kBf16B || NR % 32 == 0, "bf16 B panels: whole 32-column bf16 vectors");
+  static_assert(!(kBf16B && kPackB), "a packing micro-kernel packs f32 panels");
+  const float* __restrict b = static_cast<const float*>(b_packed);
+  const uint16_t* __restrict bh = static_cast<const uint16_t*>(b_packed);
+  __mmask16 b_mask[NV];  // kPackB: the valid columns of each vector (the rest are packed as 0)
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    const int64_t valid = std::clamp<int64_t>(io.b_cols - 16 * v, 0, 16);
+    b_mask[v] = static_cast<__mmask16>((1u << valid) - 1);
+  }
+  // Partial sums from earlier K blocks are added after the k loop, not loaded before it: they come
+  // from L3 (C's scratch is M x N), and the loop hides the prefetches' latency.
+  __m512 acc[MR][NV];
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i) {
+    if (io.acc_in)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        _mm_prefetch(reinterpret_cast<const char*>(io.acc_in + i * io.ld_acc + 16 * v),
+                     _MM_HINT_T0);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  }
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    // Fetch B's lines PF k ahead and A's PFA k ahead: each new A micro-panel comes from the
+    // packed A in L3, and without the A prefetch the micro-kernel waited on it (2-6% in 8p).
+    _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
+    __m512 bv[NV];
+    if constexpr (kBf16B) {
+#pragma GCC unroll 4
+      for (int z = 0; z < NV / 2; ++z) {
+        _mm_prefetch(reinterpret_cast<const char*>(bh + (p + PF) * NR + 32 * z), _MM_HINT_T0);
+        const __m512i w = _mm512_load_si512(bh + p * NR + 32 * z);
+        bv[2 * z] = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+        bv[2 * z + 1] = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(-65536)));
+      }
+    } else if constexpr (kPackB) {
+      // The source rows are ldb apart: fetch them kSourceAhead rows ahead (~L3 latency).
+      constexpr int64_t kSourceAhead = 24;
+      const uint16_t* src = io.b_src + p * io.ldb;
+#pragma GCC unroll 4
+      for (int z = 0; z < NR * 2; z += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(src + kSourceAhead * io.ldb) + z, _MM_HINT_T0);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        const __m256i h = _mm256_maskz_loadu_epi16(b_mask[v], src + 16 * v);
+        bv[v] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+        _mm512_store_ps(io.b_dst + p * NR + 16 * v, bv[v]);
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR + 16 * v), _MM_HINT_T0);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(b + p * NR + 16 * v);
+    }
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[p * MR + i]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+  if (io.acc_in) {
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        acc[i][v] = _mm512_add_ps(acc[i][v], _mm512_loadu_ps(io.acc_in + i * io.ld_acc + 16 * v));
+  }
+  if (io.acc_out) {
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) _mm512_storeu_ps(io.acc_out + i * io.ld_acc + 16 * v, acc[i][v]);
+  } else {
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(io.c + i * io.ldc + 16 * v),
+                            bf16_avx512(acc[i][v]));
+  }
+}
+
+// ---- AVX2: 6x16 micro-kernel (12 ymm accumulators, 2 B vectors, 1 broadcast) ----
+
+constexpr int kMrAvx2 = 6;
+constexpr int kNrAvx2 = 16;
+
+template <int MR, int NR, int PF, int PFA>
+__attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
+                                                                const float* __restrict a,
+                                                                const void* __restrict b_packed,
+                                                                const TileIo& io) {
+  static_assert(MR == kMrAvx2 && NR == kNrAvx2, "the AVX2 tile is 6x16");
+  const float* __restrict b = static_cast<const float*>(b_packed);
+  __m256 acc[MR][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; ++v)
+      acc[i][v] =
+          io.acc_in ? _mm256_loadu_ps(io.acc_in + i * io.ld_acc + 8 * v) : _mm256_setzero_ps();
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    _mm_prefetch(reinterpret_cast<const char*>(b + (p + PF) * NR), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(a + (p + PFA) * MR), _MM_HINT_T0);
+    const __m256 b0 = _mm256_load_ps(b + p * NR), b1 = _mm256_load_ps(b + p * NR + 8);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + p * MR + i);
+      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+    }
+  }
+  if (io.acc_out) {
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < 2; ++v) _mm256_storeu_ps(io.acc_out + i * io.ld_acc + 8 * v, acc[i][v]);
+  } else {
+    // The rounding runs once per tile per call: scalar is plenty.
+    alignas(32) float tile[MR][NR];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+      for (int v = 0; v < 2; ++v) _mm256_store_ps(&tile[i][8 * v], acc[i][v]);
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) io.c[i * io.ldc + j] = kb_f32_to_bf16(tile[i][j]);
+  }
+}
+
+// ---- The blocked loop nest shared by the vector paths ----
+//
+// BLIS's loop order, with the roles of its operands mapped onto row-major C = A B (the vector
+// side of the tile is a row of B, the broadcast side a column of A):
+//   for pc in K step KC:                    pack all of every A_q[:, pc..] once (shared)
+//     for q, jc in N step NC (threads):      pack B_q[pc.., jc..] once (private, L2-resident)
+//       for ic in M step MC (threads):
+//         for ir in MC step MR:              one A micro-panel (MR x KC) for the whole jr loop
+//           for jr in NC step NR:            B micro-panels stream from the L2 block
+//             micro-kernel
+// At 6x64 the micro-kernel reads 256 bytes of B per k against 768 flops (~21 bytes per cycle);
+// in isolation it ran as fast streaming a 672 KiB B block from L2 as re-reading one panel, so
+// the block only has to fit L2 (KC x NC x 4 bytes <= ~0.75 MiB on a 1.25 MiB L2).
+
+// Cache blocking of the vector paths; NC and MC are rounded down to whole tiles.
+//   share_a true: every product's A block is packed once per K block by all threads together
+//     and read by every thread (8p: one product whose rows all threads need);
+//   share_a false: each thread packs the A rows of its own items when it reaches them, into a
+//     private MC x KC buffer that stays in L2, and keeps them for the items after (11p: each
+//     group's rows are needed only by the items of that group, so the packed A of all groups
+//     (8 MiB at the cpu size) never has to be written out to L3 and read back).
+struct Blocking {
+  int64_t kc, mc, nc;
+  bool share_a = true;
+};
+
+// C_q = A_q B_q for the `count` products `g` (which share K; none empty) with the MR x NR
+// micro-kernel `ukernel` on `threads` OpenMP threads. `packing_ukernel`, when given (the kPackB
+// form of `ukernel`), runs the first row panel of each B block and packs the block as it goes,
+// in place of pack_b_block. False when scratch could not be allocated.
+template <int MR, int NR, bool kBf16B>
+bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int threads,
+                  UkernelFn ukernel, UkernelFn packing_ukernel = nullptr) {
+  if (count == 0) return true;
+  const int64_t mc = round_down_to(blocking.mc, MR), nc = round_down_to(blocking.nc, NR);
+  const int64_t k = g[0].k, kc = std::min<int64_t>(blocking.kc, k);
+  const bool multi_pass = k > kc;
+
+  // Per product: its first A panel and its partial-sum block (rows padded to MR, columns to NR).
+  // Work items, in order (q, column block, row block), with their cost in padded tile flops.
+  struct Item {
+    int64_t q, i0, rows, j0, cols;
+  };
+  std::vector<int64_t> panel_start(static_cast<size_t>(count) + 1, 0),
+      acc_start(static_cast<size_t>(count) + 1, 0);
+  std::vector<Item> items;
+  std::vector<int64_t> cost;
+  for (int64_t q = 0; q < count; ++q) {
+    const int64_t m_panels = ceil_div(g[q].m, MR), n_pad = ceil_div(g[q].n, NR) * NR;
+    panel_start[q + 1] = panel_start[q] + m_panels;
+    acc_start[q + 1] = acc_start[q] + (multi_pass ? m_panels * MR * n_pad : 0);
+    for (int64_t j0 = 0; j0 < g[q].n; j0 += nc)
+      for (int64_t i0 = 0; i0 < g[q].m; i0 += mc) {
+        const int64_t rows = std::min(mc, g[q].m - i0), cols = std::min(nc, g[q].n - j0);
+        items.push_back({q, i0, rows, j0, cols});
+        cost.push_back(ceil_div(rows, MR) * MR * ceil_div(cols, NR) * NR);
+      }
+  }
+  const int64_t total_panels = panel_start[count];
+  threads = static_cast<int>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(items.size())));
+  std::vector<int64_t> first;
+  split_by_work(cost, threads, first);
+
+  // Scratch: packed A (all panels x kc, or one MC x KC block per thread), one packed B block per
+  // thread (kc x nc), f32 partial sums of every C only when K takes several passes. Each region
+  // starts on a 64-byte line, as the micro-kernel's aligned B loads need.
+  static ScratchPool pool;
+  const bool share_a = blocking.share_a;
+  const int64_t a_elems = ceil_div((share_a ? total_panels * MR : mc) * kc, 16) * 16;
+  const int64_t a_copies = share_a ? 1 : threads;
+  const int64_t b_elems = ceil_div(kc * nc, 16) * 16;
+  float* ap_all = pool.get<float>(a_copies * a_elems + threads * b_elems + acc_start[count]);
+  if (!ap_all) return false;
+  float* bp_all = ap_all + a_copies * a_elems;
+  float* cacc_all = bp_all + threads * b_elems;
+#pragma omp parallel num_threads(threads)
+  {
+    int thread = 0;
+#ifdef _OPENMP
+    thread = omp_get_thread_num();
+#endif
+    float* bp = bp_all + thread * b_elems;
+    float* ap = ap_all + (share_a ? 0 : thread * a_elems);
+    alignas(64) uint16_t edge[MR * NR];
+    for (int64_t p0 = 0; p0 < k; p0 += kc) {
+      const int64_t kcur = std::min(kc, k - p0);
+      const bool first_pass = p0 == 0, last_pass = p0 + kcur == k;
+      if (share_a) {
+#pragma omp for schedule(static)
+        for (int64_t panel = 0; panel < total_panels; ++panel) {
+          const int64_t q = std::upper_bound(panel_start.begin(), panel_start.end(), panel) -
+                            panel_start.begin() - 1;
+          pack_a_panel_avx2<MR>(g[q], panel - panel_start[q], p0, kcur, ap + panel * MR * kcur);
+        }
+        // (implicit barrier: A is packed before anyone multiplies)
+      }
+      // Column blocks outer, row blocks inner: each thread takes a contiguous run of items, so it
+      // packs a B block once and reuses it for every MC-row block after it, while only that B
+      // block and one MC x KC block of A compete for L2. A thread's items keep the same threads
+      // in every K pass, so its partial sums are its own.
+      int64_t packed_q = -1, packed_j0 = -1, packed_aq = -1, packed_ai0 = -1;
+      for (int64_t it = first[thread]; it < first[thread + 1]; ++it) {
+        const auto [q, i0, rows, j0, cols] = items[static_cast<size_t>(it)];
+        const Gemm& gq = g[q];
+        bool pack_in_kernel = false;  // this item's first row panel packs the B block
+        if (q != packed_q || j0 != packed_j0) {
+          if (!kBf16B && packing_ukernel)
+            pack_in_kernel = true;
+          else if constexpr (kBf16B)
+            pack_b_block_bf16<NR>(gq, p0, kcur, j0, cols, reinterpret_cast<uint16_t*>(bp));
+          else
+            pack_b_block<NR>(gq, p0, kcur, j0, cols, bp);
+          packed_q = q;
+          packed_j0 = j0;
+        }
+        // The item's rows of A, i0 / MR panels into the product's (i0 is a multiple of MC).
+        const float* a_block = ap + (panel_start[q] * MR + i0) * kcur;
+        if (!share_a) {
+          a_block = ap;
+          if (q != packed_aq || i0 != packed_ai0)
+            for (int64_t panel = 0; panel < ceil_div(rows, MR); ++panel)
+              pack_a_panel_avx2<MR>(gq, i0 / MR + panel, p0, kcur, ap + panel * MR * kcur);
+          packed_aq = q;
+          packed_ai0 = i0;
+        }
+        const int64_t n_pad = ceil_div(gq.n, NR) * NR;
+        float* cacc = cacc_all + acc_start[q];
+        for (int64_t ir = 0; ir < rows; ir += MR) {
+          const int64_t tile_rows = std::min<int64_t>(MR, rows - ir);
+          const float* a_panel = a_block + ir * kcur;
+          for (int64_t jr = 0; jr < cols; jr += NR) {
+            const int64_t tile_cols = std::min<int64_t>(NR, cols - jr);
+            const bool full = tile_rows == MR && tile_cols == NR;
+            float* acc = cacc + (i0 + ir) * n_pad + j0 + jr;
+            TileIo io{first_pass ? nullptr : acc, last_pass ? nullptr : acc, n_pad, nullptr, 0};
+            uint16_t* c = gq.c + (i0 + ir) * gq.ldc + j0 + jr;
+            if (last_pass) {
+              io.c = full ? c : edge;
+              io.ldc = full ? gq.ldc : NR;
+            }
+            const void* b_panel =
+                kBf16B ? static_cast<const void*>(reinterpret_cast<const uint16_t*>(bp) + jr * kcur)
+                       : static_cast<const void*>(bp + jr * kcur);
+            if (pack_in_kernel && ir == 0) {
+              io.b_src = gq.b + p0 * gq.ldb + j0 + jr;
+              io.ldb = gq.ldb;
+              io.b_cols = tile_cols;
+              io.b_dst = bp + jr * kcur;
+              packing_ukernel(kcur, a_panel, nullptr, io);
+            } else {
+              ukernel(kcur, a_panel, b_panel, io);
+            }
+            if (last_pass && !full)
+              for (int64_t i = 0; i < tile_rows; ++i)
+                std::memcpy(c + i * gq.ldc, edge + i * NR, tile_cols * sizeof(uint16_t));
+          }
+        }
+      }
+      // This pass's shared A is used up before the next pass repacks it.
+      if (share_a) {
+#pragma omp barrier
+      }
+    }
+  }
+  return true;
+}
+
+// ---- AMX-BF16: 32x32 blocks of C in four tiles, tdpbf16ps over all of K (unverified here) ----
+//
+// A is packed into 16-row x 32-k bf16 tiles, B into pair-interleaved (VNNI) tiles: tile row q
+// holds (B[2q][n], B[2q+1][n]) for 16 columns n. Both are zero-padded to whole tiles, so the tile
+// loop never branches on edges. Each 32x32 block keeps its four f32 tiles in tmm0-3 over all of
+// K (no partial sums leave the tiles), loading two A tiles and two B tiles per 32-k step: four
+// tile loads per four tdpbf16ps (16384 flops each). Column blocks are the outer loop, so one
+// 32-column strip of B (K x 64 bytes) stays in L1/L2 while the row blocks of A stream past it.
+
+constexpr int64_t kTile = 16;   // rows of A and C tiles, columns of B and C tiles
+constexpr int64_t kTileK = 32;  // bf16 k per tile row (64 bytes)
+constexpr int64_t kTileElems = kTile * kTileK;
+
+inline bool cpu_has_amx_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx & (1u << 22)) && (edx & (1u << 24));  // AMX-BF16, AMX-TILE
+}
+
+// Linux 5.16+ grants the tile-data state (XFEATURE_XTILEDATA = 18) only on request; the first
+// tile instruction without it is SIGILL. kbench's worker has asked already; asking again is
+// harmless, and the granted mask is checked, not assumed.
+inline bool amx_permitted() {
+  constexpr long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023;
+  constexpr int kXtileData = 18;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXtileData) != 0) return false;
+  unsigned long mask = 0;
+  return syscall(SYS_arch_prctl, kArchGetXcompPerm, &mask) == 0 && (mask & (1ul << kXtileData));
+}
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t bytes_per_row[16] = {};
+  uint8_t rows[16] = {};
+};
+
+__attribute__((target("amx-tile"), noinline)) inline void amx_configure() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) {  // every tile: 16 rows of 64 bytes
+    cfg.rows[t] = kTile;
+    cfg.bytes_per_row[t] = kTileK * sizeof(uint16_t);
+  }
+  // GCC 12's tile intrinsics do not declare the memory they read: finish the stores first.
+  asm volatile("" : : "r"(&cfg) : "memory");
+  _tile_loadconfig(&cfg);
+}
+
+__attribute__((target("amx-tile"), noinline)) inline void amx_release() {
+  _tile_release();
+}
+
+// c (32 x 32 f32, rows 32 apart) = row tiles a0, a1 times column tiles b0, b1 over k_tiles;
+// consecutive k tiles of one strip are kTileElems apart.
+__attribute__((target("amx-tile,amx-bf16"), noinline)) inline void amx_block_32x32(
+    const uint16_t* a0, const uint16_t* a1, const uint16_t* b0, const uint16_t* b1, int64_t k_tiles,
+    float* c) {
+  constexpr long kStride = kTileK * sizeof(uint16_t);
+  constexpr long kCStride = 2 * kTile * sizeof(float);
+  asm volatile("" : : : "memory");  // the packed tiles were stored before this call
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    _tile_loadd(4, a0 + kt * kTileElems, kStride);
+    _tile_loadd(6, b0 + kt * kTileElems, kStride);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, b1 + kt * kTileElems, kStride);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, a1 + kt * kTileElems, kStride);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, kCStride);
+  _tile_stored(1, c + kTile, kCStride);
+  _tile_stored(2, c + kTile * 2 * kTile, kCStride);
+  _tile_stored(3, c + kTile * 2 * kTile + kTile, kCStride);
+  asm volatile("" : : : "memory");  // the stores above precede the caller's reads of c
+}
+
+// Row tile mt of A over all k tiles, zero outside A.
+inline void amx_pack_a(const Gemm& g, int64_t mt, int64_t k_tiles, uint16_t* packed) {
+  for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    uint16_t* tile = packed + (mt * k_tiles + kt) * kTileElems;
+    std::memset(tile, 0, kTileElems * sizeof(uint16_t));
+    const int64_t k0 = kt * kTileK, width = std::min(kTileK, g.k - k0);
+    for (int64_t r = 0; r < kTile && mt * kTile + r < g.m; ++r)
+      std::memcpy(tile + r * kTileK, g.a + (mt * kTile + r) * g.lda + k0, width * sizeof(uint16_t));
+  }
+}
+
+// Column tile nt of B over all k tiles, pair-interleaved, zero outside B. Every AMX CPU has
+// AVX-512, so the interleave is vector code: zero-extend 16 bf16 of rows 2q and 2q+1 to 32 bits
+// and merge the second into the high halves, giving one 64-byte tile row (B[2q][n], B[2q+1][n]).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void amx_pack_b(const Gemm& g,
+                                                                            int64_t nt,
+                                                                            int64_t k_tiles,
+                                                                            uint16_t* packed) {
+  const int64_t n0 = nt * kTile, width = std::clamp<int64_t>(g.n - n0, 0, kTile);
+  const __mmask16 cols = static_cast<__mmask16>((1u << width) - 1);
+  for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    uint16_t* tile = packed + (nt * k_tiles + kt) * kTileElems;
+    for (int64_t q = 0; q < kTileK / 2; ++q) {
+      const int64_t k0 = kt * kTileK + 2 * q;
+      const __m256i zero = _mm256_setzero_si256();
+      const __m256i r0 = k0 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + k0 * g.ldb + n0) : zero;
+      const __m256i r1 =
+          k0 + 1 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + (k0 + 1) * g.ldb + n0) : zero;
+      const __m512i pair = _mm512_or_si512(_mm512_cvtepu16_epi32(r0),
+                                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(r1), 16));
+      _mm512_store_si512(tile + q * kTileK, pair);
+    }
+  }
+}
+
+// The valid rows x cols of a 32x32 f32 block (rows 32 apart) rounded to bf16 into C.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void amx_store_block(
+    const float* block, int64_t rows, int64_t cols, uint16_t* c, int64_t ldc) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - j)) - 1);
+      _mm256_mask_storeu_epi16(c + r * ldc + j, mask,
+                               bf16_avx512(_mm512_load_ps(block + r * 32 + j)));
+    }
+}
+
+// C_q = A_q B_q for the `count` products `g` (none empty) on AMX tiles: every product's A and B
+// are packed first (all threads), then the 32x32 blocks of all products are split by work.
+inline bool gemm_amx(const Gemm* g, int64_t count, int threads) {
+  constexpr int64_t kBlock = 2 * kTile;
+  if (count == 0) return true;
+  // Per product: its first packed A row tile and B column tile (each tile strip k_tiles long).
+  std::vector<int64_t> a_start(static_cast<size_t>(count) + 1, 0),
+      b_start(static_cast<size_t>(count) + 1, 0);
+  struct Item {
+    int64_t q, ib, jb;
+  };
+  std::vector<Item> items;
+  std::vector<int64_t> cost;
+  for (int64_t q = 0; q < count; ++q) {
+    const int64_t m_blocks = ceil_div(g[q].m, kBlock), n_blocks = ceil_div(g[q].n, kBlock);
+    const int64_t k_tiles = ceil_div(g[q].k, kTileK);
+    a_start[q + 1] = a_start[q] + 2 * m_blocks * k_tiles * kTileElems;
+    b_start[q + 1] = b_start[q] + 2 * n_blocks * k_tiles * kTileElems;
+    for (int64_t jb = 0; jb < n_blocks; ++jb)
+      for (int64_t ib = 0; ib < m_blocks; ++ib) {
+        items.push_back({q, ib, jb});
+        cost.push_back(k_tiles);
+      }
+  }
+  static ScratchPool pool;
+  uint16_t* a_packed = pool.get<uint16_t>(a_start[count] + b_start[count]);
+  if (!a_packed) return false;
+  uint16_t* b_packed = a_packed + a_start[count];
+  threads = static_cast<int>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(items.size())));
+  std::vector<int64_t> first;
+  split_by_work(cost, threads, first);
+#pragma omp parallel num_threads(threads)
+  {
+    int thread = 0;
+#ifdef _OPENMP
+    thread = omp_get_thread_num();
+#endif
+    for (int64_t q = 0; q < count; ++q) {
+      const int64_t k_tiles = ceil_div(g[q].k, kTileK);
+#pragma omp for schedule(static) nowait
+      for (int64_t mt = 0; mt < 2 * ceil_div(g[q].m, kBlock); ++mt)
+        amx_pack_a(g[q], mt, k_tiles, a_packed + a_start[q]);
+#pragma omp for schedule(static) nowait
+      for (int64_t nt = 0; nt < 2 * ceil_div(g[q].n, kBlock); ++nt)
+        amx_pack_b(g[q], nt, k_tiles, b_packed + b_start[q]);
+    }
+#pragma omp barrier
+    // (every tile is packed before any thread multiplies)
+    amx_configure();  // per thread
+    alignas(64) float block[kBlock * kBlock];
+    for (int64_t it = first[thread]; it < first[thread + 1]; ++it) {
+      const auto [q, ib, jb] = items[static_cast<size_t>(it)];
+      const Gemm& gq = g[q];
+      const int64_t k_tiles = ceil_div(gq.k, kTileK);
+      const uint16_t* a = a_packed + a_start[q] + 2 * ib * k_tiles * kTileElems;
+      const uint16_t* b = b_packed + b_start[q] + 2 * jb * k_tiles * kTileElems;
+      amx_block_32x32(a, a + k_tiles * kTileElems, b, b + k_tiles * kTileElems, k_tiles, block);
+      const int64_t i0 = ib * kBlock, j0 = jb * kBlock;
+      const int64_t rows = std::min(kBlock, gq.m - i0), cols = std::min(kBlock, gq.n - j0);
+      amx_store_block(block, rows, cols, gq.c + i0 * gq.ldc + j0, gq.ldc);
+    }
+    amx_release();  // back to the init state: context switches then save no tile data
+  }
+  return true;
+}
+
+// ---- Scalar (pre-AVX2 x86-64) ----
+
+// One row of C at a time, an f32 row accumulator, i-k-j order.
+inline bool gemm_scalar(const Gemm* g, int64_t count) {
+  static ScratchPool pool;
+  for (int64_t q = 0; q < count; ++q) {
+    const Gemm& gq = g[q];
+    float* row = pool.get<float>(gq.n);
+    if (!row) return false;
+    for (int64_t i = 0; i < gq.m; ++i) {
+      std::fill(row, row + gq.n, 0.0f);
+      for (int64_t p = 0; p < gq.k; ++p) {
+        const float a = widen(gq.a[i * gq.lda + p]);
+        const uint16_t* b = gq.b + p * gq.ldb;
+        for (int64_t j = 0; j < gq.n; ++j) row[j] += a * widen(b[j]);
+      }
+      for (int64_t j = 0; j < gq.n; ++j) gq.c[i * gq.ldc + j] = kb_f32_to_bf16(row[j]);
+    }
+  }
+  return true;
+}
+
+// ---- Dispatch ----
+
+enum class Path { kAmx, kAvx512, kAvx2, kScalar };
+
+// The best path this CPU (and kernel, for AMX) allows. AMX needs both the cpuid bits and the
+// kernel's grant of the tile state, so it cannot be chosen on a CPU without it.
+inline Path select_path() {
+#ifdef KB_FORCE_PATH  // testing only: 1 AVX-512, 2 AVX2, 3 scalar (0, AMX, on a tile model)
+  return static_cast<Path>(KB_FORCE_PATH);
+#endif
+  __builtin_cpu_init();
+  if (cpu_has_amx_bf16() && amx_permitted()) return Path::kAmx;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl"))
+    return Path::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Path::kAvx2;
+  return Path::kScalar;
+}
+
+}  // namespace blocked_gemm
+}  // namespace
