@@ -81,7 +81,10 @@ static_assert(KB_QK_MR * KB_QK_NV <= 28, "QK micro-tile: at most 28 accumulators
 static_assert(KB_PV_MR * KB_PV_NV <= 28, "PV micro-tile: at most 28 accumulators");
 // Key panels are 16 * QK_NV keys wide (AVX-512) and 16 keys (AVX2); a key block is whole panels.
 static_assert(KB_BK % (16 * KB_QK_NV) == 0, "KB_BK: whole QK micro-tiles");
-static_assert(KB_BQ % 16 == 0 && KB_BQ % KB_QK_MR % 4 == 0, "KB_BQ: whole QK tiles or 4-row tails");
+// A block's live rows are a multiple of 16 (the rescale factors go 16 rows per vector); QK tiles
+// of MR rows, then 4-row tails.
+static_assert(KB_BQ % 16 == 0 && KB_QK_MR % 4 == 0,
+              "KB_BQ, KB_QK_MR: whole QK tiles or 4-row tails");
 static_assert(KB_PV_MR <= 7, "PV row tails up to 6 rows");
 
 #define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
@@ -183,7 +186,9 @@ struct PackGeometry {
 //   o  BQ x dim_pad accumulator; m, alpha: per-row running max and this block's rescale;
 //   l  per-row running sum as kSumLanes partial sums (BQ x kSumLanes).
 // `i0` is the position of the block's first row (row r sees keys < min(i0 + r + 1, key_end)),
-// `j0` the block's first key; `diagonal` when some key of the block is hidden from row 0.
+// `j0` the block's first key; `diagonal` when some key of the block is hidden from row 0. Only the
+// first `rows` rows (the block's real rows rounded up to 16) are computed: a decode block of G
+// stacked heads or a sequence's last block does not pay for BQ rows.
 struct BlockArgs {
   const float* q;
   const float* kt;
@@ -197,6 +202,7 @@ struct BlockArgs {
   int64_t dim_v;    // Dv
   int64_t dim_pad;  // Dv rounded up to whole zmm vectors: V and O rows
   int64_t i0, j0, key_end;
+  int rows;
   bool diagonal;
 };
 
@@ -244,7 +250,7 @@ void pack_keys_scalar(const PackGeometry& g, const Rows& k, float* kt) {
 void scores_scalar(const BlockArgs& a) {
   for (int c0 = 0; c0 < kBK; c0 += 16) {
     const float* panel = a.kt + static_cast<int64_t>(c0) * a.dim;
-    for (int r = 0; r < kBQ; ++r) {
+    for (int r = 0; r < a.rows; ++r) {
       if (tile_masked(a, r, 1, c0)) continue;
       float acc[16] = {};
       for (int64_t d = 0; d < a.dim; ++d)
@@ -255,7 +261,7 @@ void scores_scalar(const BlockArgs& a) {
 }
 
 void softmax_scalar(const BlockArgs& a) {
-  for (int r = 0; r < kBQ; ++r) {
+  for (int r = 0; r < a.rows; ++r) {
     float* s = a.s + r * kBK;
     const int n = visible_keys(a, r, 1);
     float mx = -INFINITY;
@@ -271,7 +277,7 @@ void softmax_scalar(const BlockArgs& a) {
 }
 
 void accumulate_scalar(const BlockArgs& a) {
-  for (int r = 0; r < kBQ; ++r) {
+  for (int r = 0; r < a.rows; ++r) {
     float* o = a.o + r * a.dim_pad;
     for (int64_t d = 0; d < a.dim_v; ++d) o[d] *= a.alpha[r];
     const int n = visible_keys(a, r, 1);
@@ -381,12 +387,12 @@ KB_TARGET_AVX512 void scores_tile_avx512(const BlockArgs& a, int r0, int c0) {
 
 KB_TARGET_AVX512 void scores_avx512(const BlockArgs& a) {
   constexpr int kMR = KB_QK_MR, kNR = 16 * KB_QK_NV;
-  constexpr int kFull = kBQ / kMR * kMR;
+  const int full = a.rows / kMR * kMR;
   for (int c0 = 0; c0 < kBK; c0 += kNR) {
-    for (int r0 = 0; r0 < kFull; r0 += kMR)
+    for (int r0 = 0; r0 < full; r0 += kMR)
       if (!tile_masked(a, r0, kMR, c0)) scores_tile_avx512<kMR, KB_QK_NV>(a, r0, c0);
-    // BQ is a multiple of 4; a row tail of a tile goes 4 rows at a time.
-    for (int r0 = kFull; r0 < kBQ; r0 += 4)
+    // Live rows are a multiple of 4; a row tail of a tile goes 4 rows at a time.
+    for (int r0 = full; r0 < a.rows; r0 += 4)
       if (!tile_masked(a, r0, 4, c0)) scores_tile_avx512<4, KB_QK_NV>(a, r0, c0);
   }
 }
@@ -394,7 +400,7 @@ KB_TARGET_AVX512 void scores_avx512(const BlockArgs& a) {
 // Three passes over the block: row maxima (one horizontal reduction per row), the rescale
 // factors 16 rows per vector, then exp2 with per-lane sums (no horizontal sum per key block).
 KB_TARGET_AVX512 void softmax_avx512(const BlockArgs& a) {
-  for (int r = 0; r < kBQ; ++r) {
+  for (int r = 0; r < a.rows; ++r) {
     const float* s = a.s + r * kBK;
     const int n = visible_keys(a, r, 1);
     __m512 mx = _mm512_set1_ps(-INFINITY);
@@ -403,14 +409,14 @@ KB_TARGET_AVX512 void softmax_avx512(const BlockArgs& a) {
     // alpha holds the new maximum until the next pass turns it into exp2(m - m_new).
     a.alpha[r] = std::max(a.m[r], _mm512_reduce_max_ps(mx));
   }
-  for (int r0 = 0; r0 < kBQ; r0 += 16) {  // BQ % 16 == 0
+  for (int r0 = 0; r0 < a.rows; r0 += 16) {  // rows % 16 == 0
     const __m512 m_old = _mm512_loadu_ps(a.m + r0), m_new = _mm512_loadu_ps(a.alpha + r0);
     _mm512_storeu_ps(a.m + r0, m_new);
     // m_old is -inf on the first key block: clamped, exp2 gives the exact 0 that empties O and l.
     _mm512_storeu_ps(a.alpha + r0,
                      exp2_avx512(_mm512_max_ps(_mm512_sub_ps(m_old, m_new), _mm512_set1_ps(-256))));
   }
-  for (int r = 0; r < kBQ; ++r) {
+  for (int r = 0; r < a.rows; ++r) {
     float* s = a.s + r * kBK;
     const int n = visible_keys(a, r, 1);
     const __m512 mv = _mm512_set1_ps(a.m[r]);
@@ -509,8 +515,8 @@ KB_TARGET_AVX512 void accumulate_rows_avx512(const BlockArgs& a, int r0) {
 KB_TARGET_AVX512 void accumulate_avx512(const BlockArgs& a) {
   constexpr int kMR = KB_PV_MR;
   int r0 = 0;
-  for (; r0 + kMR <= kBQ; r0 += kMR) accumulate_rows_avx512<kMR>(a, r0);
-  switch (kBQ - r0) {  // the row tail, 0..MR-1 rows
+  for (; r0 + kMR <= a.rows; r0 += kMR) accumulate_rows_avx512<kMR>(a, r0);
+  switch (a.rows - r0) {  // the row tail, 0..MR-1 rows
     case 0:
       break;
     case 1:
@@ -563,7 +569,7 @@ KB_TARGET_AVX2 inline __m256 visible_lanes_avx2(int n, int c0) {
 KB_TARGET_AVX2 void scores_avx2(const BlockArgs& a) {
   for (int c0 = 0; c0 < kBK; c0 += 16) {
     const float* panel = a.kt + static_cast<int64_t>(c0) * a.dim;
-    for (int r0 = 0; r0 < kBQ; r0 += 4) {
+    for (int r0 = 0; r0 < a.rows; r0 += 4) {
       if (tile_masked(a, r0, 4, c0)) continue;
       __m256 acc[4][2];
       for (int r = 0; r < 4; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
@@ -586,7 +592,7 @@ KB_TARGET_AVX2 void scores_avx2(const BlockArgs& a) {
 }
 
 KB_TARGET_AVX2 void softmax_avx2(const BlockArgs& a) {
-  for (int r = 0; r < kBQ; ++r) {
+  for (int r = 0; r < a.rows; ++r) {
     float* s = a.s + r * kBK;
     const int n = visible_keys(a, r, 1);
     __m256 mx = _mm256_set1_ps(-INFINITY);
@@ -616,7 +622,7 @@ KB_TARGET_AVX2 void softmax_avx2(const BlockArgs& a) {
 
 // 4 rows x 16 columns of O: 8 ymm accumulators; D padded to 16 so the tiles are whole.
 KB_TARGET_AVX2 void accumulate_avx2(const BlockArgs& a) {
-  for (int r0 = 0; r0 < kBQ; r0 += 4) {
+  for (int r0 = 0; r0 < a.rows; r0 += 4) {
     const int keys = visible_keys(a, r0, 4);
     const float* p = a.s + r0 * kBK;
     for (int64_t d0 = 0; d0 < a.dim_pad; d0 += 16) {
@@ -718,8 +724,10 @@ inline void run_block(const Path& path, const Problem& p, const QueryItem& it, i
   std::fill(l, l + kSumLanes * kBQ, 0.0f);
 
   const int64_t i0 = it.offset + t0;
-  BlockArgs a{q,     nullptr, s,       nullptr, o, m,       l,    alpha,
-              g.dim, p.dim_v, dim_pad, i0,      0, kv.keys, false};
+  BlockArgs a{q,       nullptr, s,     nullptr, o,
+              m,       l,       alpha, g.dim,   p.dim_v,
+              dim_pad, i0,      0,     kv.keys, static_cast<int>(round_up(rows, 16)),
+              false};
   // Keys the block's last real row sees; rows past `rows` (the zero padding of the last block)
   // are masked like real ones and discarded.
   const int64_t key_limit = std::min(i0 + rows, kv.keys);

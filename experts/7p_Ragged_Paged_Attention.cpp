@@ -1,0 +1,133 @@
+// 7p_Ragged_Paged_Attention expert: one mixed prefill + decode serving step over a paged KV cache.
+// Packed ragged queries (T, Hq, D) bf16; sequence i owns tokens [cu_q_lens[i], cu_q_lens[i+1]) and
+// kv_lens[i] cached keys in the pages page_indices[i] of kv_pages (pages, P, 2 Hkv, D), K of kv
+// head h at slot 2h and its V at 2h + 1; query t of a sequence sees key j iff
+// j <= kv_len - q_len + t and j < kv_len; scores scaled by D^-0.5; output bf16 (T, Hq, D), rows of
+// tokens no active sequence owns zero.
+//
+// Everything runs on the shared flash-attention driver (include/flash_attention.h: online softmax
+// over BQ x BK score blocks in L1, key blocks no row sees skipped, AVX-512 / AVX2 / scalar paths
+// chosen at run time), with one kv head per (sequence, kv head):
+//   - The pages are read in place: the driver's K/V rows are paged (row j is row j % P of page
+//     page_indices[i][j / P]), so the gather happens inside the f32 widening and packing of K and V
+//     that the driver does anyway, once per kv head and thread, reused by its G query heads.
+//   - Prefill chunks (~99% of the FLOPs) are one item per query head: q_len rows at row stride
+//     Hq * D, causal with offset kv_len - q_len, so only the key blocks left of each query block's
+//     diagonal are computed.
+//   - A decode (one token) stacks its G query heads of one kv head as the G rows of one block at
+//     the same position (offset kv_len - 1: every row sees all kv_len keys), so a key block is one
+//     G-row GEMM instead of G one-row dot products; the block computes G rounded up to 16 rows.
+// Not supported (returns 1): a sequence with kv_len < q_len, whose first rows see no key (the
+// original then averages all S_max keys); the workload's presets have none.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kbench/kernel.h"
+
+// Tunables (the tuner parses these lines). BQ x BK is the block of scores kept in L1; the
+// micro-tiles are the AVX-512 path's register tiles (the AVX2 path's are fixed).
+// tune: KB_BQ = 32 64 128 (default 64)
+// tune: KB_BK = 32 64 128 256 (default 64)
+// tune: KB_QK_MR = 4 8 (default 8)
+// tune: KB_QK_NV = 2 4 (default 2)
+// tune: KB_PV_MR = 4 6 (default 6)
+// tune: KB_PV_NV = 2 4 (default 4)
+#ifndef KB_BQ
+#define KB_BQ 64
+#endif
+#ifndef KB_BK
+#define KB_BK 64
+#endif
+#ifndef KB_QK_MR
+#define KB_QK_MR 8
+#endif
+#ifndef KB_QK_NV
+#define KB_QK_NV 2
+#endif
+#ifndef KB_PV_MR
+#define KB_PV_MR 6
+#endif
+#ifndef KB_PV_NV
+#define KB_PV_NV 4
+#endif
+// Not a tunable: caps the path (2 AVX-512, 1 AVX2, 0 scalar) so the slower paths can be checked on
+// a machine that has the faster ones.
+#ifndef KB_MAX_PATH
+#define KB_MAX_PATH 2
+#endif
+
+#include "include/flash_attention.h"
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inputs, kb_tensor* out,
+                      int32_t num_outputs) {
+  if (num_inputs != 6 || num_outputs != 1) return 1;
+  if (in[0].dtype != KB_BF16 || in[0].rank != 3 || in[1].dtype != KB_BF16 || in[1].rank != 4 ||
+      in[2].dtype != KB_I32 || in[2].rank != 1 || in[3].dtype != KB_I32 || in[3].rank != 2 ||
+      in[4].dtype != KB_I32 || in[4].rank != 1 || in[5].dtype != KB_I32 || in[5].rank != 1 ||
+      in[5].shape[0] != 1 || out[0].dtype != KB_BF16 || out[0].rank != 3)
+    return 1;
+  const int64_t tokens = in[0].shape[0], hq = in[0].shape[1], dim = in[0].shape[2];
+  const int64_t num_pages = in[1].shape[0], page_size = in[1].shape[1];
+  const int64_t max_seqs = in[3].shape[0], pages_per_seq = in[3].shape[1];
+  if (in[1].shape[2] % 2 != 0 || in[1].shape[3] != dim || dim <= 0 || page_size <= 0) return 1;
+  const int64_t hkv = in[1].shape[2] / 2;
+  if (hkv <= 0 || hq % hkv != 0 || in[2].shape[0] != max_seqs || in[4].shape[0] != max_seqs + 1)
+    return 1;
+  for (int d = 0; d < 3; ++d)
+    if (out[0].shape[d] != in[0].shape[d]) return 1;
+  const auto* kv_lens = static_cast<const std::int32_t*>(in[2].data);
+  const auto* page_indices = static_cast<const std::int32_t*>(in[3].data);
+  const auto* cu_q_lens = static_cast<const std::int32_t*>(in[4].data);
+  const int64_t num_seqs = *static_cast<const std::int32_t*>(in[5].data);
+  if (num_seqs < 0 || num_seqs > max_seqs || cu_q_lens[0] < 0 || cu_q_lens[num_seqs] > tokens)
+    return 1;
+  for (int64_t i = 0; i < num_seqs; ++i)
+    if (cu_q_lens[i + 1] < cu_q_lens[i]) return 1;
+  for (int64_t e = 0; e < num_seqs * pages_per_seq; ++e)
+    if (page_indices[e] < 0 || page_indices[e] >= num_pages) return 1;
+
+  const int64_t group = hq / hkv, row_elems = hq * dim, token_elems = 2 * hkv * dim;
+  const int64_t capacity = page_size * pages_per_seq;
+  const auto* queries = static_cast<const std::uint16_t*>(in[0].data);
+  const auto* pages = static_cast<const std::uint16_t*>(in[1].data);
+  auto* dst = static_cast<std::uint16_t*>(out[0].data);
+  // Rows no active sequence owns keep the original's zeros (bf16 0 is all-zero bits).
+  std::memset(dst, 0, static_cast<size_t>(cu_q_lens[0] * row_elems) * sizeof(std::uint16_t));
+  std::memset(
+      dst + cu_q_lens[num_seqs] * row_elems, 0,
+      static_cast<size_t>((tokens - cu_q_lens[num_seqs]) * row_elems) * sizeof(std::uint16_t));
+
+  std::vector<flash::KvHead> kv;
+  std::vector<flash::QueryItem> items;
+  kv.reserve(num_seqs * hkv);
+  items.reserve(num_seqs * hq);
+  for (int64_t i = 0; i < num_seqs; ++i) {
+    const int64_t q_start = cu_q_lens[i], q_len = cu_q_lens[i + 1] - q_start;
+    if (q_len == 0) continue;
+    const int64_t kv_len = kv_lens[i], keys = std::min<int64_t>(kv_len, capacity);
+    if (kv_len < q_len || keys <= 0) return 1;  // rows that see no key: not supported
+    for (int64_t h = 0; h < hkv; ++h) {
+      const flash::Rows k{pages + 2 * h * dim, token_elems, page_indices + i * pages_per_seq,
+                          page_size, page_size * token_elems};
+      flash::Rows v = k;
+      v.base += dim;
+      const int64_t id = static_cast<int64_t>(kv.size());
+      kv.push_back({k, v, keys});
+      const int64_t head0 = (q_start * hq + h * group) * dim;
+      if (q_len == 1) {  // a decode: the G heads are G rows of one item at one position
+        items.push_back({queries + head0, dim, dst + head0, dim, group, kv_len - 1, id});
+        continue;
+      }
+      for (int64_t g = 0; g < group; ++g)
+        items.push_back({queries + head0 + g * dim, row_elems, dst + head0 + g * dim, row_elems,
+                         q_len, kv_len - q_len, id});
+    }
+  }
+  const flash::Problem problem{
+      dim,       dim,          static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))),
+      kv.data(), items.data(), static_cast<int64_t>(items.size())};
+  return flash::attend(problem, cfg != nullptr ? cfg->num_threads : 1);
+}
