@@ -58,17 +58,23 @@
 // KB_BK: keys per block (scores G x BK in L1; O rescaled once per block).
 // KB_PF: software prefetch distance in keys (0: none); 64 keys are 4 pages at page size 16.
 // KB_PF_L2: 1 prefetches into L2 only (prefetcht1), 0 into L1 (prefetcht0).
-// tune: KB_BK = 16 32 64 128 (default 64)
-// tune: KB_PF = 0 16 32 64 128 256 (default 64)
+// tune: KB_BK = 16 32 64 128 (default 32)
+// tune: KB_PF = 0 16 32 64 128 256 (default 32)
 // tune: KB_PF_L2 = 0 1 (default 0)
 #ifndef KB_BK
-#define KB_BK 64
+#define KB_BK 32
 #endif
 #ifndef KB_PF
-#define KB_PF 64
+#define KB_PF 32
 #endif
 #ifndef KB_PF_L2
 #define KB_PF_L2 0
+#endif
+#ifndef KB_PF_STRIDE
+#define KB_PF_STRIDE 1
+#endif
+#ifndef KB_PF_MODE
+#define KB_PF_MODE 2
 #endif
 // Not tunables. KB_MAX_PATH caps the path (2 AVX-512, 1 AVX2, 0 scalar) so the slower paths can be
 // checked on a machine that has the faster ones; KB_MIN_SPLITS forces every item's keys to be
@@ -124,17 +130,24 @@ class Buffer {
   size_t size_ = 0;
 };
 
-// One work unit: keys [k0, k1) of (seq, kv head), for all G query rows of the head.
+// One work unit: keys [k0, k1) of one sequence, for all its H_q query rows (every kv head).
 struct Unit {
-  const uint16_t* k;      // k_pages + head * D: a token's row of this head is k + token * tok
-  const uint16_t* v;      // same for v_pages
+  const uint16_t* k;          // k_pages: token row t (all heads) at k + t * tok
+  const uint16_t* v;          // v_pages, the same
   const std::int32_t* table;  // the sequence's page table
-  const uint16_t* q;      // the first of the G query rows (bf16, D apart)
-  int64_t page, tok, dim, group;
+  const uint16_t* q;          // the sequence's H_q query rows (bf16, D apart)
+  int64_t page, tok, dim, group, kv_heads;
   int64_t k0, k1;
   float scale;  // D^-0.5 * log2(e); 0 when no key is visible (all scores equal: the mean of V)
-  // Results, natural layout: m[G] (log2 domain), l[G], o[G x D] (unnormalized).
+  // Results, natural layout: m[H_q] (log2 domain), l[H_q], o[H_q x D] (unnormalized).
   float *m, *l, *o;
+};
+
+// One kv head's view of a block: its K and V rows are k + off[j], v + off[j], dim elements each.
+struct Head {
+  const uint16_t* k;
+  const uint16_t* v;
+  int64_t dim;
 };
 
 // Element offsets of the rows of consecutive keys, starting at key j (one division per cursor).
@@ -153,20 +166,91 @@ struct KeyCursor {
   }
 };
 
-// A block of keys: row offsets of its n keys, and of the (npf) keys KB_PF ahead to prefetch.
+// A block of keys: the element offsets of its n token rows (all heads; a head adds h * D).
 struct Block {
   int64_t off[kBK];
-  int64_t pf[kBK];
-  int n, npf;
+  int n;
 };
 
-inline void prefetch_row(const uint16_t* row, int64_t bytes) {
-  const char* p = reinterpret_cast<const char*>(row);
-  for (int64_t b = 0; b < bytes; b += 64)
-    _mm_prefetch(p + b, KB_PF_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
-  if (reinterpret_cast<std::uintptr_t>(p) % 64 != 0)
-    _mm_prefetch(p + bytes - 1, KB_PF_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
+inline void prefetch_line(const char* p) {
+  _mm_prefetch(p, KB_PF_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
 }
+
+// A sequential software-prefetch stream over whole token rows (every head) of K and V, KB_PF keys
+// ahead of the block being computed. Within a page the token rows are contiguous, so the stream
+// reads each page front to back (which the L2 streamer then extends); across pages it follows the
+// page table, which no hardware prefetcher can. Each pump() site issues its share (Bresenham) of
+// the lines the coming keys need, spreading the prefetches over the block's compute.
+class Prefetcher {
+ public:
+  explicit Prefetcher(const Unit& u)
+      : k_(reinterpret_cast<const char*>(u.k)),
+        v_(reinterpret_cast<const char*>(u.v)),
+        cursor_(u.table, u.page, u.tok, std::min(u.k0 + KB_PF, u.k1)),
+        next_(std::min(u.k0 + KB_PF, u.k1)),
+        end_(u.k1),
+        row_bytes_(u.tok * static_cast<int64_t>(sizeof(uint16_t))),
+        pos_(row_bytes_) {}
+
+  // A new block of `keys` keys whose compute calls pump() about `sites` times.
+  void begin_block(int64_t keys, int64_t sites) {
+    steps_ = KB_PF > 0 ? keys * ((row_bytes_ + 64 * KB_PF_STRIDE - 1) / (64 * KB_PF_STRIDE)) : 0;
+    sites_ = std::max<int64_t>(1, sites);
+    acc_ = 0;
+    issued_ = 0;
+  }
+  // Issues everything now (KB_PF_MODE 1), or touches it with demand loads (2).
+  void burst() {
+    if (KB_PF_MODE == 1) finish();
+    if (KB_PF_MODE == 2) {
+      while (issued_ < steps_) {
+        ++issued_;
+        if (pos_ >= row_bytes_) {
+          if (next_ >= end_) return;
+          off_ = cursor_.next() * static_cast<int64_t>(sizeof(uint16_t));
+          ++next_;
+          pos_ = 0;
+        }
+        sink_ += *reinterpret_cast<const volatile char*>(k_ + off_ + pos_);
+        sink_ += *reinterpret_cast<const volatile char*>(v_ + off_ + pos_);
+        pos_ += 64;
+      }
+    }
+  }
+  int sink_ = 0;
+  inline void pump() {
+    if (KB_PF_MODE != 0) return;
+    acc_ += steps_;
+    while (acc_ >= sites_) {
+      acc_ -= sites_;
+      step();
+    }
+  }
+  // Issues what the block's sites left over.
+  void finish() {
+    while (issued_ < steps_) step();
+  }
+
+ private:
+  inline void step() {
+    ++issued_;
+    if (pos_ >= row_bytes_) {
+      if (next_ >= end_) return;
+      off_ = cursor_.next() * static_cast<int64_t>(sizeof(uint16_t));
+      ++next_;
+      pos_ = 0;
+    }
+    prefetch_line(k_ + off_ + pos_);
+    prefetch_line(v_ + off_ + pos_);
+    pos_ += 64 * KB_PF_STRIDE;
+  }
+
+  const char* k_;
+  const char* v_;
+  KeyCursor cursor_;
+  int64_t next_, end_, row_bytes_, pos_;
+  int64_t off_ = 0, steps_ = 0, sites_ = 1, acc_ = 0, issued_ = 0;
+};
 
 // The query rows r0..r0+rows-1 of u, widened and scaled, as `chunk`-element chunks each holding the
 // chunk's even elements then its odd ones (zero past D): the order a widened bf16 chunk has.
@@ -210,58 +294,56 @@ Scratch& thread_scratch() {
 }
 
 // The key loop shared by the paths: blocks of BK keys, the rows located through the page table;
-// for each block, each row group of at most `max_rows` rows runs the path's three steps.
-// Group state: o (rows x dpad), m, l, alpha (rows each), scores s (rows x kBK).
+// for each block, each kv head, each group of at most `max_rows` of its query rows runs the path's
+// three steps. State: q, o (H_q x dpad), m, l, alpha (H_q each), scores s (max_rows x kBK).
 template <class Steps>
 void run_unit(const Unit& u, int max_rows, int chunk) {
   Scratch& sc = thread_scratch();
   const int64_t dpad = round_up(u.dim, chunk);
+  const int64_t q_rows = u.group * u.kv_heads;
   const int64_t groups = (u.group + max_rows - 1) / max_rows;
-  float* q = sc.q.get(u.group * dpad);
-  float* o = sc.o.get(u.group * dpad);
+  float* q = sc.q.get(q_rows * dpad);
+  float* o = sc.o.get(q_rows * dpad);
   float* s = sc.s.get(static_cast<int64_t>(max_rows) * kBK);
-  float* state = sc.state.get(3 * u.group);
-  float *m = state, *l = state + u.group, *alpha = state + 2 * u.group;
-  load_queries(u, 0, static_cast<int>(u.group), chunk, q);
-  std::fill(o, o + u.group * dpad, 0.0f);
-  std::fill(m, m + u.group, -INFINITY);
-  std::fill(l, l + u.group, 0.0f);
+  float* state = sc.state.get(3 * q_rows);
+  float *m = state, *l = state + q_rows, *alpha = state + 2 * q_rows;
+  load_queries(u, 0, static_cast<int>(q_rows), chunk, q);
+  std::fill(o, o + q_rows * dpad, 0.0f);
+  std::fill(m, m + q_rows, -INFINITY);
+  std::fill(l, l + q_rows, 0.0f);
 
   Block b;
   KeyCursor cur(u.table, u.page, u.tok, u.k0);
-  const int64_t pf_first = std::min(u.k0 + KB_PF, u.k1);
-  KeyCursor pf(u.table, u.page, u.tok, pf_first);
-  int64_t pf_next = pf_first;
-  const int64_t row_bytes = u.dim * static_cast<int64_t>(sizeof(uint16_t));
+  Prefetcher pf(u);
   for (int64_t j0 = u.k0; j0 < u.k1; j0 += kBK) {
     b.n = static_cast<int>(std::min<int64_t>(kBK, u.k1 - j0));
     for (int j = 0; j < b.n; ++j) b.off[j] = cur.next();
-    b.npf = 0;
-    if (KB_PF > 0)
-      for (; b.npf < b.n && pf_next < u.k1; ++b.npf, ++pf_next) b.pf[b.npf] = pf.next();
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t r0 = g * max_rows;
-      const int rows = static_cast<int>(std::min<int64_t>(max_rows, u.group - r0));
-      const int npf = g == 0 ? b.npf : 0;  // one prefetch per row per block
-      Steps::scores(u, b, npf, row_bytes, rows, q + r0 * dpad, s);
-      Steps::softmax(b.n, rows, s, m + r0, l + r0, alpha + r0);
-      Steps::accumulate(u, b, rows, s, alpha + r0, o + r0 * dpad);
+    pf.begin_block(b.n, u.kv_heads * groups * Steps::sites(b.n, u.dim));
+    pf.burst();
+    for (int64_t h = 0; h < u.kv_heads; ++h) {
+      const Head hd{u.k + h * u.dim, u.v + h * u.dim, u.dim};
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t r0 = h * u.group + g * max_rows;
+        const int rows = static_cast<int>(std::min<int64_t>(max_rows, u.group - g * max_rows));
+        Steps::scores(hd, b, pf, rows, q + r0 * dpad, s);
+        Steps::softmax(b.n, rows, s, m + r0, l + r0, alpha + r0);
+        Steps::accumulate(hd, b, pf, rows, s, alpha + r0, o + r0 * dpad);
+      }
     }
+    pf.finish();
   }
-  store_state(u, 0, static_cast<int>(u.group), chunk, o, m, l);
+  store_state(u, 0, static_cast<int>(q_rows), chunk, o, m, l);
 }
 
 // ---- Scalar path (natural layout: chunk 2 is the identity order) ----
 
 struct ScalarSteps {
-  static void scores(const Unit& u, const Block& b, int npf, int64_t row_bytes, int rows,
+  static int64_t sites(int n, int64_t) { return 2 * n; }
+  static void scores(const Head& u, const Block& b, Prefetcher& pf, int rows,
                      const float* q, float* s) {
     const int64_t dpad = round_up(u.dim, 2);
-    for (int j = 0; j < npf; ++j) {
-      prefetch_row(u.k + b.pf[j], row_bytes);
-      prefetch_row(u.v + b.pf[j], row_bytes);
-    }
     for (int j = 0; j < b.n; ++j) {
+      pf.pump();
       const uint16_t* k = u.k + b.off[j];
       for (int r = 0; r < rows; ++r) {
         float acc = 0.0f;
@@ -283,12 +365,13 @@ struct ScalarSteps {
       m[r] = m_new;
     }
   }
-  static void accumulate(const Unit& u, const Block& b, int rows, const float* p,
+  static void accumulate(const Head& u, const Block& b, Prefetcher& pf, int rows, const float* p,
                          const float* alpha, float* o) {
     const int64_t dpad = round_up(u.dim, 2);
     for (int r = 0; r < rows; ++r)
       for (int64_t d = 0; d < u.dim; ++d) o[r * dpad + d] *= alpha[r];
     for (int j = 0; j < b.n; ++j) {
+      pf.pump();
       const uint16_t* v = u.v + b.off[j];
       for (int64_t d = 0; d < u.dim; ++d) {
         const float x = kb_bf16_to_f32(v[d]);
@@ -336,7 +419,7 @@ KB_TARGET_AVX512 inline void widen_avx512(const uint16_t* src, __mmask32 mask, _
 // S (R rows x n keys, scores in key order into s rows kBK apart) = Q K^T, two keys at a time; 16
 // keys' partial sums are reduced together by the transposing add tree.
 template <int R>
-KB_TARGET_AVX512 void scores_avx512(const Unit& u, const Block& b, int npf, int64_t row_bytes,
+KB_TARGET_AVX512 void scores_avx512(const Head& u, const Block& b, Prefetcher& pf,
                                     const float* q, float* s) {
   const int64_t chunks = (u.dim + 31) / 32;
   const int64_t dpad = chunks * 32;
@@ -348,10 +431,7 @@ KB_TARGET_AVX512 void scores_avx512(const Unit& u, const Block& b, int npf, int6
       const int j = j16 + 2 * p;
       const uint16_t* k0 = u.k + b.off[j];
       const uint16_t* k1 = j + 1 < b.n ? u.k + b.off[j + 1] : k0;  // a pad key, masked later
-      for (int f = j; f < j + 2 && f < npf; ++f) {
-        prefetch_row(u.k + b.pf[f], row_bytes);
-        prefetch_row(u.v + b.pf[f], row_bytes);
-      }
+      pf.pump();
       __m512 acc0[R], acc1[R];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
@@ -403,18 +483,19 @@ KB_TARGET_AVX512 void scores_avx512(const Unit& u, const Block& b, int npf, int6
 struct Avx512Steps {
   static constexpr int kMaxRows = 8;
   static constexpr int kChunk = 32;
+  static int64_t sites(int n, int64_t dim) { return (n + 1) / 2 + (dim + 31) / 32; }
 
-  KB_TARGET_AVX512 static void scores(const Unit& u, const Block& b, int npf, int64_t row_bytes,
+  KB_TARGET_AVX512 static void scores(const Head& u, const Block& b, Prefetcher& pf,
                                       int rows, const float* q, float* s) {
     switch (rows) {
-      case 1: return scores_avx512<1>(u, b, npf, row_bytes, q, s);
-      case 2: return scores_avx512<2>(u, b, npf, row_bytes, q, s);
-      case 3: return scores_avx512<3>(u, b, npf, row_bytes, q, s);
-      case 4: return scores_avx512<4>(u, b, npf, row_bytes, q, s);
-      case 5: return scores_avx512<5>(u, b, npf, row_bytes, q, s);
-      case 6: return scores_avx512<6>(u, b, npf, row_bytes, q, s);
-      case 7: return scores_avx512<7>(u, b, npf, row_bytes, q, s);
-      default: return scores_avx512<8>(u, b, npf, row_bytes, q, s);
+      case 1: return scores_avx512<1>(u, b, pf, q, s);
+      case 2: return scores_avx512<2>(u, b, pf, q, s);
+      case 3: return scores_avx512<3>(u, b, pf, q, s);
+      case 4: return scores_avx512<4>(u, b, pf, q, s);
+      case 5: return scores_avx512<5>(u, b, pf, q, s);
+      case 6: return scores_avx512<6>(u, b, pf, q, s);
+      case 7: return scores_avx512<7>(u, b, pf, q, s);
+      default: return scores_avx512<8>(u, b, pf, q, s);
     }
   }
 
@@ -441,7 +522,7 @@ struct Avx512Steps {
   }
 
   template <int R>
-  KB_TARGET_AVX512 static void accumulate_rows(const Unit& u, const Block& b, const float* p,
+  KB_TARGET_AVX512 static void accumulate_rows(const Head& u, const Block& b, Prefetcher& pf, const float* p,
                                                const float* alpha, float* o) {
     const int64_t chunks = (u.dim + 31) / 32;
     const int64_t dpad = chunks * 32;
@@ -456,7 +537,9 @@ struct Avx512Steps {
         ao[r] = _mm512_mul_ps(a, _mm512_load_ps(o + r * dpad + 32 * c + 16));
       }
       const uint16_t* vc = u.v + 32 * c;
+      pf.pump();
       for (int j = 0; j < b.n; ++j) {
+      pf.pump();
         __m512 ve, vo;
         widen_avx512(vc + b.off[j], mask, ve, vo);
 #pragma GCC unroll 8
@@ -474,17 +557,17 @@ struct Avx512Steps {
     }
   }
 
-  KB_TARGET_AVX512 static void accumulate(const Unit& u, const Block& b, int rows, const float* p,
+  KB_TARGET_AVX512 static void accumulate(const Head& u, const Block& b, Prefetcher& pf, int rows, const float* p,
                                           const float* alpha, float* o) {
     switch (rows) {
-      case 1: return accumulate_rows<1>(u, b, p, alpha, o);
-      case 2: return accumulate_rows<2>(u, b, p, alpha, o);
-      case 3: return accumulate_rows<3>(u, b, p, alpha, o);
-      case 4: return accumulate_rows<4>(u, b, p, alpha, o);
-      case 5: return accumulate_rows<5>(u, b, p, alpha, o);
-      case 6: return accumulate_rows<6>(u, b, p, alpha, o);
-      case 7: return accumulate_rows<7>(u, b, p, alpha, o);
-      default: return accumulate_rows<8>(u, b, p, alpha, o);
+      case 1: return accumulate_rows<1>(u, b, pf, p, alpha, o);
+      case 2: return accumulate_rows<2>(u, b, pf, p, alpha, o);
+      case 3: return accumulate_rows<3>(u, b, pf, p, alpha, o);
+      case 4: return accumulate_rows<4>(u, b, pf, p, alpha, o);
+      case 5: return accumulate_rows<5>(u, b, pf, p, alpha, o);
+      case 6: return accumulate_rows<6>(u, b, pf, p, alpha, o);
+      case 7: return accumulate_rows<7>(u, b, pf, p, alpha, o);
+      default: return accumulate_rows<8>(u, b, pf, p, alpha, o);
     }
   }
 };
@@ -535,7 +618,7 @@ KB_TARGET_AVX2 inline void widen_avx2(const uint16_t* src, int64_t valid, __m256
 
 // 8 lanes per (row, key) reduced 8 keys at a time: hadd, hadd, halves.
 template <int R>
-KB_TARGET_AVX2 void scores_avx2(const Unit& u, const Block& b, int npf, int64_t row_bytes,
+KB_TARGET_AVX2 void scores_avx2(const Head& u, const Block& b, Prefetcher& pf,
                                 const float* q, float* s) {
   const int64_t chunks = (u.dim + 15) / 16;
   const int64_t dpad = chunks * 16;
@@ -552,10 +635,7 @@ KB_TARGET_AVX2 void scores_avx2(const Unit& u, const Block& b, int npf, int64_t 
       }
       const uint16_t* k0 = u.k + b.off[j];
       const uint16_t* k1 = p + 1 < keys ? u.k + b.off[j + 1] : k0;
-      for (int f = j; f < j + 2 && f < npf; ++f) {
-        prefetch_row(u.k + b.pf[f], row_bytes);
-        prefetch_row(u.v + b.pf[f], row_bytes);
-      }
+      pf.pump();
       __m256 acc0[R], acc1[R];
       for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
       for (int64_t c = 0; c < chunks; ++c) {
@@ -594,14 +674,15 @@ KB_TARGET_AVX2 void scores_avx2(const Unit& u, const Block& b, int npf, int64_t 
 struct Avx2Steps {
   static constexpr int kMaxRows = 4;
   static constexpr int kChunk = 16;
+  static int64_t sites(int n, int64_t dim) { return (n + 1) / 2 + n * ((dim + 15) / 16); }
 
-  KB_TARGET_AVX2 static void scores(const Unit& u, const Block& b, int npf, int64_t row_bytes,
+  KB_TARGET_AVX2 static void scores(const Head& u, const Block& b, Prefetcher& pf,
                                     int rows, const float* q, float* s) {
     switch (rows) {
-      case 1: return scores_avx2<1>(u, b, npf, row_bytes, q, s);
-      case 2: return scores_avx2<2>(u, b, npf, row_bytes, q, s);
-      case 3: return scores_avx2<3>(u, b, npf, row_bytes, q, s);
-      default: return scores_avx2<4>(u, b, npf, row_bytes, q, s);
+      case 1: return scores_avx2<1>(u, b, pf, q, s);
+      case 2: return scores_avx2<2>(u, b, pf, q, s);
+      case 3: return scores_avx2<3>(u, b, pf, q, s);
+      default: return scores_avx2<4>(u, b, pf, q, s);
     }
   }
 
@@ -634,7 +715,7 @@ struct Avx2Steps {
   }
 
   template <int R>
-  KB_TARGET_AVX2 static void accumulate_rows(const Unit& u, const Block& b, const float* p,
+  KB_TARGET_AVX2 static void accumulate_rows(const Head& u, const Block& b, Prefetcher& pf, const float* p,
                                              const float* alpha, float* o) {
     const int64_t chunks = (u.dim + 15) / 16;
     const int64_t dpad = chunks * 16;
@@ -648,6 +729,8 @@ struct Avx2Steps {
       }
       const uint16_t* vc = u.v + 16 * c;
       for (int j = 0; j < b.n; ++j) {
+        pf.pump();
+      pf.pump();
         __m256 ve, vo;
         widen_avx2(vc + b.off[j], valid, ve, vo);
 #pragma GCC unroll 4
@@ -664,13 +747,13 @@ struct Avx2Steps {
     }
   }
 
-  KB_TARGET_AVX2 static void accumulate(const Unit& u, const Block& b, int rows, const float* p,
+  KB_TARGET_AVX2 static void accumulate(const Head& u, const Block& b, Prefetcher& pf, int rows, const float* p,
                                         const float* alpha, float* o) {
     switch (rows) {
-      case 1: return accumulate_rows<1>(u, b, p, alpha, o);
-      case 2: return accumulate_rows<2>(u, b, p, alpha, o);
-      case 3: return accumulate_rows<3>(u, b, p, alpha, o);
-      default: return accumulate_rows<4>(u, b, p, alpha, o);
+      case 1: return accumulate_rows<1>(u, b, pf, p, alpha, o);
+      case 2: return accumulate_rows<2>(u, b, pf, p, alpha, o);
+      case 3: return accumulate_rows<3>(u, b, pf, p, alpha, o);
+      default: return accumulate_rows<4>(u, b, pf, p, alpha, o);
     }
   }
 };
@@ -723,52 +806,51 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inp
   static const UnitFn run = select_path();
   const int64_t group = q_heads / kv_heads;
   const int64_t capacity = page * pages_per_seq;
-  const int64_t items = seqs * kv_heads;
   const int threads = cfg != nullptr && cfg->num_threads > 0 ? cfg->num_threads : 1;
-  // Fewer items than threads: split each item's keys (whole blocks) and merge the partial states.
-  int64_t splits = std::max<int64_t>(KB_MIN_SPLITS, (threads + items - 1) / items);
-  splits = std::min(splits, (capacity + kBK - 1) / kBK);
-  const int64_t units = items * splits;
+  // Units are (sequence, key range) over all heads. Split each sequence's keys (whole blocks) until
+  // the units share out evenly over the threads or are plentiful; the partial softmax states of a
+  // sequence's units are merged afterwards.
+  const int64_t max_splits = (capacity + kBK - 1) / kBK;
+  int64_t splits = std::min<int64_t>(KB_MIN_SPLITS, max_splits);
+  while (splits < max_splits && (seqs * splits) % threads != 0 && seqs * splits < 4 * threads)
+    ++splits;
+  const int64_t units = seqs * splits;
+  const int64_t unit_state = q_heads * (2 + dim);  // m, l, o of one unit
 
-  static Buffer state_buf;  // m, l, o of every unit: partial state only, rewritten every call
-  float* state = state_buf.get(units * group * (2 + dim));
+  static Buffer state_buf;  // partial states only, rewritten every call
+  float* state = state_buf.get(units * unit_state);
   const auto* kv_lens = static_cast<const std::int32_t*>(in[3].data);
   const auto* cu_q_lens = static_cast<const std::int32_t*>(in[5].data);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))) * kLog2e;
-  const int64_t tok = kv_heads * dim;
 
-  const auto unit_at = [&](int64_t k) {
-    const int64_t item = k / splits, part = k % splits;
-    const int64_t seq = item / kv_heads, head = item % kv_heads;
+  const auto run_one = [&](int64_t k) {
+    const int64_t seq = k / splits, part = k % splits;
     const int64_t visible = std::clamp<int64_t>(kv_lens[seq], 0, capacity);
     const int64_t keys = visible > 0 ? visible : capacity;
     const int64_t per = round_up((keys + splits - 1) / splits, kBK);
     // The query row: dynamic_slice clamps cu_q_lens[seq] into the array.
     const int64_t row = std::clamp<int64_t>(cu_q_lens[seq], 0, seqs - 1);
     Unit u;
-    u.k = static_cast<const uint16_t*>(in[1].data) + head * dim;
-    u.v = static_cast<const uint16_t*>(in[2].data) + head * dim;
+    u.k = static_cast<const uint16_t*>(in[1].data);
+    u.v = static_cast<const uint16_t*>(in[2].data);
     u.table = table + seq * pages_per_seq;
-    u.q = static_cast<const uint16_t*>(in[0].data) + (row * q_heads + head * group) * dim;
+    u.q = static_cast<const uint16_t*>(in[0].data) + row * q_heads * dim;
     u.page = page;
-    u.tok = tok;
+    u.tok = kv_heads * dim;
     u.dim = dim;
     u.group = group;
+    u.kv_heads = kv_heads;
     u.k0 = std::min(keys, part * per);
     u.k1 = std::min(keys, u.k0 + per);
     u.scale = visible > 0 ? scale : 0.0f;
-    u.m = state + k * group * (2 + dim);
-    u.l = u.m + group;
-    u.o = u.l + group;
-    return u;
-  };
-  const auto run_one = [&](int64_t k) {
-    const Unit u = unit_at(k);
+    u.m = state + k * unit_state;
+    u.l = u.m + q_heads;
+    u.o = u.l + q_heads;
     if (u.k0 < u.k1) {
       run(u);
     } else {  // an empty tail split: contributes nothing to the merge
-      std::fill(u.m, u.m + group, -INFINITY);
-      std::fill(u.l, u.l + group + group * dim, 0.0f);
+      std::fill(u.m, u.m + q_heads, -INFINITY);
+      std::fill(u.l, u.l + q_heads + q_heads * dim, 0.0f);
     }
   };
   if (threads <= 1) {
@@ -778,32 +860,26 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inp
     for (int64_t k = 0; k < units; ++k) run_one(k);
   }
 
-  // Merge each item's splits (m in the log2 domain) and write out = O / l.
-  for (int64_t item = 0; item < items; ++item) {
-    const int64_t seq = item / kv_heads, head = item % kv_heads;
-    for (int64_t r = 0; r < group; ++r) {
+  // Merge each sequence's splits (m in the log2 domain) and write out = O / l.
+  std::unique_ptr<float[]> acc(new float[static_cast<size_t>(dim)]);
+  for (int64_t seq = 0; seq < seqs; ++seq) {
+    for (int64_t r = 0; r < q_heads; ++r) {
       float m_max = -INFINITY;
       for (int64_t p = 0; p < splits; ++p)
-        m_max = std::max(m_max, state[(item * splits + p) * group * (2 + dim) + r]);
+        m_max = std::max(m_max, state[(seq * splits + p) * unit_state + r]);
       float l_sum = 0.0f;
-      float acc[1024];
-      float* o = dim <= 1024 ? acc : nullptr;
-      std::unique_ptr<float[]> big;
-      if (o == nullptr) {
-        big.reset(new float[static_cast<size_t>(dim)]);
-        o = big.get();
-      }
+      float* o = acc.get();
       std::fill(o, o + dim, 0.0f);
       for (int64_t p = 0; p < splits; ++p) {
-        const float* st = state + (item * splits + p) * group * (2 + dim);
+        const float* st = state + (seq * splits + p) * unit_state;
         if (st[r] == -INFINITY) continue;
         const float w = std::exp2(st[r] - m_max);
-        l_sum += w * st[group + r];
-        const float* so = st + 2 * group + r * dim;
+        l_sum += w * st[q_heads + r];
+        const float* so = st + 2 * q_heads + r * dim;
         for (int64_t d = 0; d < dim; ++d) o[d] += w * so[d];
       }
       const float inv = 1.0f / l_sum;
-      const int64_t first = ((seq * q_heads) + head * group + r) * dim;
+      const int64_t first = (seq * q_heads + r) * dim;
       if (out[0].dtype == KB_BF16) {
         auto* dst = static_cast<uint16_t*>(out[0].data) + first;
         for (int64_t d = 0; d < dim; ++d) dst[d] = kb_f32_to_bf16(o[d] * inv);
