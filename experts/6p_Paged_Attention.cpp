@@ -70,11 +70,8 @@
 #ifndef KB_PF_L2
 #define KB_PF_L2 0
 #endif
-#ifndef KB_PF_STRIDE
-#define KB_PF_STRIDE 1
-#endif
 #ifndef KB_PF_MODE
-#define KB_PF_MODE 2
+#define KB_PF_MODE 0
 #endif
 // Not tunables. KB_MAX_PATH caps the path (2 AVX-512, 1 AVX2, 0 scalar) so the slower paths can be
 // checked on a machine that has the faster ones; KB_MIN_SPLITS forces every item's keys to be
@@ -176,11 +173,15 @@ inline void prefetch_line(const char* p) {
   _mm_prefetch(p, KB_PF_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
 }
 
-// A sequential software-prefetch stream over whole token rows (every head) of K and V, KB_PF keys
-// ahead of the block being computed. Within a page the token rows are contiguous, so the stream
-// reads each page front to back (which the L2 streamer then extends); across pages it follows the
-// page table, which no hardware prefetcher can. Each pump() site issues its share (Bresenham) of
-// the lines the coming keys need, spreading the prefetches over the block's compute.
+// Software prefetch of the keys KB_PF ahead of the block being computed, over whole token rows
+// (every head) of K and V. Within a page the token rows are contiguous, so each page is fetched
+// front to back; across pages it follows the page table, which no hardware prefetcher can.
+//   KB_PF_MODE 0: spread: the block's compute calls pump() at fixed sites (per key pair of the
+//     scores, per chunk of the value pass), each issuing an equal share of the lines, so the
+//     prefetches overlap the compute without filling the fill buffers at once;
+//   KB_PF_MODE 1: burst: every line prefetched at the block's start;
+//   KB_PF_MODE 2: touch: every line read with a demand load at the block's start (the L2 streamer
+//     then runs ahead within each 4 KiB page, which software prefetches do not trigger as well).
 class Prefetcher {
  public:
   explicit Prefetcher(const Unit& u)
@@ -189,67 +190,72 @@ class Prefetcher {
         cursor_(u.table, u.page, u.tok, std::min(u.k0 + KB_PF, u.k1)),
         next_(std::min(u.k0 + KB_PF, u.k1)),
         end_(u.k1),
-        row_bytes_(u.tok * static_cast<int64_t>(sizeof(uint16_t))),
-        pos_(row_bytes_) {}
+        row_bytes_(u.tok * static_cast<int64_t>(sizeof(uint16_t))) {}
 
-  // A new block of `keys` keys whose compute calls pump() about `sites` times.
+  // A new block of `keys` keys whose compute calls pump() about `sites` times: the rows to fetch
+  // are the next `keys` keys of the stream.
   void begin_block(int64_t keys, int64_t sites) {
-    steps_ = KB_PF > 0 ? keys * ((row_bytes_ + 64 * KB_PF_STRIDE - 1) / (64 * KB_PF_STRIDE)) : 0;
-    sites_ = std::max<int64_t>(1, sites);
-    acc_ = 0;
-    issued_ = 0;
-  }
-  // Issues everything now (KB_PF_MODE 1), or touches it with demand loads (2).
-  void burst() {
+    nrows_ = 0;
+    if (KB_PF > 0)
+      for (; nrows_ < keys && next_ < end_; ++nrows_, ++next_)
+        rows_[nrows_] = cursor_.next() * static_cast<int64_t>(sizeof(uint16_t));
+    row_ = 0;
+    pos_ = 0;
+    const int64_t lines = nrows_ * ((row_bytes_ + 63) / 64);
+    per_site_ = static_cast<int>((lines + std::max<int64_t>(1, sites) - 1) / std::max<int64_t>(1, sites));
+    if (nrows_ == 0) per_site_ = 0;
     if (KB_PF_MODE == 1) finish();
-    if (KB_PF_MODE == 2) {
-      while (issued_ < steps_) {
-        ++issued_;
-        if (pos_ >= row_bytes_) {
-          if (next_ >= end_) return;
-          off_ = cursor_.next() * static_cast<int64_t>(sizeof(uint16_t));
-          ++next_;
-          pos_ = 0;
-        }
-        sink_ += *reinterpret_cast<const volatile char*>(k_ + off_ + pos_);
-        sink_ += *reinterpret_cast<const volatile char*>(v_ + off_ + pos_);
-        pos_ += 64;
-      }
-    }
+    if (KB_PF_MODE == 2) touch();
   }
-  int sink_ = 0;
+  // One site's share of the lines (spread mode only).
   inline void pump() {
     if (KB_PF_MODE != 0) return;
-    acc_ += steps_;
-    while (acc_ >= sites_) {
-      acc_ -= sites_;
-      step();
+    for (int i = 0; i < per_site_; ++i) {
+      if (pos_ >= row_bytes_) {
+        if (++row_ >= nrows_) {
+          per_site_ = 0;
+          return;
+        }
+        pos_ = 0;
+      }
+      prefetch(k_ + rows_[row_] + pos_);
+      prefetch(v_ + rows_[row_] + pos_);
+      pos_ += 64;
     }
   }
-  // Issues what the block's sites left over.
+  // Whatever the sites left.
   void finish() {
-    while (issued_ < steps_) step();
+    for (; row_ < nrows_; ++row_, pos_ = 0)
+      for (; pos_ < row_bytes_; pos_ += 64) {
+        prefetch(k_ + rows_[row_] + pos_);
+        prefetch(v_ + rows_[row_] + pos_);
+      }
+    per_site_ = 0;
   }
 
  private:
-  inline void step() {
-    ++issued_;
-    if (pos_ >= row_bytes_) {
-      if (next_ >= end_) return;
-      off_ = cursor_.next() * static_cast<int64_t>(sizeof(uint16_t));
-      ++next_;
-      pos_ = 0;
-    }
-    prefetch_line(k_ + off_ + pos_);
-    prefetch_line(v_ + off_ + pos_);
-    pos_ += 64 * KB_PF_STRIDE;
+  static inline void prefetch(const char* p) {
+    _mm_prefetch(p, KB_PF_L2 ? _MM_HINT_T1 : _MM_HINT_T0);
+  }
+  void touch() {
+    unsigned sink = 0;
+    for (int r = 0; r < nrows_; ++r)
+      for (int64_t pos = 0; pos < row_bytes_; pos += 64)
+        sink += static_cast<unsigned char>(*reinterpret_cast<const volatile char*>(k_ + rows_[r] + pos)) +
+                static_cast<unsigned char>(*reinterpret_cast<const volatile char*>(v_ + rows_[r] + pos));
+    sink_ += sink;
+    nrows_ = 0;
+    per_site_ = 0;
   }
 
   const char* k_;
   const char* v_;
   KeyCursor cursor_;
-  int64_t next_, end_, row_bytes_, pos_;
-  int64_t off_ = 0, steps_ = 0, sites_ = 1, acc_ = 0, issued_ = 0;
+  int64_t next_, end_, row_bytes_;
+  int64_t rows_[kBK];  // byte offsets of the rows being fetched
+  int nrows_ = 0, row_ = 0, per_site_ = 0;
+  int64_t pos_ = 0;
+  unsigned sink_ = 0;  // keeps the touching loads alive
 };
 
 // The query rows r0..r0+rows-1 of u, widened and scaled, as `chunk`-element chunks each holding the
@@ -319,7 +325,6 @@ void run_unit(const Unit& u, int max_rows, int chunk) {
     b.n = static_cast<int>(std::min<int64_t>(kBK, u.k1 - j0));
     for (int j = 0; j < b.n; ++j) b.off[j] = cur.next();
     pf.begin_block(b.n, u.kv_heads * groups * Steps::sites(b.n, u.dim));
-    pf.burst();
     for (int64_t h = 0; h < u.kv_heads; ++h) {
       const Head hd{u.k + h * u.dim, u.v + h * u.dim, u.dim};
       for (int64_t g = 0; g < groups; ++g) {
@@ -539,7 +544,6 @@ struct Avx512Steps {
       const uint16_t* vc = u.v + 32 * c;
       pf.pump();
       for (int j = 0; j < b.n; ++j) {
-      pf.pump();
         __m512 ve, vo;
         widen_avx512(vc + b.off[j], mask, ve, vo);
 #pragma GCC unroll 8
@@ -674,7 +678,7 @@ KB_TARGET_AVX2 void scores_avx2(const Head& u, const Block& b, Prefetcher& pf,
 struct Avx2Steps {
   static constexpr int kMaxRows = 4;
   static constexpr int kChunk = 16;
-  static int64_t sites(int n, int64_t dim) { return (n + 1) / 2 + n * ((dim + 15) / 16); }
+  static int64_t sites(int n, int64_t dim) { return (n + 1) / 2 + (dim + 15) / 16; }
 
   KB_TARGET_AVX2 static void scores(const Head& u, const Block& b, Prefetcher& pf,
                                     int rows, const float* q, float* s) {
@@ -728,9 +732,8 @@ struct Avx2Steps {
         ao[r] = _mm256_mul_ps(a, _mm256_load_ps(o + r * dpad + 16 * c + 8));
       }
       const uint16_t* vc = u.v + 16 * c;
-      for (int j = 0; j < b.n; ++j) {
-        pf.pump();
       pf.pump();
+      for (int j = 0; j < b.n; ++j) {
         __m256 ve, vo;
         widen_avx2(vc + b.off[j], valid, ve, vo);
 #pragma GCC unroll 4
