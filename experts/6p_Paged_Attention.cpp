@@ -55,12 +55,16 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 // Tunables (the tuner parses these lines).
-// KB_BK: keys per block (scores G x BK in L1; O rescaled once per block).
-// KB_PF: software prefetch distance in keys (0: none); 64 keys are 4 pages at page size 16.
+// KB_BK: keys per block (scores H_q x BK; O rescaled once per block and kv head).
+// KB_PF: software prefetch distance in keys (whole token rows of K and V; 32 keys are 2 pages at
+//   page size 16, 256 KiB of K and V at the cpu size, well inside L2).
 // KB_PF_L2: 1 prefetches into L2 only (prefetcht1), 0 into L1 (prefetcht0).
-// tune: KB_BK = 16 32 64 128 (default 32)
-// tune: KB_PF = 0 16 32 64 128 256 (default 32)
+// KB_PF_MODE: 0 spread over the block's compute, 1 burst at the block's start, 2 demand touch
+//   (see Prefetcher).
+// tune: KB_BK = 16 32 64 (default 32)
+// tune: KB_PF = 16 32 64 128 (default 32)
 // tune: KB_PF_L2 = 0 1 (default 0)
+// tune: KB_PF_MODE = 0 1 2 (default 0)
 #ifndef KB_BK
 #define KB_BK 32
 #endif
@@ -85,6 +89,7 @@
 
 static_assert(KB_BK % 16 == 0 && KB_BK >= 16 && KB_BK <= 256, "KB_BK: whole 16-key groups");
 static_assert(KB_PF >= 0, "KB_PF: a distance in keys");
+static_assert(KB_PF_MODE >= 0 && KB_PF_MODE <= 2, "KB_PF_MODE: 0 spread, 1 burst, 2 touch");
 
 #define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
 #define KB_TARGET_AVX2 __attribute__((target("avx2,fma")))
