@@ -207,7 +207,8 @@ class Prefetcher {
     row_ = 0;
     pos_ = 0;
     const int64_t lines = nrows_ * ((row_bytes_ + 63) / 64);
-    per_site_ = static_cast<int>((lines + std::max<int64_t>(1, sites) - 1) / std::max<int64_t>(1, sites));
+    per_site_ =
+        static_cast<int>((lines + std::max<int64_t>(1, sites) - 1) / std::max<int64_t>(1, sites));
     if (nrows_ == 0) per_site_ = 0;
     if (KB_PF_MODE == 1) finish();
     if (KB_PF_MODE == 2) touch();
@@ -246,8 +247,10 @@ class Prefetcher {
     unsigned sink = 0;
     for (int r = 0; r < nrows_; ++r)
       for (int64_t pos = 0; pos < row_bytes_; pos += 64)
-        sink += static_cast<unsigned char>(*reinterpret_cast<const volatile char*>(k_ + rows_[r] + pos)) +
-                static_cast<unsigned char>(*reinterpret_cast<const volatile char*>(v_ + rows_[r] + pos));
+        sink += static_cast<unsigned char>(
+                    *reinterpret_cast<const volatile char*>(k_ + rows_[r] + pos)) +
+                static_cast<unsigned char>(
+                    *reinterpret_cast<const volatile char*>(v_ + rows_[r] + pos));
     sink_ += sink;
     nrows_ = 0;
     per_site_ = 0;
@@ -349,8 +352,8 @@ void run_unit(const Unit& u, int max_rows, int chunk) {
 
 struct ScalarSteps {
   static int64_t sites(int n, int64_t) { return 2 * n; }
-  static void scores(const Head& u, const Block& b, Prefetcher& pf, int rows,
-                     const float* q, float* s) {
+  static void scores(const Head& u, const Block& b, Prefetcher& pf, int rows, const float* q,
+                     float* s) {
     const int64_t dpad = round_up(u.dim, 2);
     for (int j = 0; j < b.n; ++j) {
       pf.pump();
@@ -418,19 +421,21 @@ KB_TARGET_AVX512 inline __mmask32 chunk_mask(int64_t dim, int64_t c) {
   return k >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << k) - 1u);
 }
 
-// Widen 32 bf16 (a masked load: zeros past D) into its even and odd elements as f32.
+// Widen 32 bf16 into its even and odd elements as f32: a plain load when D is whole chunks, else
+// a masked one (zeros past D; the masked word load costs an extra ALU op).
+template <bool kMasked>
 KB_TARGET_AVX512 inline void widen_avx512(const uint16_t* src, __mmask32 mask, __m512& even,
                                           __m512& odd) {
-  const __m512i x = _mm512_maskz_loadu_epi16(mask, src);
+  const __m512i x = kMasked ? _mm512_maskz_loadu_epi16(mask, src) : _mm512_loadu_si512(src);
   even = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
   odd = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
 }
 
 // S (R rows x n keys, scores in key order into s rows kBK apart) = Q K^T, two keys at a time; 16
 // keys' partial sums are reduced together by the transposing add tree.
-template <int R>
-KB_TARGET_AVX512 void scores_avx512(const Head& u, const Block& b, Prefetcher& pf,
-                                    const float* q, float* s) {
+template <int R, bool kMasked>
+KB_TARGET_AVX512 void scores_avx512(const Head& u, const Block& b, Prefetcher& pf, const float* q,
+                                    float* s) {
   const int64_t chunks = (u.dim + 31) / 32;
   const int64_t dpad = chunks * 32;
   const __mmask32 tail = chunk_mask(u.dim, chunks - 1);
@@ -448,8 +453,8 @@ KB_TARGET_AVX512 void scores_avx512(const Head& u, const Block& b, Prefetcher& p
       for (int64_t c = 0; c < chunks; ++c) {
         const __mmask32 mask = c + 1 < chunks ? ~__mmask32{0} : tail;
         __m512 e0, o0, e1, o1;
-        widen_avx512(k0 + 32 * c, mask, e0, o0);
-        widen_avx512(k1 + 32 * c, mask, e1, o1);
+        widen_avx512<kMasked>(k0 + 32 * c, mask, e0, o0);
+        widen_avx512<kMasked>(k1 + 32 * c, mask, e1, o1);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
           const __m512 qe = _mm512_load_ps(q + r * dpad + 32 * c);
@@ -483,8 +488,8 @@ KB_TARGET_AVX512 void scores_avx512(const Head& u, const Block& b, Prefetcher& p
       const __m512 v1 = _mm512_add_ps(_mm512_shuffle_f32x4(t[2], t[3], 0x44),
                                       _mm512_shuffle_f32x4(t[2], t[3], 0xEE));
       // Level 4: keys 0..15 in order.
-      const __m512 w = _mm512_add_ps(_mm512_shuffle_f32x4(v0, v1, 0x88),
-                                     _mm512_shuffle_f32x4(v0, v1, 0xDD));
+      const __m512 w =
+          _mm512_add_ps(_mm512_shuffle_f32x4(v0, v1, 0x88), _mm512_shuffle_f32x4(v0, v1, 0xDD));
       _mm512_store_ps(s + r * kBK + j16, w);
     }
   }
@@ -495,17 +500,34 @@ struct Avx512Steps {
   static constexpr int kChunk = 32;
   static int64_t sites(int n, int64_t dim) { return (n + 1) / 2 + (dim + 31) / 32; }
 
-  KB_TARGET_AVX512 static void scores(const Head& u, const Block& b, Prefetcher& pf,
-                                      int rows, const float* q, float* s) {
+  KB_TARGET_AVX512 static void scores(const Head& u, const Block& b, Prefetcher& pf, int rows,
+                                      const float* q, float* s) {
+    if (u.dim % 32 == 0)
+      scores_rows<false>(u, b, pf, rows, q, s);
+    else
+      scores_rows<true>(u, b, pf, rows, q, s);
+  }
+
+  template <bool M>
+  KB_TARGET_AVX512 static void scores_rows(const Head& u, const Block& b, Prefetcher& pf, int rows,
+                                           const float* q, float* s) {
     switch (rows) {
-      case 1: return scores_avx512<1>(u, b, pf, q, s);
-      case 2: return scores_avx512<2>(u, b, pf, q, s);
-      case 3: return scores_avx512<3>(u, b, pf, q, s);
-      case 4: return scores_avx512<4>(u, b, pf, q, s);
-      case 5: return scores_avx512<5>(u, b, pf, q, s);
-      case 6: return scores_avx512<6>(u, b, pf, q, s);
-      case 7: return scores_avx512<7>(u, b, pf, q, s);
-      default: return scores_avx512<8>(u, b, pf, q, s);
+      case 1:
+        return scores_avx512<1, M>(u, b, pf, q, s);
+      case 2:
+        return scores_avx512<2, M>(u, b, pf, q, s);
+      case 3:
+        return scores_avx512<3, M>(u, b, pf, q, s);
+      case 4:
+        return scores_avx512<4, M>(u, b, pf, q, s);
+      case 5:
+        return scores_avx512<5, M>(u, b, pf, q, s);
+      case 6:
+        return scores_avx512<6, M>(u, b, pf, q, s);
+      case 7:
+        return scores_avx512<7, M>(u, b, pf, q, s);
+      default:
+        return scores_avx512<8, M>(u, b, pf, q, s);
     }
   }
 
@@ -531,9 +553,9 @@ struct Avx512Steps {
     }
   }
 
-  template <int R>
-  KB_TARGET_AVX512 static void accumulate_rows(const Head& u, const Block& b, Prefetcher& pf, const float* p,
-                                               const float* alpha, float* o) {
+  template <int R, bool kMasked>
+  KB_TARGET_AVX512 static void accumulate_rows(const Head& u, const Block& b, Prefetcher& pf,
+                                               const float* p, const float* alpha, float* o) {
     const int64_t chunks = (u.dim + 31) / 32;
     const int64_t dpad = chunks * 32;
     const __mmask32 tail = chunk_mask(u.dim, chunks - 1);
@@ -550,7 +572,7 @@ struct Avx512Steps {
       pf.pump();
       for (int j = 0; j < b.n; ++j) {
         __m512 ve, vo;
-        widen_avx512(vc + b.off[j], mask, ve, vo);
+        widen_avx512<kMasked>(vc + b.off[j], mask, ve, vo);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
           const __m512 pb = _mm512_set1_ps(p[r * kBK + j]);
@@ -566,17 +588,35 @@ struct Avx512Steps {
     }
   }
 
-  KB_TARGET_AVX512 static void accumulate(const Head& u, const Block& b, Prefetcher& pf, int rows, const float* p,
-                                          const float* alpha, float* o) {
+  KB_TARGET_AVX512 static void accumulate(const Head& u, const Block& b, Prefetcher& pf, int rows,
+                                          const float* p, const float* alpha, float* o) {
+    if (u.dim % 32 == 0)
+      accumulate_any<false>(u, b, pf, rows, p, alpha, o);
+    else
+      accumulate_any<true>(u, b, pf, rows, p, alpha, o);
+  }
+
+  template <bool M>
+  KB_TARGET_AVX512 static void accumulate_any(const Head& u, const Block& b, Prefetcher& pf,
+                                              int rows, const float* p, const float* alpha,
+                                              float* o) {
     switch (rows) {
-      case 1: return accumulate_rows<1>(u, b, pf, p, alpha, o);
-      case 2: return accumulate_rows<2>(u, b, pf, p, alpha, o);
-      case 3: return accumulate_rows<3>(u, b, pf, p, alpha, o);
-      case 4: return accumulate_rows<4>(u, b, pf, p, alpha, o);
-      case 5: return accumulate_rows<5>(u, b, pf, p, alpha, o);
-      case 6: return accumulate_rows<6>(u, b, pf, p, alpha, o);
-      case 7: return accumulate_rows<7>(u, b, pf, p, alpha, o);
-      default: return accumulate_rows<8>(u, b, pf, p, alpha, o);
+      case 1:
+        return accumulate_rows<1, M>(u, b, pf, p, alpha, o);
+      case 2:
+        return accumulate_rows<2, M>(u, b, pf, p, alpha, o);
+      case 3:
+        return accumulate_rows<3, M>(u, b, pf, p, alpha, o);
+      case 4:
+        return accumulate_rows<4, M>(u, b, pf, p, alpha, o);
+      case 5:
+        return accumulate_rows<5, M>(u, b, pf, p, alpha, o);
+      case 6:
+        return accumulate_rows<6, M>(u, b, pf, p, alpha, o);
+      case 7:
+        return accumulate_rows<7, M>(u, b, pf, p, alpha, o);
+      default:
+        return accumulate_rows<8, M>(u, b, pf, p, alpha, o);
     }
   }
 };
@@ -627,8 +667,8 @@ KB_TARGET_AVX2 inline void widen_avx2(const uint16_t* src, int64_t valid, __m256
 
 // 8 lanes per (row, key) reduced 8 keys at a time: hadd, hadd, halves.
 template <int R>
-KB_TARGET_AVX2 void scores_avx2(const Head& u, const Block& b, Prefetcher& pf,
-                                const float* q, float* s) {
+KB_TARGET_AVX2 void scores_avx2(const Head& u, const Block& b, Prefetcher& pf, const float* q,
+                                float* s) {
   const int64_t chunks = (u.dim + 15) / 16;
   const int64_t dpad = chunks * 16;
   alignas(32) float part[R][8][8];
@@ -673,8 +713,8 @@ KB_TARGET_AVX2 void scores_avx2(const Head& u, const Block& b, Prefetcher& pf,
       const __m256 h45 = _mm256_hadd_ps(_mm256_load_ps(part[r][4]), _mm256_load_ps(part[r][5]));
       const __m256 h67 = _mm256_hadd_ps(_mm256_load_ps(part[r][6]), _mm256_load_ps(part[r][7]));
       const __m256 lo = _mm256_hadd_ps(h01, h23), hi = _mm256_hadd_ps(h45, h67);
-      const __m256 w = _mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20),
-                                     _mm256_permute2f128_ps(lo, hi, 0x31));
+      const __m256 w =
+          _mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20), _mm256_permute2f128_ps(lo, hi, 0x31));
       _mm256_store_ps(s + r * kBK + j8, w);
     }
   }
@@ -685,13 +725,17 @@ struct Avx2Steps {
   static constexpr int kChunk = 16;
   static int64_t sites(int n, int64_t dim) { return (n + 1) / 2 + (dim + 15) / 16; }
 
-  KB_TARGET_AVX2 static void scores(const Head& u, const Block& b, Prefetcher& pf,
-                                    int rows, const float* q, float* s) {
+  KB_TARGET_AVX2 static void scores(const Head& u, const Block& b, Prefetcher& pf, int rows,
+                                    const float* q, float* s) {
     switch (rows) {
-      case 1: return scores_avx2<1>(u, b, pf, q, s);
-      case 2: return scores_avx2<2>(u, b, pf, q, s);
-      case 3: return scores_avx2<3>(u, b, pf, q, s);
-      default: return scores_avx2<4>(u, b, pf, q, s);
+      case 1:
+        return scores_avx2<1>(u, b, pf, q, s);
+      case 2:
+        return scores_avx2<2>(u, b, pf, q, s);
+      case 3:
+        return scores_avx2<3>(u, b, pf, q, s);
+      default:
+        return scores_avx2<4>(u, b, pf, q, s);
     }
   }
 
@@ -724,8 +768,8 @@ struct Avx2Steps {
   }
 
   template <int R>
-  KB_TARGET_AVX2 static void accumulate_rows(const Head& u, const Block& b, Prefetcher& pf, const float* p,
-                                             const float* alpha, float* o) {
+  KB_TARGET_AVX2 static void accumulate_rows(const Head& u, const Block& b, Prefetcher& pf,
+                                             const float* p, const float* alpha, float* o) {
     const int64_t chunks = (u.dim + 15) / 16;
     const int64_t dpad = chunks * 16;
     for (int64_t c = 0; c < chunks; ++c) {
@@ -755,13 +799,17 @@ struct Avx2Steps {
     }
   }
 
-  KB_TARGET_AVX2 static void accumulate(const Head& u, const Block& b, Prefetcher& pf, int rows, const float* p,
-                                        const float* alpha, float* o) {
+  KB_TARGET_AVX2 static void accumulate(const Head& u, const Block& b, Prefetcher& pf, int rows,
+                                        const float* p, const float* alpha, float* o) {
     switch (rows) {
-      case 1: return accumulate_rows<1>(u, b, pf, p, alpha, o);
-      case 2: return accumulate_rows<2>(u, b, pf, p, alpha, o);
-      case 3: return accumulate_rows<3>(u, b, pf, p, alpha, o);
-      default: return accumulate_rows<4>(u, b, pf, p, alpha, o);
+      case 1:
+        return accumulate_rows<1>(u, b, pf, p, alpha, o);
+      case 2:
+        return accumulate_rows<2>(u, b, pf, p, alpha, o);
+      case 3:
+        return accumulate_rows<3>(u, b, pf, p, alpha, o);
+      default:
+        return accumulate_rows<4>(u, b, pf, p, alpha, o);
     }
   }
 };
