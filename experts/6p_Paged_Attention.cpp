@@ -3,34 +3,40 @@
 // over the keys j < kv_lens[s] (all S_max of them, weights equal, when kv_lens[s] <= 0).
 //
 // Bandwidth-bound (8 FLOPs per cache byte), so the kernel is built around reading every K/V byte
-// once, in place, as fast as the memory delivers it:
-//   for each (sequence, kv head), optionally a key range of it (the work items):
-//     its G query rows widened to f32, pre-multiplied by D^-0.5 * log2(e) (softmax on exp2)
-//     for each block of BK keys, rows located through the page table (no gather copy):
-//       S = Q K^T (G x BK)    each K row widened once in registers and used by all G rows
-//       online softmax: m' = max(m, max S), P = exp2(S - m'), l = l * exp2(m - m') + sum P
-//       O = O * exp2(m - m') + P V (G x D), each V row widened once and used by all G rows
-//     out = bf16(O / l)
-// Pages are shuffled, so the hardware prefetchers cannot follow a sequence from one page to the
-// next: each K row of a block issues software prefetches for the K and V rows KB_PF keys ahead.
+// once, in place, while the compute runs:
+//   for each sequence (optionally a key range of it: the work units), all H_q query rows widened
+//   to f32 and pre-multiplied by D^-0.5 * log2(e) (the softmax then runs on exp2)
+//     for each block of BK keys, token rows located through the page table (no gather copy):
+//       prefetch the token rows KB_PF keys ahead, spread over this block's compute
+//       for each kv head: its G query rows
+//         S = Q K^T (G x BK)    each K row widened once in registers, used by all G rows
+//         online softmax: m' = max(m, max S), P = exp2(S - m'), l = l * exp2(m - m') + sum P
+//         O = O * exp2(m - m') + P V (G x D), each V row widened once, used by all G rows
+//   out = bf16(O / l)
+// A unit covers every kv head, so each page (P token rows of H_kv * D contiguous values) is
+// fetched front to back as one contiguous range, and its 4 KiB pages are walked once rather than
+// once per head. Pages are shuffled, so no hardware prefetcher can follow a sequence from one page
+// to the next: the software prefetch follows the page table (Prefetcher).
 //
 // Widening bf16 without a shuffle: a 512-bit load of 32 bf16 (16 dwords) gives the even elements
 // as f32 by a 16-bit left shift of each dword and the odd ones by masking the low half. The query
 // rows and the accumulator O are kept in the same even/odd order per 32-element chunk, so the
-// permutation never needs undoing inside the loop (only once per item, on G x D values). That is
-// one ALU op per 16 widened values, each used by G = 8 FMAs.
+// permutation is never undone inside the loop (only once per unit, on H_q x D values): one ALU op
+// per 16 widened values, each used by G = 8 FMAs.
 //
 // The scores are dot products over D of row-major K: per (row, key) a 16-lane partial sum, reduced
 // 16 keys at a time by a transposing add tree (unpack, unpack, shuffle, shuffle: 15 combines per
 // row and 16 keys) whose output is the 16 scores in key order.
 //
-// Threads: (sequence, kv head) items split statically; when there are fewer items than threads,
-// each item's keys are split too and the partial softmax states (m, l, O) merged afterwards.
+// Threads: units are (sequence, key range); a sequence's keys are split (whole blocks) only until
+// the units share out evenly over the threads or number 4 per thread, and the partial softmax
+// states (m, l, O) of a split sequence are merged afterwards. kv_lens[s] <= 0 masks every key: the
+// original's softmax over equal scores, i.e. the mean of all S_max values (scale 0 here).
 //
 // Paths, chosen at the first call with __builtin_cpu_supports:
-//   AVX-512F/BW/VL: the above, 16 lanes, up to 8 query rows per pass (16 accumulators);
-//   AVX2+FMA: the same with 8 lanes and up to 4 rows per pass (G = 8 runs as two passes over each
-//     block, the block staying in L1/L2 between them), hadd reduction;
+//   AVX-512F/BW/VL/DQ: the above, 16 lanes, up to 8 query rows per pass (16 accumulators);
+//   AVX2+FMA: the same with 8 lanes, 16-element chunks and up to 4 rows per pass (G = 8 runs as
+//     two passes over each block, which stays in L1/L2 between them), hadd reduction;
 //   scalar: plain loops, for x86-64 without AVX2.
 // No AVX512-BF16 / AMX path: neither exists on the Ice Lake VM this was written on, so it could not
 // be run; see docs/experts-6p_Paged_Attention.md.
