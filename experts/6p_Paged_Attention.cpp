@@ -193,9 +193,10 @@ inline void prefetch_line(const char* p) {
 //   KB_PF_MODE 1: burst: every line prefetched at the block's start;
 //   KB_PF_MODE 2: touch: every line read with a demand load at the block's start.
 // Measured at the cpu size (one thread): spread 17.8-21 ms, burst 30-31 ms, touch 26-34 ms. A burst
-// stalls on the fill buffers (a prefetch that finds them full waits), so it does not overlap the
-// compute; the spread sites hand out a few lines at a time. The pump must stay cheap: a first
-// version with a per-line page-table cursor in the hot loops cost 45% of the in-cache compute.
+// most likely stalls on the fill buffers (a prefetch that finds them full waits; no PMU counters
+// here to confirm), so it does not overlap the compute; the spread sites hand out a few lines at a
+// time. The pump must stay cheap: a first version with a per-line page-table cursor in the hot
+// loops cost 45% of the in-cache compute.
 class Prefetcher {
  public:
   explicit Prefetcher(const Unit& u)
