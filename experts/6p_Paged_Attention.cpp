@@ -39,7 +39,7 @@
 //     two passes over each block, which stays in L1/L2 between them), hadd reduction;
 //   scalar: plain loops, for x86-64 without AVX2.
 // No AVX512-BF16 / AMX path: neither exists on the Ice Lake VM this was written on, so it could not
-// be run; see docs/experts-6p_Paged_Attention.md.
+// be run; see docs/experts.md.
 #include <immintrin.h>
 
 #include <algorithm>
