@@ -53,6 +53,7 @@
 #include <omp.h>
 #endif
 
+#include "include/vector_math.h"
 #include "kbench/kernel.h"
 
 // GCC 12 flags its own _mm512_undefined_*() placeholders inside intrinsics as "maybe
@@ -97,46 +98,15 @@ static_assert(KB_BK % 16 == 0 && KB_BK >= 16 && KB_BK <= 256, "KB_BK: whole 16-k
 static_assert(KB_PF >= 0, "KB_PF: a distance in keys");
 static_assert(KB_PF_MODE >= 0 && KB_PF_MODE <= 2, "KB_PF_MODE: 0 spread, 1 burst, 2 touch");
 
-#define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
-#define KB_TARGET_AVX2 __attribute__((target("avx2,fma")))
-
 namespace {
+
+using namespace vector_math;
 
 using std::int64_t;
 using std::uint16_t;
 
 constexpr int kBK = KB_BK;
 constexpr float kLog2e = 1.44269504088896340736f;
-
-// 2^f on [0, 1): degree-5 polynomial interpolating 2^f at the Chebyshev nodes of [0, 1] (max
-// relative error 1.2e-7 in f32; the same fit as the 1p expert).
-constexpr float kExp2C0 = 9.999998808e-01f, kExp2C1 = 6.931545138e-01f, kExp2C2 = 2.401418239e-01f,
-                kExp2C3 = 5.586033687e-02f, kExp2C4 = 8.949590847e-03f, kExp2C5 = 1.893754001e-03f;
-
-int64_t round_up(int64_t x, int64_t m) {
-  return (x + m - 1) / m * m;
-}
-
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-// A grow-only, 64-byte aligned f32 buffer for per-call state (never results across calls).
-class Buffer {
- public:
-  float* get(int64_t count) {
-    const size_t bytes = (static_cast<size_t>(count) * sizeof(float) + 63) / 64 * 64;
-    if (bytes > size_) {
-      mem_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      size_ = mem_ ? bytes : 0;
-    }
-    return mem_.get();
-  }
-
- private:
-  std::unique_ptr<float[], FreeDeleter> mem_;
-  size_t size_ = 0;
-};
 
 // One work unit: keys [k0, k1) of one sequence, for all its H_q query rows (every kv head).
 struct Unit {
@@ -406,25 +376,6 @@ struct ScalarSteps {
 
 // ---- AVX-512 path: 32-element chunks (16 even, 16 odd), up to 8 rows ----
 
-// 2^x for x <= 0: f = x - floor(x) in one vreduceps, the polynomial, and vscalefps, which
-// multiplies by 2^floor(x) itself (an exact 0 far below the subnormals).
-KB_TARGET_AVX512 inline __m512 exp2_avx512(__m512 x) {
-  const __m512 f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  __m512 p = _mm512_set1_ps(kExp2C5);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C4));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C3));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C2));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C1));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C0));
-  return _mm512_scalef_ps(p, x);
-}
-
-// Lanes of the 16 keys from j a block of n keys holds.
-KB_TARGET_AVX512 inline __mmask16 key_lanes(int n, int j) {
-  const int k = std::clamp(n - j, 0, 16);
-  return static_cast<__mmask16>((1u << k) - 1u);
-}
-
 // The bf16 mask of chunk c of a D-element row: whole chunks, then the D tail.
 KB_TARGET_AVX512 inline __mmask32 chunk_mask(int64_t dim, int64_t c) {
   const int64_t k = std::min<int64_t>(32, dim - 32 * c);
@@ -547,13 +498,13 @@ struct Avx512Steps {
       float* row = s + r * kBK;
       __m512 mx = _mm512_set1_ps(-INFINITY);
       for (int j = 0; j < n; j += 16)
-        mx = _mm512_mask_max_ps(mx, key_lanes(n, j), mx, _mm512_load_ps(row + j));
+        mx = _mm512_mask_max_ps(mx, first_lanes(n, j), mx, _mm512_load_ps(row + j));
       const float m_new = std::max(m[r], _mm512_reduce_max_ps(mx));
       const __m512 mv = _mm512_set1_ps(m_new);
       __m512 sum = _mm512_setzero_ps();
       for (int j = 0; j < n; j += 16) {
         const __m512 p = _mm512_maskz_mov_ps(
-            key_lanes(n, j), exp2_avx512(_mm512_sub_ps(_mm512_load_ps(row + j), mv)));
+            first_lanes(n, j), exp2_avx512(_mm512_sub_ps(_mm512_load_ps(row + j), mv)));
         sum = _mm512_add_ps(sum, p);
         _mm512_store_ps(row + j, p);
       }
@@ -636,28 +587,6 @@ KB_TARGET_AVX512 void run_unit_avx512(const Unit& u) {
 }
 
 // ---- AVX2 path: 16-element chunks (8 even, 8 odd), up to 4 rows ----
-
-// 2^x for x <= 0 (finite): clamped at -127, where the built exponent field is 0 (an exact zero).
-KB_TARGET_AVX2 inline __m256 exp2_avx2(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-127.0f));
-  const __m256 n = _mm256_floor_ps(x);
-  const __m256 f = _mm256_sub_ps(x, n);
-  __m256 p = _mm256_set1_ps(kExp2C5);
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C4));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C3));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C2));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C1));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C0));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-}
-
-// All-ones lanes for the 8 keys from j a block of n keys holds.
-KB_TARGET_AVX2 inline __m256 key_lanes_avx2(int n, int j) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n - j), lane));
-}
 
 // Widen 16 bf16 from src (whole chunk) into even and odd f32; the D tail goes through a zeroed copy
 // (AVX2 has no 16-bit masked load, and reading past the row could leave the tensor).
@@ -755,7 +684,7 @@ struct Avx2Steps {
       __m256 mx = _mm256_set1_ps(-INFINITY);
       for (int j = 0; j < n; j += 8)
         mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_load_ps(row + j),
-                                                key_lanes_avx2(n, j)));
+                                                first_lanes_avx2(n, j)));
       alignas(32) float lanes[8];
       _mm256_store_ps(lanes, mx);
       float m_new = m[r];
@@ -764,7 +693,7 @@ struct Avx2Steps {
       __m256 sum = _mm256_setzero_ps();
       for (int j = 0; j < n; j += 8) {
         const __m256 p = _mm256_and_ps(exp2_avx2(_mm256_sub_ps(_mm256_load_ps(row + j), mv)),
-                                       key_lanes_avx2(n, j));
+                                       first_lanes_avx2(n, j));
         sum = _mm256_add_ps(sum, p);
         _mm256_store_ps(row + j, p);
       }

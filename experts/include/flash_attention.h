@@ -62,6 +62,7 @@
 #endif
 
 #include "kbench/kernel.h"
+#include "vector_math.h"
 
 #if !defined(KB_BQ) || !defined(KB_BK) || !defined(KB_QK_MR) || !defined(KB_QK_NV) || \
     !defined(KB_PV_MR) || !defined(KB_PV_NV)
@@ -86,9 +87,6 @@ static_assert(KB_BK % (16 * KB_QK_NV) == 0, "KB_BK: whole QK micro-tiles");
 static_assert(KB_BQ % 16 == 0 && KB_QK_MR % 4 == 0,
               "KB_BQ, KB_QK_MR: whole QK tiles or 4-row tails");
 static_assert(KB_PV_MR <= 7, "PV row tails up to 6 rows");
-
-#define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
-#define KB_TARGET_AVX2 __attribute__((target("avx2,fma")))
 
 namespace flash {
 
@@ -135,43 +133,15 @@ struct Problem {
 
 namespace detail {
 
+using namespace vector_math;
+
 constexpr int kBQ = KB_BQ;
 constexpr int kBK = KB_BK;
 constexpr float kLog2e = 1.44269504088896340736f;
 
-// 2^f on [0, 1): degree-5 polynomial interpolating 2^f at the Chebyshev nodes of [0, 1] (max
-// relative error 1.2e-7 in f32, fitted for this file); 2^floor(x) goes into the exponent.
-constexpr float kExp2C0 = 9.999998808e-01f, kExp2C1 = 6.931545138e-01f, kExp2C2 = 2.401418239e-01f,
-                kExp2C3 = 5.586033687e-02f, kExp2C4 = 8.949590847e-03f, kExp2C5 = 1.893754001e-03f;
 // Lanes of a row's partial sum: the vector paths keep l per lane and add the lanes once per block
 // of queries, not once per key block.
 constexpr int kSumLanes = 16;
-
-inline int64_t round_up(int64_t x, int64_t m) {
-  return (x + m - 1) / m * m;
-}
-
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-// A grow-only, 64-byte aligned f32 buffer: packed operands and per-block partial state only,
-// never results across calls. Kept per thread so every call does not fault in fresh pages.
-class Buffer {
- public:
-  float* get(int64_t count) {
-    const size_t bytes = (static_cast<size_t>(count) * sizeof(float) + 63) / 64 * 64;
-    if (bytes > size_) {
-      mem_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      size_ = mem_ ? bytes : 0;
-    }
-    return mem_.get();
-  }
-
- private:
-  std::unique_ptr<float[], FreeDeleter> mem_;
-  size_t size_ = 0;
-};
 
 // The K pack of one kv head: `keys` rows rounded up to `keys_pad` (whole key blocks, zero rows),
 // Dk = `dim`, panels of `key_panel` keys.
@@ -339,25 +309,6 @@ KB_TARGET_AVX512 void pack_keys_avx512(const PackGeometry& g, const Rows& k, flo
   }
 }
 
-// 2^x for finite x <= 0: f = x - floor(x) in one vreduceps, the polynomial, and vscalefps, which
-// multiplies by 2^floor(x) itself (an exact 0 below the subnormals).
-KB_TARGET_AVX512 inline __m512 exp2_avx512(__m512 x) {
-  const __m512 f = _mm512_reduce_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-  __m512 p = _mm512_set1_ps(kExp2C5);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C4));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C3));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C2));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C1));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2C0));
-  return _mm512_scalef_ps(p, x);
-}
-
-// Lanes of the 16 keys from c0 a row with `n` visible keys keeps.
-KB_TARGET_AVX512 inline __mmask16 visible_lanes(int n, int c0) {
-  const int k = std::clamp(n - c0, 0, 16);
-  return static_cast<__mmask16>((1u << k) - 1u);
-}
-
 // S tile (MR rows from r0, 16 * NV keys from c0) = Q rows . K panel, over all D.
 template <int MR, int NV>
 KB_TARGET_AVX512 void scores_tile_avx512(const BlockArgs& a, int r0, int c0) {
@@ -405,7 +356,7 @@ KB_TARGET_AVX512 void softmax_avx512(const BlockArgs& a) {
     const int n = visible_keys(a, r, 1);
     __m512 mx = _mm512_set1_ps(-INFINITY);
     for (int c0 = 0; c0 < n; c0 += 16)
-      mx = _mm512_mask_max_ps(mx, visible_lanes(n, c0), mx, _mm512_load_ps(s + c0));
+      mx = _mm512_mask_max_ps(mx, first_lanes(n, c0), mx, _mm512_load_ps(s + c0));
     // alpha holds the new maximum until the next pass turns it into exp2(m - m_new).
     a.alpha[r] = std::max(a.m[r], _mm512_reduce_max_ps(mx));
   }
@@ -428,7 +379,7 @@ KB_TARGET_AVX512 void softmax_avx512(const BlockArgs& a) {
       _mm512_store_ps(s + c0, p);
     }
     if (c0 < n) {  // the diagonal vector: masked lanes become exact zeros
-      const __m512 p = _mm512_maskz_mov_ps(visible_lanes(n, c0),
+      const __m512 p = _mm512_maskz_mov_ps(first_lanes(n, c0),
                                            exp2_avx512(_mm512_sub_ps(_mm512_load_ps(s + c0), mv)));
       sum = _mm512_add_ps(sum, p);
       _mm512_store_ps(s + c0, p);
@@ -542,29 +493,6 @@ KB_TARGET_AVX512 void accumulate_avx512(const BlockArgs& a) {
 
 // ---- AVX2 path ----
 
-// 2^x for x <= 0 (finite): x clamped at -127, where the built exponent field is 0 and the result
-// an exact zero (the masked scores' exp(-1e9 - max) is 0 too).
-KB_TARGET_AVX2 inline __m256 exp2_avx2(__m256 x) {
-  x = _mm256_max_ps(x, _mm256_set1_ps(-127.0f));
-  const __m256 n = _mm256_floor_ps(x);
-  const __m256 f = _mm256_sub_ps(x, n);
-  __m256 p = _mm256_set1_ps(kExp2C5);
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C4));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C3));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C2));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C1));
-  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2C0));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-}
-
-// All-ones lanes for the 8 keys from c0 a row with `n` visible keys keeps.
-KB_TARGET_AVX2 inline __m256 visible_lanes_avx2(int n, int c0) {
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n - c0), lane));
-}
-
 // 4 rows x 16 keys (one K panel): 8 ymm accumulators.
 KB_TARGET_AVX2 void scores_avx2(const BlockArgs& a) {
   for (int c0 = 0; c0 < kBK; c0 += 16) {
@@ -598,7 +526,7 @@ KB_TARGET_AVX2 void softmax_avx2(const BlockArgs& a) {
     __m256 mx = _mm256_set1_ps(-INFINITY);
     for (int c0 = 0; c0 < n; c0 += 8)
       mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_load_ps(s + c0),
-                                              visible_lanes_avx2(n, c0)));
+                                              first_lanes_avx2(n, c0)));
     alignas(32) float lanes[8];
     _mm256_store_ps(lanes, mx);
     float m_new = a.m[r];
@@ -609,7 +537,7 @@ KB_TARGET_AVX2 void softmax_avx2(const BlockArgs& a) {
       __m256 p = _mm256_setzero_ps();
       if (c0 < n)
         p = _mm256_and_ps(exp2_avx2(_mm256_sub_ps(_mm256_load_ps(s + c0), mv)),
-                          visible_lanes_avx2(n, c0));
+                          first_lanes_avx2(n, c0));
       sum = _mm256_add_ps(sum, p);
       _mm256_store_ps(s + c0, p);
     }
