@@ -53,9 +53,9 @@ int eval_command(const EvalCommandOptions& options) {
       throw UsageError(std::string(eval.workload->name) + " has no expert in " +
                        experts::default_experts_dir());
     const experts::Config config =
-        experts::config_for_run(store, *expert, options.size, options.threads);
+        experts::config_for_run(store, *expert, options.size, options.threads).config;
     eval.candidate_path = experts::write_configured_source(*expert, config, eval.cache_dir);
-    expert_name = expert->path + " [" + experts::config_text(config) + "]";
+    expert_name = experts::point_name(*expert, config);
   }
   eval.gemm_plan = baseline_gemm_plan(store, *eval.workload, eval.size, eval.threads);
   ProgressLine progress(std::string(eval.workload->name));

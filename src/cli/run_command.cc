@@ -1,10 +1,6 @@
 // `kbench run`: the baseline pass over a suite, each baseline first checked against its reference,
 // resumable: a rerun of a killed or failed pass times only the workloads it had not recorded.
-#include <unistd.h>
-
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -99,16 +95,15 @@ void attach_expert(EvalResult& run_result, const EvalOptions& run, ResultStore& 
   const std::optional<experts::ExpertKernel> expert =
       experts::find_expert(experts::default_experts_dir(), *run.workload);
   if (!expert) return;
-  const std::optional<experts::Config> saved =
-      experts::saved_config(store, *expert, run_result.size, run.threads);
-  const experts::Config config = saved.value_or(experts::default_config(*expert));
+  const experts::RunConfig chosen =
+      experts::config_for_run(store, *expert, run_result.size, run.threads);
   EvalOptions eval = run;
-  eval.candidate_path = experts::write_configured_source(*expert, config, run.cache_dir);
+  eval.candidate_path = experts::write_configured_source(*expert, chosen.config, run.cache_dir);
   if (run.progress) run.progress("expert");
   EvalResult r = evaluate(eval, peaks);
-  r.candidate_path = expert->path + " [" + experts::config_text(config) + "]";
+  r.candidate_path = experts::point_name(*expert, chosen.config);
   if (record) store.record(r, current_environment());
-  run_result.expert = experts::summarize(r, config, saved.has_value());
+  run_result.expert = experts::summarize(r, chosen.config, chosen.tuned);
 }
 
 // A failed write (disk full, database locked) ends the command with one line that also says how

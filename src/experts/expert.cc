@@ -228,6 +228,10 @@ std::string write_configured_source(const ExpertKernel& expert, const Config& co
   return path.string();
 }
 
+std::string point_name(const ExpertKernel& expert, const Config& config) {
+  return expert.path + " [" + config_text(config) + "]";
+}
+
 std::string config_text(const Config& config) {
   std::string text;
   for (const auto& [name, value] : config)

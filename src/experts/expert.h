@@ -63,4 +63,7 @@ std::string write_configured_source(const ExpertKernel& expert, const Config& co
 // "KB_KC=256 KB_MC=96": the parameters in name order, for tables and keys.
 std::string config_text(const Config& config);
 
+// How records name an expert evaluated at `config`: "experts/8p_GEMM.cpp [KB_KC=256 ...]".
+std::string point_name(const ExpertKernel& expert, const Config& config);
+
 }  // namespace kbench::experts

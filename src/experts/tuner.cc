@@ -42,7 +42,7 @@ TuneReport tune(const ExpertKernel& expert, const std::vector<Config>& configs, 
   for (std::size_t i = 0; i < configs.size(); ++i) {
     EvalResult& r = results[i];
     // Name the point, not the executor's scratch file.
-    r.candidate_path = expert.path + " [" + config_text(configs[i]) + "]";
+    r.candidate_path = point_name(expert, configs[i]);
     report.size = r.size;
     report.threads = r.threads;
     report.points.push_back({configs[i], std::move(r)});
@@ -92,9 +92,11 @@ void save_config(ResultStore& store, const TuneReport& report) {
   store.cache_put(tuned_config_key(report.workload, report.size, report.threads), entry.dump());
 }
 
-Config config_for_run(const ResultStore& store, const ExpertKernel& expert, const std::string& size,
-                      int threads) {
-  return saved_config(store, expert, size, threads).value_or(default_config(expert));
+RunConfig config_for_run(const ResultStore& store, const ExpertKernel& expert,
+                         const std::string& size, int threads) {
+  if (std::optional<Config> saved = saved_config(store, expert, size, threads))
+    return {std::move(*saved), true};
+  return {default_config(expert), false};
 }
 
 ExpertSummary summarize(const EvalResult& result, const Config& config, bool tuned) {

@@ -53,8 +53,12 @@ void save_config(ResultStore& store, const TuneReport& report);
 // What a run or a tune report says of an expert's evaluation at `config`.
 ExpertSummary summarize(const EvalResult& result, const Config& config, bool tuned);
 
-// The configuration `kbench run` uses: the saved one, else the default.
-Config config_for_run(const ResultStore& store, const ExpertKernel& expert, const std::string& size,
-                      int threads);
+// The configuration `kbench run` and `kbench eval --expert` use: the saved one, else the default.
+struct RunConfig {
+  Config config;
+  bool tuned = false;  // the saved one
+};
+RunConfig config_for_run(const ResultStore& store, const ExpertKernel& expert,
+                         const std::string& size, int threads);
 
 }  // namespace kbench::experts
