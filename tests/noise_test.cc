@@ -208,8 +208,15 @@ EvalResult result_of(const Stream& s) {
   r.speedup = e.speedup;
   r.speedup_ci95 = e.ci95;
   r.noise = noise_report({s.candidate, s.candidate_disturbed}, {s.baseline, s.baseline_disturbed},
-                         e, 0.0, true);
+                         e, 0.0, true, order_effect(s.baseline, s.candidate));
   return r;
+}
+
+// A side effect of the candidate's calls on the call after them: in the pairs where the candidate
+// goes first, the baseline's call follows it and takes `factor` as long.
+void slow_the_call_after_the_candidate(Stream& s, double factor) {
+  for (std::size_t i = 0; i < s.baseline.size(); ++i)
+    if (candidate_goes_first(i)) s.baseline[i] *= factor;
 }
 
 TEST(Estimator, QuietAaRunIsNoSignificantDifference) {
@@ -281,6 +288,48 @@ TEST(Estimator, RealSpeedupIsFasterAndStable) {
   EXPECT_STREQ(significance(r), "faster");
   std::swap(s.baseline, s.candidate);
   EXPECT_STREQ(significance(result_of(s)), "slower");
+}
+
+TEST(OrderEffect, SplitsTheEstimateByWhichSideWentFirst) {
+  Stream s = paired_stream(40, 40, 60, 0.01, 0.05, 21);
+  slow_the_call_after_the_candidate(s, 1.06);
+  const OrderEffect o = order_effect(s.baseline, s.candidate);
+  EXPECT_EQ(o.candidate_first_pairs, 30);
+  EXPECT_EQ(o.baseline_first_pairs, 30);
+  EXPECT_NEAR(o.candidate_first, 1.06, 0.01);
+  EXPECT_NEAR(o.baseline_first, 1.00, 0.01);
+  EXPECT_NEAR(o.split, 1.06, 0.015);
+  // Pooled, the 6% lands somewhere between the halves; the split is what names it.
+  const EvalResult r = result_of(s);
+  EXPECT_FALSE(r.noise->stable);
+  EXPECT_NE(r.noise->unstable_reason.find("order effect"), std::string::npos)
+      << r.noise->unstable_reason;
+  EXPECT_STREQ(significance(r), "unstable");
+}
+
+TEST(OrderEffect, ASmallSplitOrOverlappingHalvesStaysStable) {
+  // 1% after the candidate: below kMaxOrderSplit.
+  Stream small = paired_stream(40, 40, 60, 0.01, 0.05, 22);
+  slow_the_call_after_the_candidate(small, 1.01);
+  EXPECT_TRUE(result_of(small).noise->stable) << result_of(small).noise->unstable_reason;
+  // 6% on noise so wide that the halves' intervals overlap: chance cannot be ruled out.
+  Stream noisy = paired_stream(40, 40, 12, 0.12, 0.05, 23);
+  slow_the_call_after_the_candidate(noisy, 1.06);
+  const OrderEffect o = order_effect(noisy.baseline, noisy.candidate);
+  const bool overlap = o.candidate_first_ci95.first <= o.baseline_first_ci95.second &&
+                       o.baseline_first_ci95.first <= o.candidate_first_ci95.second;
+  EXPECT_TRUE(overlap);
+  EXPECT_EQ(result_of(noisy).noise->unstable_reason.find("order effect"), std::string::npos);
+}
+
+TEST(OrderEffect, HonestAaStreamsAreNotFlagged) {
+  int flagged = 0;
+  for (std::uint64_t seed = 0; seed < 100; ++seed) {
+    const Stream s = paired_stream(40, 40, 40, 0.02, 0.05, 800 + seed);
+    const EvalResult r = result_of(s);
+    if (r.noise->unstable_reason.find("order effect") != std::string::npos) ++flagged;
+  }
+  EXPECT_LE(flagged, 2);
 }
 
 TEST(Significance, ClaimsOnlyBeyondTheMarginOfTwoIdenticalProcesses) {

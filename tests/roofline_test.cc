@@ -69,12 +69,12 @@ Problem gemm_problem() {
 }
 
 TEST(UtilizationOf, FillsTheRooflineAndTheLibraryCeiling) {
-  PeakReport peaks = peaks_with(std::nullopt, 300);
-  peaks.library_gemm_gflops = 200;
-  peaks.library_gemm_method = "onednn_bf16 2048^3";
+  const PeakReport peaks = peaks_with(std::nullopt, 300);
   const Problem p = gemm_problem();
+  // The workload's own library calls: one GEMM at 1.5 ms on its fastest path.
+  const LibraryCeiling ceiling{1.5, {{"gemm 512x512x512:nn:bf16:t1", 1, p.flops, "onednn_bf16", 1.5}}};
   // At 2 ms: 134.2 GFLOP/s.
-  const Utilization u = utilization_of(p, MathClass::kBf16Matmul, 2.0, peaks);
+  const Utilization u = utilization_of(p, MathClass::kBf16Matmul, 2.0, peaks, ceiling);
   EXPECT_EQ(u.math, "bf16_matmul");
   EXPECT_EQ(u.peak_flops_kind, "bf16_dot");
   EXPECT_DOUBLE_EQ(u.peak_gflops, 300);
@@ -85,9 +85,15 @@ TEST(UtilizationOf, FillsTheRooflineAndTheLibraryCeiling) {
   EXPECT_EQ(u.bound, "compute");  // intensity 170 flop/B
   EXPECT_NEAR(u.roofline_ms, p.flops / 300e9 * 1e3, 1e-12);
   EXPECT_NEAR(u.pct_roofline, 100 * u.roofline_ms / 2.0, 1e-9);
-  EXPECT_DOUBLE_EQ(u.library_gflops, 200);
-  EXPECT_EQ(u.library_method, "onednn_bf16 2048^3");
-  EXPECT_NEAR(u.pct_library, 100 * u.gflops / 200, 1e-9);
+  EXPECT_DOUBLE_EQ(u.library_ms, 1.5);
+  EXPECT_NEAR(u.library_gflops, p.flops / 1.5e-3 * 1e-9, 1e-9);
+  EXPECT_EQ(u.library_method, "gemm 512x512x512:nn:bf16:t1 onednn_bf16");
+  EXPECT_NEAR(u.pct_library, 75.0, 1e-9);
+  // Calls made several times count as often, and say so.
+  const LibraryCeiling repeated{3.0, {{"gemm 64x64x64:nt:bf16:t1", 3, 5e5, "onednn_f32", 1.0}}};
+  const Utilization r = utilization_of(p, MathClass::kBf16Matmul, 2.0, peaks, repeated);
+  EXPECT_NEAR(r.pct_library, 150.0, 1e-9);
+  EXPECT_EQ(r.library_method, "gemm 64x64x64:nt:bf16:t1 onednn_f32 x3");
 }
 
 // A causal workload's floor is its essential FLOPs (the visible half); GFLOP/s stay on the spec's
@@ -105,9 +111,9 @@ TEST(UtilizationOf, TheFloorIsTheEssentialWorkAndTheRateTheSpecsCount) {
   EXPECT_NEAR(u.intensity, u_full.intensity / 2, 1e-9);
 }
 
-TEST(UtilizationOf, VectorWorkHasNoLibraryCeilingAndMissingPeaksStayUnknown) {
+TEST(UtilizationOf, WithoutLibraryCallsThereIsNoCeilingAndMissingPeaksStayUnknown) {
   PeakReport peaks = peaks_with(2000, 300);
-  peaks.library_gemm_gflops = 200;
+  peaks.library_gemm_gflops = 200;  // the machine's figure: not a ceiling for this workload
   Problem rows;
   rows.flops = 5e8;
   rows.min_bytes = 4e8;
@@ -118,7 +124,7 @@ TEST(UtilizationOf, VectorWorkHasNoLibraryCeilingAndMissingPeaksStayUnknown) {
   EXPECT_DOUBLE_EQ(u.pct_library, 0);
   EXPECT_NEAR(u.pct_roofline, 40.0, 1e-9);  // 40 ms of traffic (4e8 B at 10 GB/s) in 100 ms
 
-  // No probe at all, or a probe that measured nothing (library ceiling not yet implemented).
+  // No probe at all, or a probe that measured nothing.
   const Utilization none = utilization_of(rows, MathClass::kF32Vector, 100, std::nullopt);
   EXPECT_EQ(none.bound, "");
   EXPECT_DOUBLE_EQ(none.pct_roofline, 0);

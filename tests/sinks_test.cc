@@ -224,8 +224,9 @@ EvalResult measured_result() {
   r.utilization->bound = "compute";
   r.utilization->roofline_ms = 1.0;
   r.utilization->pct_roofline = 80.0;
+  r.utilization->library_ms = 1.2;
   r.utilization->library_gflops = 200;
-  r.utilization->library_method = "onednn_bf16 2048^3";
+  r.utilization->library_method = "gemm 768x2688x768:nn:bf16:t1 onednn_bf16";
   r.utilization->pct_library = 61.7;
   r.speedup_verdict = "faster";
   NoiseReport n;
@@ -238,6 +239,11 @@ EvalResult measured_result() {
   n.stable = true;
   n.stop_reason = "ci_target";
   n.ci_half_width_pct = 1.8;
+  OrderEffect order;
+  order.candidate_first = 1.09;
+  order.baseline_first = 1.03;
+  order.split = 1.09 / 1.03;
+  n.order_effect = order;
   r.noise = n;
   r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
   return r;
@@ -250,8 +256,9 @@ TEST(VerdictTest, ShowsNoiseRooflineLibraryCeilingAndBaselinePath) {
   for (const char* part :
        {"2.00x  (95% CI 1.90x .. 2.10x)  faster", "noise", "stable; 7 of 100 calls disturbed",
         "steal 0.5%", "CV 4.0% / 3.0%", "ci_target after 50 pairs (CI +-1.8%)",
-        "80.0% of roofline (compute-bound on bf16_dot", "61.7% of library ceiling",
-        "onednn_bf16 2048^3", "path 768x2688x768:onednn_bf16"}) {
+        "80.0% of roofline (compute-bound on bf16_dot", "61.7% of library ceiling (1.200 ms",
+        "gemm 768x2688x768:nn:bf16:t1 onednn_bf16", "path 768x2688x768:onednn_bf16",
+        "order split 1.058 (1.090x candidate first, 1.030x baseline first)"}) {
     EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
   }
 }

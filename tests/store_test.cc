@@ -73,8 +73,9 @@ EvalResult make_result(int i, const std::string& workload = "8p_GEMM",
   r.utilization->bound = "compute";
   r.utilization->roofline_ms = 0.875;
   r.utilization->pct_roofline = 87.5;
+  r.utilization->library_ms = 2.5;
   r.utilization->library_gflops = 180.0;
-  r.utilization->library_method = "onednn_bf16 2048^3";
+  r.utilization->library_method = "gemm 768x2688x768:nn:bf16:t1 onednn_bf16";
   r.utilization->pct_library = 55.8;
   // Scheduler measurements for the candidate's calls only: the baseline's stay unmeasured (NULL).
   r.candidate->used = 5;
@@ -103,7 +104,20 @@ EvalResult make_result(int i, const std::string& workload = "8p_GEMM",
   noise.min_iters = 10;
   noise.max_iters = 500;
   noise.time_budget_s = 10;
+  if (i % 2 == 0) {
+    OrderEffect order;
+    order.candidate_first = 2.125;
+    order.candidate_first_ci95 = {2.0, 2.25};
+    order.candidate_first_pairs = 3;
+    order.baseline_first = 1.875;
+    order.baseline_first_ci95 = {1.75, 2.0};
+    order.baseline_first_pairs = 2;
+    order.split = 2.125 / 1.875;
+    noise.order_effect = order;
+  }
   r.noise = noise;
+  r.library_ceiling = LibraryCeiling{
+      2.5, {{"gemm 768x2688x768:nn:bf16:t1", 2, 3.17e9, "onednn_bf16", 1.25}}};
   r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
   r.warmup = 3;
   r.wall_s = 1.25 + i;
@@ -164,6 +178,19 @@ void expect_same_noise(const std::optional<NoiseReport>& a, const std::optional<
   EXPECT_EQ(a->min_iters, b->min_iters);
   EXPECT_EQ(a->max_iters, b->max_iters);
   expect_same_double(a->time_budget_s, b->time_budget_s, "time_budget_s");
+  ASSERT_EQ(a->order_effect.has_value(), b->order_effect.has_value());
+  if (a->order_effect) {
+    const OrderEffect &x = *a->order_effect, &y = *b->order_effect;
+    expect_same_double(x.candidate_first, y.candidate_first, "candidate_first");
+    expect_same_double(x.candidate_first_ci95.first, y.candidate_first_ci95.first, "cf lo");
+    expect_same_double(x.candidate_first_ci95.second, y.candidate_first_ci95.second, "cf hi");
+    EXPECT_EQ(x.candidate_first_pairs, y.candidate_first_pairs);
+    expect_same_double(x.baseline_first, y.baseline_first, "baseline_first");
+    expect_same_double(x.baseline_first_ci95.first, y.baseline_first_ci95.first, "bf lo");
+    expect_same_double(x.baseline_first_ci95.second, y.baseline_first_ci95.second, "bf hi");
+    EXPECT_EQ(x.baseline_first_pairs, y.baseline_first_pairs);
+    expect_same_double(x.split, y.split, "split");
+  }
 }
 
 void expect_same(const EvalResult& a, const EvalResult& b) {
@@ -209,12 +236,26 @@ void expect_same(const EvalResult& a, const EvalResult& b) {
     EXPECT_EQ(a.utilization->bound, b.utilization->bound);
     expect_same_double(a.utilization->roofline_ms, b.utilization->roofline_ms, "roofline_ms");
     expect_same_double(a.utilization->pct_roofline, b.utilization->pct_roofline, "pct_roofline");
+    expect_same_double(a.utilization->library_ms, b.utilization->library_ms, "library_ms");
     expect_same_double(a.utilization->library_gflops, b.utilization->library_gflops, "library");
     EXPECT_EQ(a.utilization->library_method, b.utilization->library_method);
     expect_same_double(a.utilization->pct_library, b.utilization->pct_library, "pct_library");
   }
   EXPECT_EQ(a.speedup_verdict, b.speedup_verdict);
   expect_same_noise(a.noise, b.noise);
+  ASSERT_EQ(a.library_ceiling.has_value(), b.library_ceiling.has_value());
+  if (a.library_ceiling) {
+    expect_same_double(a.library_ceiling->ms, b.library_ceiling->ms, "ceiling ms");
+    ASSERT_EQ(a.library_ceiling->parts.size(), b.library_ceiling->parts.size());
+    for (std::size_t i = 0; i < a.library_ceiling->parts.size(); ++i) {
+      const LibraryCeilingPart &x = a.library_ceiling->parts[i], &y = b.library_ceiling->parts[i];
+      EXPECT_EQ(x.call, y.call);
+      EXPECT_EQ(x.count, y.count);
+      expect_same_double(x.flops, y.flops, "part flops");
+      EXPECT_EQ(x.path, y.path);
+      expect_same_double(x.best_ms, y.best_ms, "part best_ms");
+    }
+  }
   EXPECT_EQ(a.baseline_gemm_plan, b.baseline_gemm_plan);
   EXPECT_EQ(a.warmup, b.warmup);
   expect_same_double(a.wall_s, b.wall_s, "wall_s");

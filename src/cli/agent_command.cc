@@ -162,7 +162,7 @@ int agent_command(const AgentOptions& options) {
     eval.time_budget_s = options.time_budget_s;
     eval.worker_exe = worker_executable();
     eval.cache_dir = default_cache_dir();
-    eval.gemm_plan = baseline_gemm_plan(store, workload, size, options.threads);
+    resolve_baseline(store, eval);
     const std::string work_dir = (std::filesystem::path(default_cache_dir()) / "agent-runs" /
                                   ("run-" + std::to_string(run.id)) / name)
                                      .string();

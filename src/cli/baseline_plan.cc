@@ -1,10 +1,12 @@
-// Resolving a baseline's GEMM plan: which shape classes the baseline meets (found by running it
-// once, cached per kbench build), and the fastest library path for each (measured once per
-// machine, cached per machine and thread count).
+// Resolving what a baseline runs and what it is measured against: the library calls it makes
+// (found by running it once, cached per kbench build), the fastest library path for each GEMM shape
+// class and the best time of every call on its fastest path (measured once per machine, cached per
+// machine and thread count), from which come its GEMM plan and its library ceiling.
 #include <cblas.h>
 #include <omp.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -13,20 +15,113 @@
 #include "harness/evaluator.h"
 #include "harness/problem_instance.h"
 #include "workloads/gemm.h"
+#include "workloads/library_calls.h"
 
 namespace kbench::cli {
 namespace {
 
-// Runs the baseline once in this process, as the timed kernel (bf16 outputs) and as the oracle
-// (f32), and returns the shape classes its GEMMs asked for.
-std::vector<ops::GemmShapeClass> discover_classes(const Workload& workload, Size size,
-                                                  int threads) {
+using nlohmann::json;
+
+// The library calls of the baseline as timed (bf16 outputs), and the GEMM shape classes it and the
+// f32 oracle meet, from one run of each in this process.
+struct Discovery {
+  std::vector<ops::LibraryCall> calls;
+  std::vector<ops::GemmShapeClass> classes;
+};
+
+Discovery discover(const Workload& workload, Size size, int threads) {
   ops::set_gemm_plan("");
   ProblemInstance instance(workload, size);
   instance.generate(1);
-  for (const kb_dtype dtype : {KB_BF16, KB_F32})
-    instance.run_trusted(workload.baseline, threads, dtype);
-  return ops::unplanned_gemm_classes();
+  Discovery d;
+  ops::start_recording_library_calls();
+  instance.run_trusted(workload.baseline, threads, KB_BF16);
+  d.calls = ops::stop_recording_library_calls();
+  instance.run_trusted(workload.baseline, threads, KB_F32);
+  d.classes = ops::unplanned_gemm_classes();
+  return d;
+}
+
+json shape_to_json(const ops::GemmShapeClass& c) {
+  return {{"m", c.m},
+          {"n", c.n},
+          {"k", c.k},
+          {"b_transposed", c.b_transposed},
+          {"f32_operands", c.f32_operands},
+          {"threads", c.threads}};
+}
+
+ops::GemmShapeClass shape_from_json(const json& c) {
+  return {c.at("m"), c.at("n"), c.at("k"), c.at("b_transposed"), c.at("f32_operands"),
+          c.at("threads")};
+}
+
+json conv_to_json(const ops::ConvCall& c) {
+  const ops::ConvGeometry& g = c.geometry;
+  return {{"batch", g.batch},
+          {"in_channels", g.in_channels},
+          {"out_channels", g.out_channels},
+          {"in_spatial", g.in_spatial},
+          {"kernel", g.kernel},
+          {"stride", g.stride},
+          {"padding", g.padding},
+          {"padding_right", g.padding_right},
+          {"transposed", g.transposed},
+          {"src_dtype", static_cast<int>(c.src_dtype)},
+          {"weights_dtype", static_cast<int>(c.weights_dtype)},
+          {"dst_dtype", static_cast<int>(c.dst_dtype)},
+          {"channels_last", c.layout == ops::ConvLayout::kChannelsLast},
+          {"threads", c.threads}};
+}
+
+ops::ConvCall conv_from_json(const json& j) {
+  ops::ConvCall c;
+  ops::ConvGeometry& g = c.geometry;
+  g.batch = j.at("batch");
+  g.in_channels = j.at("in_channels");
+  g.out_channels = j.at("out_channels");
+  g.in_spatial = j.at("in_spatial").get<std::vector<std::int64_t>>();
+  g.kernel = j.at("kernel").get<std::vector<std::int64_t>>();
+  g.stride = j.at("stride").get<std::vector<std::int64_t>>();
+  g.padding = j.at("padding").get<std::vector<std::int64_t>>();
+  g.padding_right = j.at("padding_right").get<std::vector<std::int64_t>>();
+  g.transposed = j.at("transposed");
+  c.src_dtype = static_cast<kb_dtype>(j.at("src_dtype").get<int>());
+  c.weights_dtype = static_cast<kb_dtype>(j.at("weights_dtype").get<int>());
+  c.dst_dtype = static_cast<kb_dtype>(j.at("dst_dtype").get<int>());
+  c.layout = j.at("channels_last").get<bool>() ? ops::ConvLayout::kChannelsLast
+                                               : ops::ConvLayout::kPlain;
+  c.threads = j.at("threads");
+  return c;
+}
+
+json discovery_to_json(const Discovery& d) {
+  json calls = json::array(), classes = json::array();
+  for (const ops::LibraryCall& call : d.calls) {
+    const bool gemm = call.kind == ops::LibraryCall::Kind::kGemm;
+    calls.push_back({{"count", call.count},
+                     {gemm ? "gemm" : "conv", gemm ? shape_to_json(call.gemm)
+                                                   : conv_to_json(call.conv)}});
+  }
+  for (const ops::GemmShapeClass& c : d.classes) classes.push_back(shape_to_json(c));
+  return {{"calls", calls}, {"classes", classes}};
+}
+
+Discovery discovery_from_json(const json& j) {
+  Discovery d;
+  for (const json& c : j.at("calls")) {
+    ops::LibraryCall call;
+    call.count = c.at("count");
+    if (c.contains("gemm")) {
+      call.gemm = shape_from_json(c.at("gemm"));
+    } else {
+      call.kind = ops::LibraryCall::Kind::kConv;
+      call.conv = conv_from_json(c.at("conv"));
+    }
+    d.calls.push_back(std::move(call));
+  }
+  for (const json& c : j.at("classes")) d.classes.push_back(shape_from_json(c));
+  return d;
 }
 
 // Pins the calling thread to the CPUs a worker with `threads` threads gets, for as long as it
@@ -48,77 +143,115 @@ class PinnedLikeWorker {
   cpu_set_t saved_;
 };
 
-}  // namespace
-
-std::string baseline_gemm_plan(ResultStore& store, const Workload& workload, Size size,
-                               int threads) {
-  omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
-  const std::string classes_key =
-      "gemm-classes/" + std::string(current_environment().kbench_commit) + "/" +
-      std::string(workload.name) + "/" + size_name(size) + "/threads=" + std::to_string(threads);
-  std::vector<ops::GemmShapeClass> classes;
-  bool from_cache = false;
-  if (const auto cached = store.cache_get(classes_key)) {
+// A measurement cached per machine under `key`: {"path": fastest, "best_ms": {path: ms, ...}}.
+// Measured by `measure` (path -> best ms) when missing or unreadable.
+json cached_path_timings(ResultStore& store, const std::string& key, int threads,
+                         const std::string& what,
+                         const std::function<std::vector<std::pair<std::string, double>>()>& measure) {
+  if (const auto cached = store.cache_get(key)) {
     try {
-      for (const auto& c : nlohmann::json::parse(*cached))
-        classes.push_back({c.at("m"), c.at("n"), c.at("k"), c.at("b_transposed"),
-                           c.at("f32_operands"), c.at("threads")});
-      from_cache = true;
+      json entry = json::parse(*cached);
+      if (entry.at("path").is_string() && entry.at("best_ms").is_object()) return entry;
     } catch (const std::exception&) {
-      classes.clear();  // a damaged entry is discovered again and overwritten
+      // measured again below
     }
   }
+  ProgressLine progress("plan");
+  progress.update("timing every library path at " + what);
+  std::vector<std::pair<std::string, double>> timings;
+  {
+    const PinnedLikeWorker pinned(threads);
+    timings = measure();
+  }
+  json entry = {{"path", ""}, {"best_ms", json::object()}};
+  double best = 0;
+  for (const auto& [path, ms] : timings) {
+    entry["best_ms"][path] = ms;
+    if (entry["path"] == "" || ms < best) {
+      entry["path"] = path;
+      best = ms;
+    }
+  }
+  store.cache_put(key, entry.dump());
+  return entry;
+}
+
+json gemm_timings(ResultStore& store, const ops::GemmShapeClass& shape) {
+  return cached_path_timings(
+      store, "gemm-path-v2/" + current_environment().machine_id() + "/" + shape.key(),
+      shape.threads, shape.key(), [&] {
+        std::vector<ops::PathTiming> timings;
+        const ops::GemmPath fastest = ops::measure_fastest_path(shape, &timings);
+        std::vector<std::pair<std::string, double>> out;
+        for (const ops::PathTiming& t : timings)
+          out.emplace_back(ops::gemm_path_name(t.path), t.best_ms);
+        // The fastest first, so that a tie keeps measure_fastest_path's choice.
+        std::stable_partition(out.begin(), out.end(), [&](const auto& entry) {
+          return entry.first == ops::gemm_path_name(fastest);
+        });
+        return out;
+      });
+}
+
+json conv_timings(ResultStore& store, const ops::ConvCall& call) {
+  return cached_path_timings(
+      store, "conv-path-v1/" + current_environment().machine_id() + "/" + call.key(), call.threads,
+      call.key(), [&] { return ops::measure_conv_paths(call); });
+}
+
+}  // namespace
+
+void resolve_baseline(ResultStore& store, EvalOptions& eval) {
+  const Workload& workload = *eval.workload;
+  omp_set_num_threads(eval.threads);
+  openblas_set_num_threads(eval.threads);
+  const std::string discovery_key = "library-calls-v1/" +
+                                    std::string(current_environment().kbench_commit) + "/" +
+                                    std::string(workload.name) + "/" + size_name(eval.size) +
+                                    "/threads=" + std::to_string(eval.threads);
   // A build whose commit is unknown (a dirty tree reports "-dirty") may differ from what the entry
-  // was made by: such entries are rediscovered every time rather than trusted.
+  // was made by: such entries are discovered again every time rather than trusted.
   const bool cacheable = current_environment().kbench_commit.find("dirty") == std::string::npos &&
                          current_environment().kbench_commit != "unknown";
-  if (!from_cache || !cacheable) {
+  std::optional<Discovery> discovery;
+  if (cacheable) {
+    if (const auto cached = store.cache_get(discovery_key)) {
+      try {
+        discovery = discovery_from_json(json::parse(*cached));
+      } catch (const std::exception&) {
+        // a damaged entry is discovered again and overwritten
+      }
+    }
+  }
+  if (!discovery) {
     ProgressLine progress("plan");
-    progress.update("finding the GEMM shapes of " + std::string(workload.name) + "'s baseline");
-    classes = discover_classes(workload, size, threads);
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& c : classes)
-      list.push_back({{"m", c.m},
-                      {"n", c.n},
-                      {"k", c.k},
-                      {"b_transposed", c.b_transposed},
-                      {"f32_operands", c.f32_operands},
-                      {"threads", c.threads}});
-    if (cacheable) store.cache_put(classes_key, list.dump());
+    progress.update("finding the library calls of " + std::string(workload.name) + "'s baseline");
+    discovery = discover(workload, eval.size, eval.threads);
+    if (cacheable) store.cache_put(discovery_key, discovery_to_json(*discovery).dump());
   }
 
   std::string plan;
-  for (const ops::GemmShapeClass& shape : classes) {
-    const std::string path_key =
-        "gemm-path-v2/" + current_environment().machine_id() + "/" + shape.key();
-    std::optional<ops::GemmPath> path;
-    if (const auto cached = store.cache_get(path_key)) {
-      try {
-        path = ops::parse_gemm_path(nlohmann::json::parse(*cached).at("path").get<std::string>());
-      } catch (const std::exception&) {
-        // measured again below
-      }
-    }
-    if (!path) {
-      ProgressLine progress("plan");
-      progress.update("timing every GEMM library path at " + shape.key());
-      std::vector<ops::PathTiming> timings;
-      {
-        const PinnedLikeWorker pinned(threads);
-        path = ops::measure_fastest_path(shape, &timings);
-      }
-      nlohmann::json entry = {{"path", ops::gemm_path_name(*path)},
-                              {"best_ms", nlohmann::json::object()}};
-      for (const ops::PathTiming& t : timings)
-        entry["best_ms"][ops::gemm_path_name(t.path)] = t.best_ms;
-      store.cache_put(path_key, entry.dump());
-    }
+  for (const ops::GemmShapeClass& shape : discovery->classes) {
+    const std::string path = gemm_timings(store, shape).at("path");
     if (!plan.empty()) plan += ';';
-    plan += shape.key() + "=" + ops::gemm_path_name(*path);
+    plan += shape.key() + "=" + path;
   }
   ops::set_gemm_plan(plan);
-  return plan;
+  eval.gemm_plan = plan;
+
+  LibraryCeiling ceiling;
+  for (const ops::LibraryCall& call : discovery->calls) {
+    const bool gemm = call.kind == ops::LibraryCall::Kind::kGemm;
+    const json timings = gemm ? gemm_timings(store, call.gemm) : conv_timings(store, call.conv);
+    const std::string path = timings.at("path");
+    if (path.empty()) continue;  // no library path ran it: no ceiling part to stand on
+    LibraryCeilingPart part{call.key(), call.count, call.flops(), path,
+                            timings.at("best_ms").at(path).get<double>()};
+    ceiling.ms += part.count * part.best_ms;
+    ceiling.parts.push_back(std::move(part));
+  }
+  eval.library_ceiling =
+      ceiling.parts.empty() ? std::nullopt : std::optional<LibraryCeiling>(std::move(ceiling));
 }
 
 }  // namespace kbench::cli

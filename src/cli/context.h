@@ -7,6 +7,7 @@
 #include <string>
 
 #include "harness/eval_result.h"
+#include "harness/evaluator.h"
 #include "probe/probe.h"
 #include "store/store.h"
 #include "workloads/workload.h"
@@ -33,12 +34,13 @@ ResultStore open_store(const std::string& db_option);
 // missing. Progress goes to stderr.
 PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure = false);
 
-// The GEMM path per shape class for `workload`'s baseline at `size` on `threads` threads, in
-// ops::set_gemm_plan's encoding: each class the baseline meets is measured once per machine (every
-// library path timed, the fastest kept) and cached in the store like the peaks. Progress goes to
-// stderr. Also installs the plan in this process, for the in-process oracle.
-std::string baseline_gemm_plan(ResultStore& store, const Workload& workload, Size size,
-                               int threads);
+// What `eval`'s baseline runs and is measured against, for its workload, size and threads: the
+// GEMM path per shape class (eval.gemm_plan, ops::set_gemm_plan's encoding; also installed in this
+// process, for the in-process oracle) and the library ceiling (eval.library_ceiling). The baseline's
+// library calls are found by running it once (cached per kbench build); each GEMM class and
+// convolution is timed on every library path once per machine and cached in the store like the
+// peaks. Progress goes to stderr.
+void resolve_baseline(ResultStore& store, EvalOptions& eval);
 
 // One evaluation's outcome on stdout: the verdict block, or with `json` one object (samples
 // included, source left out). Shared by eval and check so both report alike.

@@ -57,7 +57,7 @@ int eval_command(const EvalCommandOptions& options) {
     eval.candidate_path = experts::write_configured_source(*expert, config, eval.cache_dir);
     expert_name = experts::point_name(*expert, config);
   }
-  eval.gemm_plan = baseline_gemm_plan(store, *eval.workload, eval.size, eval.threads);
+  resolve_baseline(store, eval);
   ProgressLine progress(std::string(eval.workload->name));
   eval.progress = [&](const std::string& line) { progress.update(line); };
   EvalResult result = evaluate(eval, peaks);

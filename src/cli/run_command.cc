@@ -173,7 +173,7 @@ int run_command(const RunCommandOptions& options) {
     run.time_budget_s = options.time_budget_s;
     run.seed = options.seed;
     run.worker_exe = worker_executable();
-    run.gemm_plan = baseline_gemm_plan(store, *run.workload, run.size, run.threads);
+    resolve_baseline(store, run);
     ProgressLine progress(std::to_string(i + 1) + "/" + std::to_string(workloads.size()) + " " +
                           std::string(workloads[i]->name));
     run.progress = [&](const std::string& line) { progress.update(line); };

@@ -65,7 +65,7 @@ int tune_command(const TuneOptions& options) {
   eval.seed = options.seed;
   eval.worker_exe = worker_executable();
   eval.cache_dir = default_cache_dir();
-  eval.gemm_plan = baseline_gemm_plan(store, workload, size, options.threads);
+  resolve_baseline(store, eval);
   const std::string work_dir =
       (std::filesystem::path(default_cache_dir()) / "tune" / std::string(workload.name)).string();
   LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);

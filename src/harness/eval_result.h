@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kbench {
@@ -40,6 +41,23 @@ struct TimingSummary {
   std::vector<std::uint8_t> disturbed;  // 0 clean, 1 only waited (adjustable), 2 disturbed
 };
 
+// One workload's library ceiling on this machine: every library call its baseline makes (GEMMs and
+// convolutions at their own shapes, as many times as it makes them), each at the best time of the
+// fastest library path for it, with nothing between them. A kernel built from the same library
+// calls plus the work between them cannot reach it; a kernel above it does the library's part
+// faster than the library.
+struct LibraryCeilingPart {
+  std::string call;  // LibraryCall::key(): "gemm 768x2688x768:nn:bf16:t1", "conv2d ..."
+  int count = 0;     // calls per kernel call
+  double flops = 0;  // of one call
+  std::string path;  // the fastest library path for it
+  double best_ms = 0;
+};
+struct LibraryCeiling {
+  double ms = 0;  // sum over parts of count x best_ms
+  std::vector<LibraryCeilingPart> parts;
+};
+
 // The roofline of this machine for the result's math, and where the measured time sits on it.
 // Every number is 0 (and `bound` empty) where the peaks were not measured.
 struct Utilization {
@@ -52,10 +70,23 @@ struct Utilization {
   std::string bound;                      // "compute" (intensity >= balance) or "memory"
   double roofline_ms = 0;                 // max(essential flops / compute roof, bytes / bandwidth)
   double pct_roofline = 0;                // 100 * roofline_ms / measured median
-  // The fastest bf16 GEMM this machine's libraries reach (kbench probe); bf16_matmul work only.
-  double library_gflops = 0;
-  std::string library_method;
-  double pct_library = 0;  // 100 * gflops / library_gflops
+  // The workload's library ceiling (LibraryCeiling), where its baseline makes library calls:
+  // its time, the workload's FLOPs over it, and the measured time's share of it.
+  double library_ms = 0;
+  double library_gflops = 0;  // flops / library_ms
+  std::string library_method;  // the parts in short: "768x2688x768:nn:bf16:t1 onednn_bf16"
+  double pct_library = 0;     // 100 * library_ms / measured median
+};
+
+// The speedup split by the order of the calls in a pair: over the pairs whose candidate call ran
+// first, and over those whose baseline call did. Each call starts from the same state
+// (harness/call_preamble.h), so the two agree but for chance; a side effect that one side's call
+// leaves to the next shows as a split.
+struct OrderEffect {
+  double candidate_first = 0, baseline_first = 0;  // the estimator over each half of the pairs
+  std::pair<double, double> candidate_first_ci95{0, 0}, baseline_first_ci95{0, 0};
+  int candidate_first_pairs = 0, baseline_first_pairs = 0;
+  double split = 0;  // candidate_first / baseline_first
 };
 
 // The conditions the timing ran under, measured from outside the workers (harness/noise.h).
@@ -75,6 +106,7 @@ struct NoiseReport {
   std::string stop_reason;  // "ci_target", "time_budget", "max_iters"
   int min_iters = 0, max_iters = 0;
   double time_budget_s = 0;
+  std::optional<OrderEffect> order_effect;  // paired timing (eval) only
 };
 
 // The isolation the candidate's worker ran under (docs/security.md). A layer this machine could not
@@ -124,6 +156,7 @@ struct EvalResult {
   // The baseline's GEMM path per shape class (ops::set_gemm_plan's encoding); empty: the default.
   std::string baseline_gemm_plan;
   std::optional<Utilization> utilization;  // of the candidate (of the baseline for kind "run")
+  std::optional<LibraryCeiling> library_ceiling;  // what Utilization's library figures rest on
   // Non-empty when the candidate's median beat the physical floor, max(FLOPs / compute roof, bytes
   // / bandwidth): an algebraic shortcut can do that legitimately, so it informs, it is no verdict.
   std::string suspicious;

@@ -16,6 +16,7 @@
 
 #include "core/stats.h"
 #include "core/timer.h"
+#include "harness/call_preamble.h"
 #include "harness/checker.h"
 #include "harness/compiler.h"
 #include "harness/noise.h"
@@ -29,9 +30,6 @@ namespace {
 
 // Seeds of the timed calls are offset from the correctness seeds so no input set repeats.
 constexpr std::uint64_t kTimingSeedOffset = 1'000'000;
-// CPU-time slack: scheduler accounting is tick-based (10 ms), so small totals need headroom.
-constexpr double kCpuBudgetFactor = 1.2;
-constexpr double kCpuBudgetSlackS = 0.05;
 
 std::uint64_t fresh_seed() {
   std::random_device rd;
@@ -45,7 +43,7 @@ struct Side {
   std::unique_ptr<WorkerProcess> worker;
 };
 
-// One call with poisoned outputs, so anything the kernel leaves unwritten fails the check.
+// One untimed call with poisoned outputs, so anything the kernel leaves unwritten fails the check.
 CallOutcome call_side(Side& side, double timeout_s) {
   side.outputs.poison();
   return side.worker->call(timeout_s);
@@ -64,35 +62,28 @@ Status status_of(const CallOutcome& outcome) {
   }
 }
 
-Side start_side(const EvalOptions& options, ProblemInstance& instance, const std::string& so_path,
-                bool sandboxed, long long mem_limit_mb, CallOutcome& failure) {
-  Side side{
-      SharedTensors::create(instance.problem().outputs,
-                            sandboxed ? "kbench-candidate-outputs" : "kbench-baseline-outputs"),
-      nullptr};
-  WorkerSpec spec;
-  spec.worker_exe = options.worker_exe;
-  spec.workload = options.workload;
-  spec.size = options.size;
-  spec.threads = options.threads;
-  // The candidate is checked before it is timed: on the checking CPUs when there are any.
-  spec.cpus =
-      sandboxed && !options.check_cpus.empty() ? options.check_cpus : worker_cpus(options.threads);
-  spec.so_path = so_path;
-  spec.sandboxed = sandboxed;
-  spec.mem_limit_mb = mem_limit_mb;
-  spec.inputs_fd = instance.shared_inputs_fd();
-  spec.outputs_fd = side.outputs.fd();
-  spec.startup_timeout_s = std::max(10.0, options.call_timeout_s);
-  // A backstop behind the per-call deadlines (the worker is frozen between calls): every call at
-  // its deadline, on every thread, twice over.
-  const double calls = options.trials + options.warmup + std::max(options.iters, options.max_iters);
-  spec.cpu_limit_s =
-      2 * options.threads * (options.time_budget_s + calls * options.call_timeout_s) + 10;
-  // Only a baseline worker reads it (a candidate's has no use for it); in an A/A run both are.
-  if (so_path.empty()) spec.gemm_plan = options.gemm_plan;
-  side.worker = WorkerProcess::start(spec, failure);
-  return side;
+Side new_side(const Problem& problem) {
+  return {SharedTensors::create(problem.outputs, "kbench-outputs"), nullptr};
+}
+
+// Starts the side's worker in `seat`, loading `so_path` (empty: the baseline); false with `failure`
+// set when it did not start.
+bool start_worker(Side& side, const SeatConditions& seat, const std::string& so_path,
+                  CallOutcome& failure) {
+  side.worker = WorkerProcess::start({seat, so_path, side.outputs.fd()}, failure);
+  return side.worker != nullptr;
+}
+
+// Before each timed call, whichever side: its outputs poisoned, the shared inputs and both arenas
+// out of every cache, then the settling pause (harness/call_preamble.h).
+CallOutcome timed_call(Side& side, const ProblemInstance& instance, Side* other,
+                       double timeout_s) {
+  side.outputs.poison();
+  evict_from_caches(instance.shared_inputs());
+  evict_from_caches(side.outputs.views());
+  if (other) evict_from_caches(other->outputs.views());
+  settle_before_call();
+  return side.worker->call(timeout_s);
 }
 
 // The timed calls of one side, with what kbench measured around each.
@@ -277,6 +268,25 @@ std::string now_iso8601() {
   return buf;
 }
 
+SeatConditions seat_conditions(const EvalOptions& options, int inputs_fd, std::vector<int> cpus) {
+  SeatConditions seat;
+  seat.worker_exe = options.worker_exe;
+  seat.workload = options.workload;
+  seat.size = options.size;
+  seat.threads = options.threads;
+  seat.cpus = std::move(cpus);
+  seat.mem_limit_mb = options.mem_limit_mb;
+  seat.inputs_fd = inputs_fd;
+  seat.startup_timeout_s = std::max(10.0, options.call_timeout_s);
+  // A backstop behind the per-call deadlines (the worker is frozen between calls): every call at
+  // its deadline, on every thread, twice over.
+  const double calls = options.trials + options.warmup + std::max(options.iters, options.max_iters);
+  seat.cpu_limit_s =
+      2 * options.threads * (options.time_budget_s + calls * options.call_timeout_s) + 10;
+  seat.gemm_plan = options.gemm_plan;
+  return seat;
+}
+
 std::vector<int> worker_cpus(int threads) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -323,16 +333,22 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
 
   ProblemInstance instance(w, options.size);
   CallOutcome failure;
-  // The candidate's seat is sandboxed even when the baseline takes it (A/A), so an A/A check
-  // measures the sandbox's cost on timing too.
-  Side candidate = start_side(options, instance, so_path, true, options.mem_limit_mb, failure);
-  if (!candidate.worker) {
+  // Both seats are one seat, started alike (in an A/A check the baseline takes both).
+  // Checked first on the checking CPUs where there are any; both move to the timing CPUs at gate 3.
+  const SeatConditions seat = seat_conditions(
+      options, instance.shared_inputs_fd(),
+      options.check_cpus.empty() ? worker_cpus(options.threads) : options.check_cpus);
+  Side candidate = new_side(instance.problem()), baseline = new_side(instance.problem());
+  SharedTensors::allocate_alike(candidate.outputs, baseline.outputs);
+  if (!start_worker(candidate, seat, so_path, failure)) {
     const bool build_problem =
         failure.message.starts_with("load: ") || failure.message.starts_with("entry: ");
     fail(r, build_problem ? Status::kCompileError : status_of(failure), failure.message);
     return finish();
   }
   r.sandbox = candidate.worker->sandbox();
+  if (!start_worker(baseline, seat, "", failure))
+    throw HarnessError("baseline worker failed to start: " + failure.message);
 
   // Gate 2: correct on fresh inputs.
   const std::uint64_t base_seed = options.seed.value_or(fresh_seed());
@@ -346,28 +362,28 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   if (!options.check_cpus.empty()) {
     const std::vector<int> timing_cpus = worker_cpus(options.threads);
     std::string error;
-    if (!candidate.worker->move_to_cpus(timing_cpus, error)) throw HarnessError(error);
+    for (Side* side : {&candidate, &baseline})
+      if (!side->worker->move_to_cpus(timing_cpus, error)) throw HarnessError(error);
     this_thread.pin(timing_cpus);
   }
-  Side baseline = start_side(options, instance, "", false, 0, failure);
-  if (!baseline.worker) throw HarnessError("baseline worker failed to start: " + failure.message);
-  const double cpu_before = candidate.worker->cpu_seconds();
-  double candidate_wall_s = 0;
-  // Runs one pair on the current inputs, the order alternating with `i` so whatever the first call
-  // after new inputs pays hits both sides equally.
+  if (const std::string differs = observation_difference(candidate.worker->observe(),
+                                                         baseline.worker->observe());
+      !differs.empty())
+    throw HarnessError("the two seats do not run alike (" + differs + ")");
+  const AwakeTime awake_before = candidate.worker->awake();
+  // Runs pair i on the current inputs, in the order candidate_goes_first(i) gives.
   const auto run_pair = [&](int i, CallOutcome& cand, CallOutcome& base) -> bool {
-    const bool candidate_first = i % 2 == 0;
+    const bool candidate_first = candidate_goes_first(static_cast<std::size_t>(i));
     for (int turn = 0; turn < 2; ++turn) {
       if ((turn == 0) == candidate_first) {
-        cand = call_side(candidate, options.call_timeout_s);
+        cand = timed_call(candidate, instance, &baseline, options.call_timeout_s);
         if (cand.status != CallStatus::kOk) {
           fail(r, status_of(cand), cand.message + " (timed call " + std::to_string(i) + ")",
                candidate.worker->log_tail());
           return false;
         }
-        candidate_wall_s += cand.seconds;
       } else {
-        base = call_side(baseline, options.call_timeout_s * 10);
+        base = timed_call(baseline, instance, &candidate, options.call_timeout_s * 10);
         if (base.status != CallStatus::kOk)
           throw HarnessError("baseline failed during timing: " + base.message);
       }
@@ -396,7 +412,6 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
     CallOutcome cand, base;
     if (!run_pair(i, cand, base)) return finish();
-    // Checked once both have run, so the check's memory traffic precedes neither side's call.
     if (!instance.inputs_intact()) {
       fail(r, Status::kRejected, "sandbox: kb_run modified its read-only inputs");
       return finish();
@@ -419,21 +434,22 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   const double steal = steal_percent(stat_before, read_proc_stat(), worker_cpus(options.threads));
   if (channel_broken(options, candidate, r)) return finish();
 
-  const double cpu_used = candidate.worker->cpu_seconds() - cpu_before;
-  const double cpu_budget =
-      kCpuBudgetFactor * options.threads * candidate_wall_s + kCpuBudgetSlackS;
-  if (cpu_used > cpu_budget) {
+  // CPU time and wall time over the same awake windows, the final ping's included.
+  const AwakeTime awake{candidate.worker->awake().wall_s - awake_before.wall_s,
+                        candidate.worker->awake().cpu_s - awake_before.cpu_s};
+  if (exceeds_thread_budget(awake, options.threads)) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
-                  "used %.3f s of CPU during %.3f s of calls: more than its %d thread(s) allow",
-                  cpu_used, candidate_wall_s, options.threads);
+                  "used %.3f s of CPU in %.3f s awake: more than its %d thread(s) allow",
+                  awake.cpu_s, awake.wall_s, options.threads);
     fail(r, Status::kRejected, std::string("sandbox: ") + buf);
     return finish();
   }
 
   NoiseReport noise =
       noise_report({cand_series.ms, cand_series.disturbed}, {base_series.ms, base_series.disturbed},
-                   estimate, steal, cand_series.accounted && base_series.accounted);
+                   estimate, steal, cand_series.accounted && base_series.accounted,
+                   order_effect(base_series.adjusted_ms, cand_series.adjusted_ms));
   record_bounds(rule, stop, noise);
   r.status = Status::kCorrect;
   r.candidate = summary_of(std::move(cand_series));
@@ -442,7 +458,9 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   r.speedup_ci95 = estimate.ci95;
   r.noise = std::move(noise);
   r.speedup_verdict = significance(r);
-  r.utilization = utilization_of(instance.problem(), w.math, r.candidate->median_ms, peaks);
+  r.library_ceiling = options.library_ceiling;
+  r.utilization = utilization_of(instance.problem(), w.math, r.candidate->median_ms, peaks,
+                                 options.library_ceiling);
   r.suspicious = below_physical_floor(r.candidate->median_ms, r.utilization);
   return finish();
 }
@@ -478,10 +496,15 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
 
   ProblemInstance instance(w, options.size);
   CallOutcome failure;
-  Side baseline = start_side(options, instance, "", false, 0, failure);
-  if (!baseline.worker) throw HarnessError("baseline worker failed to start: " + failure.message);
+  // The seat `kbench eval` times the baseline in, so the two commands' baseline times agree.
+  Side baseline = new_side(instance.problem());
+  if (!start_worker(baseline,
+                    seat_conditions(options, instance.shared_inputs_fd(),
+                                    worker_cpus(options.threads)),
+                    "", failure))
+    throw HarnessError("baseline worker failed to start: " + failure.message);
   const auto call = [&]() {
-    const CallOutcome outcome = call_side(baseline, options.call_timeout_s * 10);
+    const CallOutcome outcome = timed_call(baseline, instance, nullptr, options.call_timeout_s * 10);
     if (outcome.status != CallStatus::kOk)
       throw HarnessError("baseline failed during timing: " + outcome.message);
     return outcome;
@@ -514,7 +537,17 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   r.status = Status::kCorrect;
   r.baseline = summary_of(std::move(series));
   r.noise = std::move(noise);
-  r.utilization = utilization_of(instance.problem(), w.math, r.baseline->median_ms, peaks);
+  r.library_ceiling = options.library_ceiling;
+  r.utilization = utilization_of(instance.problem(), w.math, r.baseline->median_ms, peaks,
+                                 options.library_ceiling);
+  if (r.utilization->pct_library > kMaxBaselinePctLibrary) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "baseline at %.0f%% of its own library ceiling: the ceiling missed a library "
+                  "call or was measured under other conditions",
+                  r.utilization->pct_library);
+    r.suspicious = buf;
+  }
   r.wall_s = now_seconds() - start;
   return r;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/eval_result.h"
+#include "harness/worker_process.h"
 #include "probe/probe.h"
 #include "workloads/workload.h"
 
@@ -38,7 +39,7 @@ struct EvalOptions {
   double time_budget_s = 10;          // of the timing phase, warmup included
   int trials = 3;                     // correctness input sets
   double call_timeout_s = 10;         // per kb_run call
-  long long mem_limit_mb = 4096;      // address-space limit of the candidate's worker
+  long long mem_limit_mb = 4096;      // address-space limit of each worker (both seats)
   std::optional<std::uint64_t> seed;  // base seed; drawn fresh when unset
   std::string worker_exe;             // kbench-worker
   std::string cache_dir;              // compiled candidates
@@ -46,6 +47,9 @@ struct EvalOptions {
   // by the caller (cli::baseline_gemm_plan) before any side starts; used by the baseline worker and
   // the in-process oracle, and recorded in the result.
   std::string gemm_plan;
+  // The workload's library ceiling at this size and thread count (cli::resolve_baseline), for
+  // Utilization's library figures; none where the baseline makes no library call.
+  std::optional<LibraryCeiling> library_ceiling;
   std::function<void(const std::string&)> progress;  // short status lines, may be empty
   // For evaluations that run concurrently (the agents' executor). `check_cpus`: the CPUs the
   // compiler, the in-process oracle and the candidate's worker use for gates 1 and 2 (empty: no
@@ -70,6 +74,10 @@ std::string below_physical_floor(double median_ms, const std::optional<Utilizati
 
 // The current UTC time as ISO-8601 ("2025-01-31T12:00:00Z"), as EvalResult::created_at holds it.
 std::string now_iso8601();
+
+// The seat every worker of an evaluation with `options` starts in, pinned to `cpus`, reading the
+// inputs on `inputs_fd`: the candidate's and the baseline's alike.
+SeatConditions seat_conditions(const EvalOptions& options, int inputs_fd, std::vector<int> cpus);
 
 // The CPUs a worker with `threads` threads is pinned to: the first `threads` CPUs this process may
 // use.

@@ -30,6 +30,14 @@ std::string percent_text(const char* format, double a, double b) {
   return buf;
 }
 
+// A split larger than kMaxOrderSplit whose halves' intervals do not overlap.
+bool order_effect_beyond_chance(const OrderEffect& o) {
+  if (o.candidate_first_pairs == 0 || o.baseline_first_pairs == 0 || !(o.split > 0)) return false;
+  const bool disjoint = o.candidate_first_ci95.first > o.baseline_first_ci95.second ||
+                        o.baseline_first_ci95.first > o.candidate_first_ci95.second;
+  return disjoint && std::fabs(std::log(o.split)) > std::log1p(kMaxOrderSplit);
+}
+
 }  // namespace
 
 CallTiming call_timing(double wall_s, const SchedDelta& sched, int threads) {
@@ -82,6 +90,27 @@ SpeedupEstimate estimate_median(std::span<const double> ms) {
   return e;
 }
 
+OrderEffect order_effect(std::span<const double> baseline_ms, std::span<const double> candidate_ms) {
+  std::vector<double> base[2], cand[2];  // [0]: candidate-first pairs, [1]: baseline-first pairs
+  const std::size_t n = std::min(baseline_ms.size(), candidate_ms.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const int half = candidate_goes_first(i) ? 0 : 1;
+    base[half].push_back(baseline_ms[i]);
+    cand[half].push_back(candidate_ms[i]);
+  }
+  const SpeedupEstimate first = estimate_speedup(base[0], cand[0]);
+  const SpeedupEstimate second = estimate_speedup(base[1], cand[1]);
+  OrderEffect o;
+  o.candidate_first = first.speedup;
+  o.candidate_first_ci95 = first.ci95;
+  o.candidate_first_pairs = first.pairs;
+  o.baseline_first = second.speedup;
+  o.baseline_first_ci95 = second.ci95;
+  o.baseline_first_pairs = second.pairs;
+  o.split = second.speedup > 0 ? first.speedup / second.speedup : 0;
+  return o;
+}
+
 double binomial_two_sided_p(int a, int b) {
   const int n = a + b;
   if (n == 0) return 1.0;
@@ -112,8 +141,10 @@ std::string stop_reason(const StopRule& rule, int iters, double elapsed_s,
 }
 
 NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
-                         const SpeedupEstimate& estimate, double steal_pct, bool accounted) {
+                         const SpeedupEstimate& estimate, double steal_pct, bool accounted,
+                         const std::optional<OrderEffect>& order) {
   NoiseReport n;
+  n.order_effect = order;
   const bool paired = !candidate.wall_ms.empty();
   n.cv_candidate = coefficient_of_variation(candidate.wall_ms);
   n.cv_baseline = coefficient_of_variation(baseline.wall_ms);
@@ -152,6 +183,10 @@ NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
   } else if (!(estimate.half_width <= kMaxStableHalfWidth)) {
     n.unstable_reason = percent_text("CI half-width %.1f%% > %.0f%%", n.ci_half_width_pct,
                                      100 * kMaxStableHalfWidth);
+  } else if (order && order_effect_beyond_chance(*order)) {
+    n.unstable_reason = percent_text(
+        "order effect: %.3fx with the candidate first, %.3fx with the baseline first",
+        order->candidate_first, order->baseline_first);
   }
   n.stable = n.unstable_reason.empty();
   return n;

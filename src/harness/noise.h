@@ -24,12 +24,15 @@
 //    never before the minimum. Stopping on the CI's width (not on where the estimate sits) leaves
 //    the estimate unbiased.
 //  - The result is `stable` (a difference may be claimed) only with kMinStablePairs pairs or more,
-//    a CI within 5%, disturbance that hit both sides alike, and most pairs free of time the
-//    adjustment cannot take out (hypervisor steal, a blocked thread). Otherwise the verdict is
-//    "unstable".
+//    a CI within 5%, disturbance that hit both sides alike, most pairs free of time the
+//    adjustment cannot take out (hypervisor steal, a blocked thread), and no order effect: the
+//    estimates over the candidate-first and the baseline-first pairs agree within kMaxOrderSplit
+//    or their intervals overlap. Otherwise the verdict is "unstable".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -65,6 +68,11 @@ constexpr double kMaxUnadjustableShare = 0.5;
 // 1.0 by less says nothing about the kernels.
 constexpr double kClaimMargin = 0.015;
 
+// The order split (OrderEffect::split) beyond which a result is unstable, when the two halves'
+// intervals are also disjoint (so chance alone does not trip it). Twice the claim margin: a side
+// effect of that size decides a claim whichever way the pairs fall.
+constexpr double kMaxOrderSplit = 2 * kClaimMargin;
+
 // Call classes (stored per sample): clean; disturbed only by run-queue wait, which the adjusted
 // time takes out; disturbed by what it cannot take out (steal, a blocked thread).
 constexpr int kClean = 0, kWaited = 1, kDisturbed = 2;
@@ -93,6 +101,12 @@ struct SpeedupEstimate {
   int pairs = 0;
 };
 
+// The order of the calls in pair i: the candidate's first in even pairs, the baseline's in odd
+// ones, so whatever the first call after new inputs pays hits both sides equally.
+constexpr bool candidate_goes_first(std::size_t pair) {
+  return pair % 2 == 0;
+}
+
 // The estimator over adjusted times, pair i taken back to back. Empty input gives pairs = 0 and an
 // infinite half-width.
 SpeedupEstimate estimate_speedup(std::span<const double> baseline_ms,
@@ -107,6 +121,10 @@ double binomial_two_sided_p(int a, int b);
 
 // stddev / mean (population); 0 for fewer than two samples or a zero mean.
 double coefficient_of_variation(std::span<const double> samples);
+
+// The estimator over the candidate-first pairs and over the baseline-first pairs
+// (candidate_goes_first), and their ratio.
+OrderEffect order_effect(std::span<const double> baseline_ms, std::span<const double> candidate_ms);
 
 // The adaptive loop's bounds.
 struct StopRule {
@@ -128,10 +146,11 @@ struct SideCalls {
 };
 
 // The timing conditions and the stability verdict, from both sides' calls (candidate empty for a
-// one-sided run), the final estimate and the steal measured over the phase. Leaves the stopping
-// fields (stop_reason, bounds) to the caller.
+// one-sided run), the final estimate, the order effect (paired runs) and the steal measured over
+// the phase. Leaves the stopping fields (stop_reason, bounds) to the caller.
 NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
-                         const SpeedupEstimate& estimate, double steal_pct, bool accounted);
+                         const SpeedupEstimate& estimate, double steal_pct, bool accounted,
+                         const std::optional<OrderEffect>& order = std::nullopt);
 
 // "faster" (the CI lies above 1 + kClaimMargin), "slower" (below 1 - kClaimMargin), "no
 // significant difference" or "unstable" (the noise report allows no claim) for a result with a

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/tensor.h"
@@ -19,6 +20,8 @@ class ProblemInstance {
   const Problem& problem() const { return problem_; }
   Size size() const { return size_; }
   int shared_inputs_fd() const { return shared_inputs_.fd(); }
+  // The inputs the workers read, as kbench maps them.
+  std::span<const kb_tensor> shared_inputs() const { return shared_inputs_.views(); }
   // kbench's private copy of the inputs generate() drew last, in call order.
   const std::vector<HostTensor>& inputs() const { return inputs_; }
 

@@ -45,7 +45,8 @@ std::pair<double, std::string> compute_roof(MathClass math, const PeakReport& pe
 }
 
 Utilization utilization_of(const Problem& problem, MathClass math, double median_ms,
-                           const std::optional<PeakReport>& peaks) {
+                           const std::optional<PeakReport>& peaks,
+                           const std::optional<LibraryCeiling>& ceiling) {
   Utilization u;
   u.math = math_class_name(math);
   const double seconds = median_ms * 1e-3;
@@ -57,6 +58,16 @@ Utilization utilization_of(const Problem& problem, MathClass math, double median
   // faster than physics, and one at the floor of the full count would be.
   const double floor_flops = problem.essential_flops > 0 ? problem.essential_flops : problem.flops;
   if (problem.min_bytes > 0) u.intensity = floor_flops / problem.min_bytes;
+  if (ceiling && ceiling->ms > 0) {
+    u.library_ms = ceiling->ms;
+    u.library_gflops = problem.flops / (ceiling->ms * 1e-3) * 1e-9;
+    for (const LibraryCeilingPart& part : ceiling->parts) {
+      if (!u.library_method.empty()) u.library_method += "; ";
+      u.library_method += part.call + " " + part.path;
+      if (part.count > 1) u.library_method += " x" + std::to_string(part.count);
+    }
+    if (seconds > 0) u.pct_library = 100 * ceiling->ms * 1e-3 / seconds;
+  }
   if (!peaks) return u;
   const auto [roof_gflops, unit] = compute_roof(math, *peaks);
   u.peak_gflops = roof_gflops;
@@ -69,11 +80,6 @@ Utilization utilization_of(const Problem& problem, MathClass math, double median
   u.bound = bound_name(roof.bound);
   u.roofline_ms = roof.time_s * 1e3;
   u.pct_roofline = pct_of_roofline(roof, seconds);
-  if (math == MathClass::kBf16Matmul && peaks->library_gemm_gflops > 0) {
-    u.library_gflops = peaks->library_gemm_gflops;
-    u.library_method = peaks->library_gemm_method;
-    u.pct_library = 100 * u.gflops / u.library_gflops;
-  }
   return u;
 }
 

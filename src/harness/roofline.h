@@ -10,8 +10,10 @@
 //   bound         = "compute" when intensity >= balance, else "memory"
 //   roofline time = max(flops / compute roof, bytes / bandwidth)
 //   % of roofline = roofline time / measured time
-// Beside it, for matmul-class work, the library ceiling: the fastest bf16 GEMM the machine's
-// libraries reach (the probe's library_gemm_gflops), as a share of the measured GFLOP/s.
+// Beside it, the library ceiling (LibraryCeiling): the time the fastest library paths take for
+// the workload's own library calls at their own shapes, as a share of the measured time. A
+// baseline, being those calls plus the passes between them, stays below 100%; kbench run flags a
+// baseline above kMaxBaselinePctLibrary as a ceiling that missed a call or was measured unlike it.
 #pragma once
 
 #include <optional>
@@ -43,9 +45,15 @@ double pct_of_roofline(const Roofline& roof, double measured_s);
 // The compute roof for `math` on this machine: {GFLOP/s, unit name}; {0, ""} when unmeasured.
 std::pair<double, std::string> compute_roof(MathClass math, const PeakReport& peaks);
 
-// Every Utilization field for a kernel of `problem` with `math` that took `median_ms`; roofs and
-// the library ceiling stay 0 (unknown) without `peaks` or where the probe measured none.
+// Every Utilization field for a kernel of `problem` with `math` that took `median_ms`; roofs stay 0
+// (unknown) without `peaks` or where the probe measured none, the library figures without
+// `ceiling`.
 Utilization utilization_of(const Problem& problem, MathClass math, double median_ms,
-                           const std::optional<PeakReport>& peaks);
+                           const std::optional<PeakReport>& peaks,
+                           const std::optional<LibraryCeiling>& ceiling = std::nullopt);
+
+// A baseline above this share of its own library ceiling means the ceiling is wrong: noise is a
+// few percent, a baseline's extra passes only add time.
+constexpr double kMaxBaselinePctLibrary = 105;
 
 }  // namespace kbench

@@ -1,6 +1,6 @@
 // kbench-worker: runs one kernel (a candidate's shared object or a built-in baseline) for kbench,
-// in a process of its own, confined to its CPU set and memory limit, answering one request at a
-// time.
+// in a process of its own, confined by the sandbox whichever kernel it runs (both seats of an
+// evaluation run alike), answering one request at a time.
 #include <dlfcn.h>
 #include <sched.h>
 #include <signal.h>
@@ -35,11 +35,10 @@ struct Args {
   std::string workload, size, cpus;
   std::string gemm_plan;   // the baseline's GEMM path per shape class (ops::set_gemm_plan)
   bool candidate = false;  // load the shared object on kSharedObjectFd instead of the baseline
-  bool sandbox = false;    // confine this process first (the candidate's seat)
   int threads = 1;
-  long long mem_limit_mb = 0;            // 0: no limit (baselines)
-  long long cpu_limit_s = 0;             // RLIMIT_CPU; 0: no limit (baselines)
-  unsigned sandbox_id = kSandboxIdBase;  // the user and group a sandboxed worker drops to
+  long long mem_limit_mb = 0;            // RLIMIT_AS; 0: no limit
+  long long cpu_limit_s = 0;             // RLIMIT_CPU; 0: no limit
+  unsigned sandbox_id = kSandboxIdBase;  // the user and group the worker drops to
 };
 
 Args parse_args(int argc, char** argv) {
@@ -52,8 +51,6 @@ Args parse_args(int argc, char** argv) {
       a.size = value;
     else if (key == "--candidate")
       a.candidate = value == "1";
-    else if (key == "--sandbox")
-      a.sandbox = value == "1";
     else if (key == "--threads")
       a.threads = std::atoi(value.c_str());
     else if (key == "--cpus")
@@ -161,21 +158,17 @@ int serve(const Args& args) {
   omp_set_num_threads(args.threads);
 
   KernelFn kernel = workload->baseline;
-  if (!args.candidate) ops::set_gemm_plan(args.gemm_plan);
-  // A candidate is never loaded outside the sandbox, whatever the arguments say.
-  if (!args.sandbox && !args.candidate) {
-    send_report({});
-  } else {
-    // AMX tiles need a process-wide permission before their first use; granted here, candidates
-    // may use them directly (or call arch_prctl themselves, which the filter allows).
-    if (cpu_has_amx_bf16()) request_amx_permission();
-    sandbox::Applied applied;
-    sandbox::limit_resources({args.mem_limit_mb, args.cpu_limit_s, args.threads}, applied);
-    drop_privileges(args, applied);
-    sandbox::restrict_filesystem(args.candidate ? kSharedObjectFd : -1, applied);
-    sandbox::install_syscall_filter(kControlFd, applied);
-    send_report(applied);
-  }
+  ops::set_gemm_plan(args.gemm_plan);
+  // Every worker confines itself the same way, so the baseline is timed in the candidate's seat.
+  // AMX tiles need a process-wide permission before their first use; granted here, candidates may
+  // use them directly (or call arch_prctl themselves, which the filter allows).
+  if (cpu_has_amx_bf16()) request_amx_permission();
+  sandbox::Applied applied;
+  sandbox::limit_resources({args.mem_limit_mb, args.cpu_limit_s, args.threads}, applied);
+  drop_privileges(args, applied);
+  sandbox::restrict_filesystem(args.candidate ? kSharedObjectFd : -1, applied);
+  sandbox::install_syscall_filter(kControlFd, applied);
+  send_report(applied);
   if (args.candidate) {
     // Loading runs the candidate's static constructors: from here on this process is untrusted.
     const std::string so_path = "/proc/self/fd/" + std::to_string(kSharedObjectFd);

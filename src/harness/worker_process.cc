@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,6 +78,44 @@ unsigned next_sandbox_id() {
   return worker::kSandboxIdBase + static_cast<unsigned>(slot % worker::kSandboxIdSpan);
 }
 
+// CPU time of every thread of process `pid`, live and exited, in nanoseconds of the scheduler's own
+// accounting (the process CPU-time clock), not the 10 ms ticks of /proc/<pid>/stat. 0 when the
+// process is gone.
+double process_cpu_seconds(pid_t pid) {
+  clockid_t clock;
+  timespec ts{};
+  if (clock_getcpuclockid(pid, &clock) != 0 || clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The value of `key` in a "Key:\tvalue" file such as /proc/<pid>/status; empty when absent.
+std::string status_field(const std::string& text, std::string_view key) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 &&
+        line[key.size()] == ':') {
+      const std::size_t value = line.find_first_not_of(" \t", key.size() + 1);
+      return value == std::string::npos ? "" : line.substr(value);
+    }
+  }
+  return "";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Whether process `pid` lives in another namespace of `kind` ("pid", "net") than this process.
+bool own_namespace(pid_t pid, const char* kind) {
+  struct stat mine {}, theirs {};
+  const std::string path = "/proc/" + std::to_string(pid) + "/ns/" + kind;
+  if (stat(("/proc/self/ns/" + std::string(kind)).c_str(), &mine) != 0 ||
+      stat(path.c_str(), &theirs) != 0)
+    return false;
+  return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
+}
+
 // Duplicates `fd` above the protocol's fixed numbers, close-on-exec, so the dup2 calls of the spawn
 // cannot clobber one source with another.
 int lift_fd(int fd) {
@@ -115,27 +154,24 @@ int child_main(void* arg) {
   _exit(127);
 }
 
-// Starts the child in new PID and network namespaces when `isolate` (falling back, with the
-// reasons in `missing`, where the kernel or kbench's privileges refuse them).
-pid_t clone_child(ChildPlan& plan, bool isolate, std::vector<std::string>& missing) {
+// Starts the child in new PID and network namespaces (falling back, with the reasons in `missing`,
+// where the kernel or kbench's privileges refuse them).
+pid_t clone_child(ChildPlan& plan, std::vector<std::string>& missing) {
   constexpr std::size_t kStackBytes = 256 << 10;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -1;
   char* top = static_cast<char*>(stack) + kStackBytes;
-  pid_t pid = -1;
-  if (isolate) {
-    // Without root, a user namespace (unmapped: the worker keeps kbench's user outside it) is what
-    // lets an unprivileged process make the other two.
-    const int user = geteuid() == 0 ? 0 : CLONE_NEWUSER;
-    pid = clone(child_main, top, user | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
-    if (pid < 0) {
-      const std::string why = std::strerror(errno);
-      missing.push_back("pid_namespace: clone refused it (" + why + ")");
-      missing.push_back("net_namespace: clone refused it (" + why + ")");
-    }
+  // Without root, a user namespace (unmapped: the worker keeps kbench's user outside it) is what
+  // lets an unprivileged process make the other two.
+  const int user = geteuid() == 0 ? 0 : CLONE_NEWUSER;
+  pid_t pid = clone(child_main, top, user | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
+  if (pid < 0) {
+    const std::string why = std::strerror(errno);
+    missing.push_back("pid_namespace: clone refused it (" + why + ")");
+    missing.push_back("net_namespace: clone refused it (" + why + ")");
+    pid = clone(child_main, top, SIGCHLD, &plan);
   }
-  if (pid < 0) pid = clone(child_main, top, SIGCHLD, &plan);
   const int saved = errno;
   munmap(stack, kStackBytes);  // the child runs on its own copy (no CLONE_VM)
   errno = saved;
@@ -146,8 +182,8 @@ pid_t clone_child(ChildPlan& plan, bool isolate, std::vector<std::string>& missi
 
 std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, CallOutcome& failure) {
   std::unique_ptr<WorkerProcess> w(new WorkerProcess());
+  const SeatConditions& seat = spec.seat;
   const bool candidate = !spec.so_path.empty();
-  const bool sandboxed = spec.sandboxed || candidate;
   int sockets[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) {
     failure = {CallStatus::kProtocolError, 0, 0,
@@ -186,59 +222,63 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   chmod(work_dir, 0755);
   rmdir(work_dir);
   w->log_fd_ = memfd_create("kbench-worker-log", MFD_CLOEXEC);
-  const int inputs = lift_fd(spec.inputs_fd), outputs = lift_fd(spec.outputs_fd),
+  const int inputs = lift_fd(seat.inputs_fd), outputs = lift_fd(spec.outputs_fd),
             control = lift_fd(sockets[1]), log = lift_fd(w->log_fd_);
   const int dev_null = lift_fd(open("/dev/null", O_RDONLY | O_CLOEXEC));
   close(sockets[1]);
 
   std::vector<std::string> args = {
-      spec.worker_exe,      "--workload",     std::string(spec.workload->id),   "--size",
-      size_name(spec.size), "--threads",      std::to_string(spec.threads),     "--cpus",
-      join_cpus(spec.cpus), "--mem-limit-mb", std::to_string(spec.mem_limit_mb)};
-  if (sandboxed)
-    args.insert(args.end(), {"--sandbox", "1", "--cpu-limit-s",
-                             std::to_string(static_cast<long long>(std::ceil(spec.cpu_limit_s))),
-                             "--sandbox-id", std::to_string(next_sandbox_id())});
+      seat.worker_exe,
+      "--workload",
+      std::string(seat.workload->id),
+      "--size",
+      size_name(seat.size),
+      "--threads",
+      std::to_string(seat.threads),
+      "--cpus",
+      join_cpus(seat.cpus),
+      "--mem-limit-mb",
+      std::to_string(seat.mem_limit_mb),
+      "--cpu-limit-s",
+      std::to_string(static_cast<long long>(std::ceil(seat.cpu_limit_s))),
+      "--sandbox-id",
+      std::to_string(next_sandbox_id())};
   if (candidate) args.insert(args.end(), {"--candidate", "1"});
-  if (!candidate && !spec.gemm_plan.empty())
-    args.insert(args.end(), {"--gemm-plan", spec.gemm_plan});
+  if (!seat.gemm_plan.empty()) args.insert(args.end(), {"--gemm-plan", seat.gemm_plan});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env = worker_environment(spec.threads);
+  std::vector<std::string> env = worker_environment(seat.threads);
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
 
-  ChildPlan plan{spec.worker_exe.c_str(),
+  ChildPlan plan{seat.worker_exe.c_str(),
                  argv.data(),
                  envp.data(),
                  work_dir_fd,
                  {dev_null, log, log, inputs, outputs, control, shared_object}};
   std::vector<std::string> missing;
-  w->pid_ = clone_child(plan, sandboxed, missing);
+  w->pid_ = clone_child(plan, missing);
   const int clone_errno = errno;
   for (int fd : {inputs, outputs, control, log, shared_object, dev_null, work_dir_fd})
     if (fd >= 0) close(fd);
   if (w->pid_ < 0) {
     failure = {CallStatus::kProtocolError, 0, 0,
-               "cannot start " + spec.worker_exe + ": " + std::strerror(clone_errno)};
+               "cannot start " + seat.worker_exe + ": " + std::strerror(clone_errno)};
     return nullptr;
   }
   w->alive_ = true;
-  w->sandboxed_ = sandboxed;
-  if (sandboxed) {
-    if (missing.empty()) w->sandbox_.layers = {"pid_namespace", "net_namespace"};
-    w->sandbox_.layers.insert(w->sandbox_.layers.end(),
-                              {"environment_allowlist", "private_directory", "own_output_arena"});
-    w->sandbox_.missing = std::move(missing);
-  }
+  if (missing.empty()) w->sandbox_.layers = {"pid_namespace", "net_namespace"};
+  w->sandbox_.layers.insert(w->sandbox_.layers.end(),
+                            {"environment_allowlist", "private_directory", "own_output_arena"});
+  w->sandbox_.missing = std::move(missing);
 
-  const double deadline = now_seconds() + spec.startup_timeout_s;
+  const double deadline = now_seconds() + seat.startup_timeout_s;
   if (!w->receive_report(deadline, failure)) return nullptr;
   if (!w->wait_readable(deadline, failure)) {
     if (failure.status == CallStatus::kTimeout)
-      failure.message = "worker did not start within " + std::to_string(spec.startup_timeout_s) +
+      failure.message = "worker did not start within " + std::to_string(seat.startup_timeout_s) +
                         " s (a static constructor that never returns?)";
     return nullptr;
   }
@@ -280,7 +320,7 @@ bool WorkerProcess::receive_report(double deadline_s, CallOutcome& failure) {
     failure = {CallStatus::kCrashed, 0, 0, "worker " + death_message() + " while confining itself"};
     return false;
   }
-  if (report.layers == 0 && report.missing == 0) return true;  // a baseline (or a setup failure)
+  if (report.layers == 0 && report.missing == 0) return true;  // a setup failure before confining
   const sandbox::Applied applied{report.layers, report.missing, report.landlock_abi};
   for (std::string& name : sandbox::layer_names(applied.layers))
     sandbox_.layers.push_back(std::move(name));
@@ -417,11 +457,15 @@ bool WorkerProcess::exchange(worker::Op op, double timeout_s, worker::Reply& rep
   }
   // Read while the worker is frozen, so the counters bracket exactly this exchange.
   const std::vector<TaskSchedstat> before = read_task_schedstats(pid_);
-  if (const std::string escaped = sandboxed_ ? escaped_the_freeze() : ""; !escaped.empty()) {
+  if (const std::string escaped = escaped_the_freeze(); !escaped.empty()) {
     kill_all();
     outcome = {CallStatus::kViolation, 0, 0, escaped};
     return false;
   }
+  // The awake window opens before the worker can run: CPU it burns while kbench waits for its own
+  // turn on a loaded machine still falls inside it.
+  const double cpu_before = process_cpu_seconds(pid_);
+  const double woken_at = now_seconds();
   thaw();
   const worker::Request request{static_cast<std::uint32_t>(op), ++sequence_};
   const double start = now_seconds();
@@ -456,7 +500,8 @@ bool WorkerProcess::exchange(worker::Op op, double timeout_s, worker::Reply& rep
   // The call ends once the worker is stopped, not when its reply arrives: a kernel that replies
   // early and finishes in the moment before the stop would otherwise do that work off the clock.
   freeze();
-  outcome.seconds = now_seconds() - start;
+  const double stopped_at = now_seconds();
+  outcome.seconds = stopped_at - start;
   if (!alive_) {
     outcome = {CallStatus::kCrashed, outcome.seconds, 0, "worker " + death_message()};
     return false;
@@ -471,6 +516,8 @@ bool WorkerProcess::exchange(worker::Op op, double timeout_s, worker::Reply& rep
     return false;
   }
   outcome.sched = sched_delta(before, settled_schedstats());
+  awake_.wall_s += stopped_at - woken_at;
+  awake_.cpu_s += process_cpu_seconds(pid_) - cpu_before;
   return true;
 }
 
@@ -540,18 +587,47 @@ std::string WorkerProcess::death_message() {
   return "sandbox: the worker closed its control socket while running, and was killed";
 }
 
-double WorkerProcess::cpu_seconds() const {
-  std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  const std::size_t close_paren = text.rfind(')');
-  if (close_paren == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close_paren + 2));
-  std::string field;
-  double ticks = 0;
-  // Fields after the command name start at field 3 (state); utime and stime are fields 14 and 15.
-  for (int index = 3; fields >> field && index <= 15; ++index)
-    if (index == 14 || index == 15) ticks += std::stod(field);
-  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+bool exceeds_thread_budget(const AwakeTime& awake, int threads) {
+  return awake.cpu_s > kCpuBudgetFactor * threads * awake.wall_s + kCpuBudgetSlackS;
+}
+
+WorkerObservation WorkerProcess::observe() const {
+  WorkerObservation o;
+  const std::string proc = "/proc/" + std::to_string(pid_);
+  const std::string status = read_text(proc + "/status");
+  o.seccomp = status_field(status, "Seccomp");
+  o.no_new_privs = status_field(status, "NoNewPrivs");
+  o.cpus_allowed = status_field(status, "Cpus_allowed_list");
+  o.capabilities = status_field(status, "CapEff");
+  // "Uid:" lists real, effective, saved and file-system ids; a worker of its own user has no 0.
+  std::istringstream uids(status_field(status, "Uid"));
+  for (std::string id; uids >> id;) o.runs_as_root = o.runs_as_root || id == "0";
+  o.own_pid_namespace = own_namespace(pid_, "pid");
+  o.own_net_namespace = own_namespace(pid_, "net");
+  o.limits = read_text(proc + "/limits");
+  o.layers = sandbox_.layers;
+  o.missing = sandbox_.missing;
+  return o;
+}
+
+std::string observation_difference(const WorkerObservation& a, const WorkerObservation& b) {
+  std::string fields;
+  const auto note = [&](bool differs, const char* name) {
+    if (!differs) return;
+    if (!fields.empty()) fields += ", ";
+    fields += name;
+  };
+  note(a.seccomp != b.seccomp, "seccomp");
+  note(a.no_new_privs != b.no_new_privs, "no_new_privs");
+  note(a.cpus_allowed != b.cpus_allowed, "cpus_allowed");
+  note(a.capabilities != b.capabilities, "capabilities");
+  note(a.runs_as_root != b.runs_as_root, "runs_as_root");
+  note(a.own_pid_namespace != b.own_pid_namespace, "pid_namespace");
+  note(a.own_net_namespace != b.own_net_namespace, "net_namespace");
+  note(a.limits != b.limits, "limits");
+  note(a.layers != b.layers, "layers");
+  note(a.missing != b.missing, "missing");
+  return fields;
 }
 
 std::string WorkerProcess::log_tail(std::size_t max_bytes) const {

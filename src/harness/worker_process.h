@@ -15,24 +15,51 @@
 
 namespace kbench {
 
-struct WorkerSpec {
+// What a seat is: the conditions a worker starts and runs under. The candidate's seat and the
+// baseline's get equal conditions (the evaluator builds both from one function, and compares what
+// it observes of the two processes before timing), so a speedup compares kernels, not seats.
+struct SeatConditions {
   std::string worker_exe;  // path of kbench-worker
   const Workload* workload = nullptr;
   Size size = Size::kSmoke;
   int threads = 1;
   std::vector<int> cpus;  // CPUs the worker is pinned to (threads of them)
-  std::string so_path;    // candidate shared object; empty runs the built-in baseline
-  // The candidate's seat: the whole sandbox, whatever runs in it (a candidate, or the baseline in
-  // an A/A check, which so measures what the sandbox costs).
-  bool sandboxed = false;
   long long mem_limit_mb = 0;
-  double cpu_limit_s =
-      0;                // candidates: RLIMIT_CPU over the worker's life (a backstop to deadlines)
-  int inputs_fd = -1;   // memfd with the inputs (the worker maps it read-only)
-  int outputs_fd = -1;  // memfd with this worker's outputs
+  double cpu_limit_s = 0;  // RLIMIT_CPU over the worker's life (a backstop to deadlines)
+  int inputs_fd = -1;      // memfd with the inputs (the worker maps it read-only)
   double startup_timeout_s = 10;
-  std::string gemm_plan;  // baselines only: ops::set_gemm_plan's encoding of the chosen GEMM paths
+  std::string gemm_plan;  // ops::set_gemm_plan's encoding of the baseline's GEMM paths
+
+  bool operator==(const SeatConditions&) const = default;
 };
+
+// One worker: a seat, the code it loads and the arena it writes. Every worker confines itself
+// before it loads any code (harness/sandbox.h): the baseline's seat is the candidate's.
+struct WorkerSpec {
+  SeatConditions seat;
+  std::string so_path;  // candidate shared object; empty runs the built-in baseline
+  int outputs_fd = -1;  // memfd with this worker's outputs
+};
+
+// What kbench reads of a running worker from /proc: the confinement it is really under, for
+// comparing two seats. Equal for two workers started from equal SeatConditions.
+struct WorkerObservation {
+  std::string seccomp;              // /proc/<pid>/status "Seccomp" (2: filter)
+  std::string no_new_privs;         // "NoNewPrivs"
+  std::string cpus_allowed;         // "Cpus_allowed_list"
+  std::string capabilities;         // "CapEff"
+  bool runs_as_root = false;        // real or effective user 0
+  bool own_pid_namespace = false;   // differs from kbench's
+  bool own_net_namespace = false;   // differs from kbench's
+  std::string limits;               // /proc/<pid>/limits, whole
+  std::vector<std::string> layers;  // what the worker reported installing (SandboxReport)
+  std::vector<std::string> missing;
+
+  bool operator==(const WorkerObservation&) const = default;
+};
+
+// The fields in which two observations differ, by name ("limits, cpus_allowed"); empty if none.
+std::string observation_difference(const WorkerObservation& a, const WorkerObservation& b);
 
 // How a call ended. Only kOk says the kernel returned 0; whether its outputs are right is the
 // checker's business.
@@ -49,6 +76,22 @@ struct CallOutcome {
   // read by kbench from /proc (the worker cannot forge it); invalid when /proc has no schedstat.
   SchedDelta sched;
 };
+
+// The worker's awake windows, each from just before it was resumed until it had stopped again, and
+// the CPU time (all threads, live and exited) it used in them, read while it was stopped and
+// settled: both over the same windows.
+struct AwakeTime {
+  double wall_s = 0;
+  double cpu_s = 0;
+};
+
+// Whether `awake` holds more CPU time than `threads` threads can use in its wall time. An honest
+// worker pinned to `threads` CPUs stays at or below threads x wall however loaded the machine is;
+// the factor and the slack cover what a stopping thread books after the settle read and the clocks'
+// granularity, far below what a second busy CPU adds.
+constexpr double kCpuBudgetFactor = 1.2;
+constexpr double kCpuBudgetSlackS = 0.05;
+bool exceeds_thread_budget(const AwakeTime& awake, int threads);
 
 class WorkerProcess {
  public:
@@ -73,12 +116,15 @@ class WorkerProcess {
   // False, with the reason in `error`, when a thread could not be moved.
   bool move_to_cpus(const std::vector<int>& cpus, std::string& error);
 
-  // CPU time (user + system, all threads, live and exited) the worker has used so far.
-  double cpu_seconds() const;
+  // The worker's awake windows so far (exchanges that failed end the worker and are left out).
+  AwakeTime awake() const { return awake_; }
+
+  // Reads the worker's confinement from /proc (the worker is frozen or running; either works).
+  WorkerObservation observe() const;
   // The last `max_bytes` of what the worker wrote to stdout/stderr.
   std::string log_tail(std::size_t max_bytes = 4096) const;
   bool alive() const { return alive_; }
-  // The layers confining a candidate's worker (empty for a baseline's).
+  // The layers confining the worker.
   const SandboxReport& sandbox() const { return sandbox_; }
   pid_t pid() const { return pid_; }
 
@@ -104,8 +150,8 @@ class WorkerProcess {
   std::uint32_t sequence_ = 0;
   std::string exit_description_;  // how the worker ended, once reaped
   bool violation_ = false;        // it ended by breaking a sandbox rule
-  bool sandboxed_ = false;        // the candidate's seat: held to the sandbox's rules
   SandboxReport sandbox_;
+  AwakeTime awake_;
 };
 
 }  // namespace kbench

@@ -35,7 +35,7 @@ enum class HelloCode : std::int32_t {
 
 // The first message, sent once the worker has confined itself and before it loads the candidate,
 // so no candidate code has run that could forge it: the sandbox layers it installed and those it
-// could not (bits of sandbox::Layer). Baseline workers send it with both zero.
+// could not (bits of sandbox::Layer). A worker that failed before confining itself sends both zero.
 struct SandboxReport {
   std::uint32_t magic;
   std::uint32_t layers;

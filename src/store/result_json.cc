@@ -59,8 +59,22 @@ json timing_to_json(const TimingSummary& timing, bool include_samples) {
   return out;
 }
 
-json noise_to_json(const NoiseReport& n) {
+json order_effect_to_json(const OrderEffect& o) {
   return {
+      {"candidate_first", number(o.candidate_first)},
+      {"candidate_first_ci95", {number(o.candidate_first_ci95.first),
+                                number(o.candidate_first_ci95.second)}},
+      {"candidate_first_pairs", o.candidate_first_pairs},
+      {"baseline_first", number(o.baseline_first)},
+      {"baseline_first_ci95",
+       {number(o.baseline_first_ci95.first), number(o.baseline_first_ci95.second)}},
+      {"baseline_first_pairs", o.baseline_first_pairs},
+      {"split", number(o.split)},
+  };
+}
+
+json noise_to_json(const NoiseReport& n) {
+  json out = {
       {"cv_candidate", number(n.cv_candidate)},
       {"cv_baseline", number(n.cv_baseline)},
       {"steal_pct", number(n.steal_pct)},
@@ -80,6 +94,8 @@ json noise_to_json(const NoiseReport& n) {
       {"max_iters", n.max_iters},
       {"time_budget_s", number(n.time_budget_s)},
   };
+  out["order_effect"] = n.order_effect ? order_effect_to_json(*n.order_effect) : json(nullptr);
+  return out;
 }
 
 [[noreturn]] void bad_field(const char* key, const std::string& why) {
@@ -165,6 +181,13 @@ std::optional<double> read_optional_number(const json& object, const char* key) 
   return number_from(*value, key);
 }
 
+std::optional<std::pair<double, double>> read_ci(const json& object, const char* key) {
+  const json* ci = find(object, key);
+  if (!ci) return std::nullopt;
+  if (!ci->is_array() || ci->size() != 2) bad_field(key, "expected [lo, hi]");
+  return std::pair(number_from((*ci)[0], key), number_from((*ci)[1], key));
+}
+
 const json& require_object(const json& value, const char* key) {
   if (!value.is_object())
     bad_field(key, std::string("expected an object, got ") + value.type_name());
@@ -231,6 +254,18 @@ std::optional<NoiseReport> noise_from_json(const json& object) {
   read(in, "min_iters", n.min_iters);
   read(in, "max_iters", n.max_iters);
   read(in, "time_budget_s", n.time_budget_s);
+  if (const json* order = find(in, "order_effect"); order && !order->is_null()) {
+    const json& o = require_object(*order, "order_effect");
+    OrderEffect e;
+    read(o, "candidate_first", e.candidate_first);
+    e.candidate_first_ci95 = read_ci(o, "candidate_first_ci95").value_or(e.candidate_first_ci95);
+    read(o, "candidate_first_pairs", e.candidate_first_pairs);
+    read(o, "baseline_first", e.baseline_first);
+    e.baseline_first_ci95 = read_ci(o, "baseline_first_ci95").value_or(e.baseline_first_ci95);
+    read(o, "baseline_first_pairs", e.baseline_first_pairs);
+    read(o, "split", e.split);
+    n.order_effect = e;
+  }
   return n;
 }
 
@@ -266,13 +301,6 @@ json expert_to_json(const ExpertSummary& e) {
 }
 
 namespace {
-
-std::optional<std::pair<double, double>> read_ci(const json& object, const char* key) {
-  const json* ci = find(object, key);
-  if (!ci) return std::nullopt;
-  if (!ci->is_array() || ci->size() != 2) bad_field(key, "expected [lo, hi]");
-  return std::pair(number_from((*ci)[0], key), number_from((*ci)[1], key));
-}
 
 std::optional<ExpertSummary> expert_from_json(const json& in) {
   const json* value = find(in, "expert");
@@ -341,6 +369,18 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
                                  : json(nullptr)},
   };
   if (options.include_source) out["candidate_source"] = result.candidate_source;
+  if (result.library_ceiling) {
+    json parts = json::array();
+    for (const LibraryCeilingPart& p : result.library_ceiling->parts)
+      parts.push_back({{"call", p.call},
+                       {"count", p.count},
+                       {"flops", number(p.flops)},
+                       {"path", p.path},
+                       {"best_ms", number(p.best_ms)}});
+    out["library_ceiling"] = {{"ms", number(result.library_ceiling->ms)}, {"parts", parts}};
+  } else {
+    out["library_ceiling"] = nullptr;
+  }
   // kbench run's records carry the expert beside the baseline: null where the workload has none.
   if (result.kind == "run") {
     out["expert"] = result.expert ? expert_to_json(*result.expert) : json(nullptr);
@@ -364,7 +404,8 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
   out["bound"] = roofed ? json(util->bound) : json(nullptr);
   out["roofline_ms"] = roofed ? number(util->roofline_ms) : json(nullptr);
   out["pct_roofline"] = roofed ? number(util->pct_roofline) : json(nullptr);
-  const bool library = util && util->library_gflops > 0;
+  const bool library = util && util->library_ms > 0;
+  out["library_ms"] = library ? number(util->library_ms) : json(nullptr);
   out["library_gflops"] = library ? number(util->library_gflops) : json(nullptr);
   out["library_method"] = library ? json(util->library_method) : json(nullptr);
   out["pct_library"] = library ? number(util->pct_library) : json(nullptr);
@@ -441,6 +482,7 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
       read(in, "bound", util.bound);
       read_measured(in, "roofline_ms", util.roofline_ms);
       read_measured(in, "pct_roofline", util.pct_roofline);
+      read_measured(in, "library_ms", util.library_ms);
       read_measured(in, "library_gflops", util.library_gflops);
       read(in, "library_method", util.library_method);
       read_measured(in, "pct_library", util.pct_library);
@@ -463,6 +505,24 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
     read(object, "layers", report.layers);
     read(object, "missing", report.missing);
     result.sandbox = std::move(report);
+  }
+  if (const json* ceiling = find(in, "library_ceiling")) {
+    const json& object = require_object(*ceiling, "library_ceiling");
+    LibraryCeiling c;
+    read(object, "ms", c.ms);
+    if (const json* parts = find(object, "parts")) {
+      if (!parts->is_array()) bad_field("library_ceiling", "parts: expected an array");
+      for (const json& p : *parts) {
+        LibraryCeilingPart part;
+        read(p, "call", part.call);
+        read(p, "count", part.count);
+        read(p, "flops", part.flops);
+        read(p, "path", part.path);
+        read(p, "best_ms", part.best_ms);
+        c.parts.push_back(std::move(part));
+      }
+    }
+    result.library_ceiling = std::move(c);
   }
   return result;
 }

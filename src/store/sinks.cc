@@ -139,7 +139,7 @@ void write_table(std::ostream& out, std::span<const EvalResult> results) {
        }},
       {"%lib", true,
        [](const EvalResult& r) {
-         return r.utilization && r.utilization->library_gflops > 0
+         return r.utilization && r.utilization->library_ms > 0
                     ? format_pct(r.utilization->pct_library)
                     : std::string(kMissing);
        }},
@@ -252,6 +252,7 @@ std::vector<CsvColumn> csv_columns() {
            {"balance", &Utilization::balance},
            {"roofline_ms", &Utilization::roofline_ms},
            {"pct_roofline", &Utilization::pct_roofline},
+           {"library_ms", &Utilization::library_ms},
            {"library_gflops", &Utilization::library_gflops},
            {"pct_library", &Utilization::pct_library}}) {
     columns.push_back({name, [field = field](R r) {
@@ -342,6 +343,9 @@ void write_noise(std::ostream& out, const std::string& label, const EvalResult& 
     out << "; " << n.stop_reason << " after " << iters << (r.candidate ? " pairs" : " calls")
         << " (CI +-" << format_pct(n.ci_half_width_pct) << "%)";
   }
+  if (const std::optional<OrderEffect>& o = n.order_effect; o && o->split > 0)
+    out << "; order split " << format_sig(o->split) << " (" << format_sig(o->candidate_first)
+        << "x candidate first, " << format_sig(o->baseline_first) << "x baseline first)";
   out << '\n';
 }
 
@@ -356,11 +360,9 @@ void write_roofline(std::ostream& out, const std::string& label, const Utilizati
         << format_sig(u.roofline_ms) << " ms at the roof; intensity " << format_sig(u.intensity, 3)
         << " vs balance " << format_sig(u.balance, 3) << " flop/B)";
   }
-  if (u.library_gflops > 0) {
+  if (u.library_ms > 0) {
     out << "; " << format_pct(u.pct_library) << "% of library ceiling ("
-        << format_sig(u.library_gflops) << " GFLOP/s";
-    if (!u.library_method.empty()) out << ", " << u.library_method;
-    out << ")";
+        << format_sig(u.library_ms) << " ms: " << u.library_method << ")";
   }
   out << '\n';
 }

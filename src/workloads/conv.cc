@@ -13,6 +13,7 @@
 #include "workloads/conv.h"
 
 #include <hwy/highway.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 
 #include "core/bf16.h"
 #include "core/input_gen.h"
+#include "workloads/library_calls.h"
 #include "workloads/ops.h"
 
 namespace kbench::ops {
@@ -677,6 +679,10 @@ bool conv_on_path(ConvPath path, const ConvGeometry& g, const void* src, kb_dtyp
 void conv(const ConvGeometry& g, const void* src, kb_dtype src_dtype, const void* weights,
           kb_dtype weights_dtype, void* dst, kb_dtype dst_dtype, ConvLayout dst_layout,
           const ConvEpilogue& epilogue) {
+  LibraryCall call;
+  call.kind = LibraryCall::Kind::kConv;
+  call.conv = {g, src_dtype, weights_dtype, dst_dtype, dst_layout, omp_get_max_threads()};
+  note_library_call(call);
   if (conv_on_path(conv_default_path(), g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
                    dst_layout, epilogue))
     return;
