@@ -83,7 +83,8 @@ Measured measure(const Workload& w) {
     if (call.kind == ops::LibraryCall::Kind::kGemm) {
       std::vector<ops::PathTiming> timings;
       const ops::GemmPath fastest = ops::measure_fastest_path(call.gemm, &timings);
-      for (const ops::PathTiming& t : timings) best = best == 0 ? t.best_ms : std::min(best, t.best_ms);
+      for (const ops::PathTiming& t : timings)
+        best = best == 0 ? t.best_ms : std::min(best, t.best_ms);
       if (!plan.empty()) plan += ';';
       plan += call.gemm.key();
       plan += '=';

@@ -72,7 +72,8 @@ TEST(UtilizationOf, FillsTheRooflineAndTheLibraryCeiling) {
   const PeakReport peaks = peaks_with(std::nullopt, 300);
   const Problem p = gemm_problem();
   // The workload's own library calls: one GEMM at 1.5 ms on its fastest path.
-  const LibraryCeiling ceiling{1.5, {{"gemm 512x512x512:nn:bf16:t1", 1, p.flops, "onednn_bf16", 1.5}}};
+  const LibraryCeiling ceiling{1.5,
+                               {{"gemm 512x512x512:nn:bf16:t1", 1, p.flops, "onednn_bf16", 1.5}}};
   // At 2 ms: 134.2 GFLOP/s.
   const Utilization u = utilization_of(p, MathClass::kBf16Matmul, 2.0, peaks, ceiling);
   EXPECT_EQ(u.math, "bf16_matmul");

@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/timer.h"
 #include "harness/compiler.h"
 #include "harness/evaluator.h"
 #include "harness/problem_instance.h"
@@ -74,7 +76,8 @@ TEST_F(SeatsTest, CandidateAndBaselineRunAlike) {
   ProblemInstance instance(*find_workload("12p"), Size::kSmoke);
   instance.generate(1);
   const SeatConditions conditions = seat(instance, 1);
-  Started candidate = start(conditions, instance.problem(), compiled("examples/12p_RMSNorm_fast.cpp"));
+  Started candidate =
+      start(conditions, instance.problem(), compiled("examples/12p_RMSNorm_fast.cpp"));
   Started baseline = start(conditions, instance.problem(), "");
   ASSERT_TRUE(candidate.worker && baseline.worker);
   const WorkerObservation c = candidate.worker->observe(), b = baseline.worker->observe();
@@ -84,6 +87,8 @@ TEST_F(SeatsTest, CandidateAndBaselineRunAlike) {
   EXPECT_EQ(b.seccomp, "2");
   EXPECT_EQ(b.no_new_privs, "1");
   EXPECT_NE(b.limits.find("Max address space"), std::string::npos);
+  EXPECT_FALSE(b.arguments.empty());
+  EXPECT_FALSE(b.environment.empty());
   if (geteuid() == 0) {
     EXPECT_FALSE(b.runs_as_root);
     EXPECT_TRUE(b.own_pid_namespace);
@@ -102,14 +107,20 @@ TEST_F(SeatsTest, ASeatThatDiffersIsToldApart) {
   Started other = start(more_memory, instance.problem(), "");
   ASSERT_TRUE(reference.worker && other.worker);
   EXPECT_EQ(observation_difference(reference.worker->observe(), other.worker->observe()),
-            "limits");
+            "limits, arguments");
+  SeatConditions other_plan = conditions;
+  other_plan.gemm_plan = "1x1x1:nn:bf16:t1=onednn_f32";
+  Started planned = start(other_plan, instance.problem(), "");
+  ASSERT_TRUE(planned.worker);
+  EXPECT_EQ(observation_difference(reference.worker->observe(), planned.worker->observe()),
+            "arguments");
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: no other CPU set to try";
   SeatConditions other_cpu = conditions;
   other_cpu.cpus = {worker_cpus(2).back()};
   Started moved = start(other_cpu, instance.problem(), "");
   ASSERT_TRUE(moved.worker);
   EXPECT_EQ(observation_difference(reference.worker->observe(), moved.worker->observe()),
-            "cpus_allowed");
+            "cpus_allowed, arguments");
 }
 
 // Busy processes, one pinned to each of `cpus`, for as long as it lives.
@@ -148,8 +159,8 @@ TEST_F(SeatsTest, HonestWorkerStaysWithinItsThreadsOnALoadedMachine) {
   ProblemInstance instance(*find_workload("8p"), Size::kSmoke);
   instance.generate(1);
   const SeatConditions conditions = seat(instance, threads);
-  Started s = start(conditions, instance.problem(),
-                    compiled("tests/candidates/openblas_openmp_gemm.cpp"));
+  Started s =
+      start(conditions, instance.problem(), compiled("tests/candidates/openblas_openmp_gemm.cpp"));
   ASSERT_TRUE(s.worker);
   const Load load(conditions.cpus);
   double call_seconds = 0;
@@ -168,8 +179,33 @@ TEST_F(SeatsTest, HonestWorkerStaysWithinItsThreadsOnALoadedMachine) {
   RecordProperty("request_to_stop_s", std::to_string(call_seconds));
 }
 
-// Needs the two CPUs mostly to itself, as CTest runs it (RUN_SERIAL): a second thread that other
-// processes keep off its CPU uses no second CPU, and rightly passes the budget.
+// Awake time of `calls` calls of the worker.
+AwakeTime run_calls(WorkerProcess& worker, int calls) {
+  for (int call = 0; call < calls; ++call)
+    if (worker.call(30).status != CallStatus::kOk) return {};
+  return worker.awake();
+}
+
+// The share of `cpu` a busy thread of this process gets over 0.2 s: about 1 on an idle CPU.
+double free_share_of(int cpu) {
+  double share = 0;
+  std::thread probe([&] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+    const double wall0 = now_seconds(), cpu0 = thread_cpu_seconds();
+    while (now_seconds() - wall0 < 0.2) {
+    }
+    share = (thread_cpu_seconds() - cpu0) / (now_seconds() - wall0);
+  });
+  probe.join();
+  return share;
+}
+
+// A second thread that other processes keep off its CPU uses no second CPU, and rightly passes the
+// budget: the test needs the two CPUs mostly to itself, as CTest runs it (RUN_SERIAL), and says it
+// skipped where they are busy.
 TEST_F(SeatsTest, ASecondBusyCpuIsSeen) {
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs two CPUs";
   ProblemInstance instance(*find_workload("12p"), Size::kSmoke);
@@ -177,12 +213,13 @@ TEST_F(SeatsTest, ASecondBusyCpuIsSeen) {
   // One thread granted, two CPUs in the mask: as if the worker had widened its own affinity.
   SeatConditions conditions = seat(instance, 1);
   conditions.cpus = worker_cpus(2);
-  Started s = start(conditions, instance.problem(),
-                    compiled("tests/candidates/second_busy_thread.cpp"));
+  for (const int cpu : conditions.cpus)
+    if (const double share = free_share_of(cpu); share < 0.8)
+      GTEST_SKIP() << "CPU " << cpu << " is busy: a thread got " << share << " of it";
+  Started s =
+      start(conditions, instance.problem(), compiled("tests/candidates/second_busy_thread.cpp"));
   ASSERT_TRUE(s.worker);
-  for (int call = 0; call < 20; ++call)
-    ASSERT_EQ(s.worker->call(30).status, CallStatus::kOk);
-  const AwakeTime awake = s.worker->awake();
+  const AwakeTime awake = run_calls(*s.worker, 20);
   EXPECT_GT(awake.cpu_s, 1.5 * awake.wall_s);
   EXPECT_TRUE(exceeds_thread_budget(awake, 1))
       << awake.cpu_s << " s of CPU in " << awake.wall_s << " s awake";

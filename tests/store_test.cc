@@ -116,8 +116,8 @@ EvalResult make_result(int i, const std::string& workload = "8p_GEMM",
     noise.order_effect = order;
   }
   r.noise = noise;
-  r.library_ceiling = LibraryCeiling{
-      2.5, {{"gemm 768x2688x768:nn:bf16:t1", 2, 3.17e9, "onednn_bf16", 1.25}}};
+  r.library_ceiling =
+      LibraryCeiling{2.5, {{"gemm 768x2688x768:nn:bf16:t1", 2, 3.17e9, "onednn_bf16", 1.25}}};
   r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
   r.warmup = 3;
   r.wall_s = 1.25 + i;

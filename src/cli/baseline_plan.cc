@@ -52,7 +52,7 @@ json shape_to_json(const ops::GemmShapeClass& c) {
 }
 
 ops::GemmShapeClass shape_from_json(const json& c) {
-  return {c.at("m"), c.at("n"), c.at("k"), c.at("b_transposed"), c.at("f32_operands"),
+  return {c.at("m"),      c.at("n"), c.at("k"), c.at("b_transposed"), c.at("f32_operands"),
           c.at("threads")};
 }
 
@@ -89,8 +89,8 @@ ops::ConvCall conv_from_json(const json& j) {
   c.src_dtype = static_cast<kb_dtype>(j.at("src_dtype").get<int>());
   c.weights_dtype = static_cast<kb_dtype>(j.at("weights_dtype").get<int>());
   c.dst_dtype = static_cast<kb_dtype>(j.at("dst_dtype").get<int>());
-  c.layout = j.at("channels_last").get<bool>() ? ops::ConvLayout::kChannelsLast
-                                               : ops::ConvLayout::kPlain;
+  c.layout =
+      j.at("channels_last").get<bool>() ? ops::ConvLayout::kChannelsLast : ops::ConvLayout::kPlain;
   c.threads = j.at("threads");
   return c;
 }
@@ -99,9 +99,9 @@ json discovery_to_json(const Discovery& d) {
   json calls = json::array(), classes = json::array();
   for (const ops::LibraryCall& call : d.calls) {
     const bool gemm = call.kind == ops::LibraryCall::Kind::kGemm;
-    calls.push_back({{"count", call.count},
-                     {gemm ? "gemm" : "conv", gemm ? shape_to_json(call.gemm)
-                                                   : conv_to_json(call.conv)}});
+    calls.push_back(
+        {{"count", call.count},
+         {gemm ? "gemm" : "conv", gemm ? shape_to_json(call.gemm) : conv_to_json(call.conv)}});
   }
   for (const ops::GemmShapeClass& c : d.classes) classes.push_back(shape_to_json(c));
   return {{"calls", calls}, {"classes", classes}};
@@ -145,9 +145,9 @@ class PinnedLikeWorker {
 
 // A measurement cached per machine under `key`: {"path": fastest, "best_ms": {path: ms, ...}}.
 // Measured by `measure` (path -> best ms) when missing or unreadable.
-json cached_path_timings(ResultStore& store, const std::string& key, int threads,
-                         const std::string& what,
-                         const std::function<std::vector<std::pair<std::string, double>>()>& measure) {
+json cached_path_timings(
+    ResultStore& store, const std::string& key, int threads, const std::string& what,
+    const std::function<std::vector<std::pair<std::string, double>>()>& measure) {
   if (const auto cached = store.cache_get(key)) {
     try {
       json entry = json::parse(*cached);

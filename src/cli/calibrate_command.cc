@@ -193,12 +193,11 @@ int calibrate_command(const CalibrateOptions& options) {
     const EvalResult& r = results[i];
     const NoiseReport n = r.noise.value_or(NoiseReport{});
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "  %4zu  %.3fx  [%.3f, %.3f]    %.3f   %-25s  %5d/%-5d  %-11s  %5.1f s", i + 1,
-                  *r.speedup, r.speedup_ci95->first, r.speedup_ci95->second,
-                  n.order_effect.value_or(OrderEffect{}).split, r.speedup_verdict.c_str(),
-                  n.clean_pairs, r.baseline ? r.baseline->iters : 0, n.stop_reason.c_str(),
-                  r.wall_s);
+    std::snprintf(
+        line, sizeof line, "  %4zu  %.3fx  [%.3f, %.3f]    %.3f   %-25s  %5d/%-5d  %-11s  %5.1f s",
+        i + 1, *r.speedup, r.speedup_ci95->first, r.speedup_ci95->second,
+        n.order_effect.value_or(OrderEffect{}).split, r.speedup_verdict.c_str(), n.clean_pairs,
+        r.baseline ? r.baseline->iters : 0, n.stop_reason.c_str(), r.wall_s);
     std::cout << line;
     if (!n.stable) std::cout << "  (" << n.unstable_reason << ")";
     std::cout << '\n';

@@ -19,8 +19,8 @@ bool cpu_has_clflushopt() {
   return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23)) != 0;
 }
 
-// clflushopt lets many lines be in flight at once (weakly ordered, fenced at the end); about 20 GB/s
-// of arena on the AMX Xeon, clflush about a third of that.
+// clflushopt lets many lines be in flight at once (weakly ordered, fenced at the end); about 20
+// GB/s of arena on the AMX Xeon, clflush about a third of that.
 __attribute__((target("clflushopt"))) void flush_lines_opt(const char* begin, const char* end) {
   for (const char* p = begin; p < end; p += kLine) _mm_clflushopt(const_cast<char*>(p));
 }

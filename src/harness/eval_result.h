@@ -73,9 +73,9 @@ struct Utilization {
   // The workload's library ceiling (LibraryCeiling), where its baseline makes library calls:
   // its time, the workload's FLOPs over it, and the measured time's share of it.
   double library_ms = 0;
-  double library_gflops = 0;  // flops / library_ms
+  double library_gflops = 0;   // flops / library_ms
   std::string library_method;  // the parts in short: "768x2688x768:nn:bf16:t1 onednn_bf16"
-  double pct_library = 0;     // 100 * library_ms / measured median
+  double pct_library = 0;      // 100 * library_ms / measured median
 };
 
 // The speedup split by the order of the calls in a pair: over the pairs whose candidate call ran

@@ -76,8 +76,7 @@ bool start_worker(Side& side, const SeatConditions& seat, const std::string& so_
 
 // Before each timed call, whichever side: its outputs poisoned, the shared inputs and both arenas
 // out of every cache, then the settling pause (harness/call_preamble.h).
-CallOutcome timed_call(Side& side, const ProblemInstance& instance, Side* other,
-                       double timeout_s) {
+CallOutcome timed_call(Side& side, const ProblemInstance& instance, Side* other, double timeout_s) {
   side.outputs.poison();
   evict_from_caches(instance.shared_inputs());
   evict_from_caches(side.outputs.views());
@@ -366,8 +365,8 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
       if (!side->worker->move_to_cpus(timing_cpus, error)) throw HarnessError(error);
     this_thread.pin(timing_cpus);
   }
-  if (const std::string differs = observation_difference(candidate.worker->observe(),
-                                                         baseline.worker->observe());
+  if (const std::string differs =
+          observation_difference(candidate.worker->observe(), baseline.worker->observe());
       !differs.empty())
     throw HarnessError("the two seats do not run alike (" + differs + ")");
   const AwakeTime awake_before = candidate.worker->awake();
@@ -498,13 +497,14 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   CallOutcome failure;
   // The seat `kbench eval` times the baseline in, so the two commands' baseline times agree.
   Side baseline = new_side(instance.problem());
-  if (!start_worker(baseline,
-                    seat_conditions(options, instance.shared_inputs_fd(),
-                                    worker_cpus(options.threads)),
-                    "", failure))
+  if (!start_worker(
+          baseline,
+          seat_conditions(options, instance.shared_inputs_fd(), worker_cpus(options.threads)), "",
+          failure))
     throw HarnessError("baseline worker failed to start: " + failure.message);
   const auto call = [&]() {
-    const CallOutcome outcome = timed_call(baseline, instance, nullptr, options.call_timeout_s * 10);
+    const CallOutcome outcome =
+        timed_call(baseline, instance, nullptr, options.call_timeout_s * 10);
     if (outcome.status != CallStatus::kOk)
       throw HarnessError("baseline failed during timing: " + outcome.message);
     return outcome;

@@ -90,7 +90,8 @@ SpeedupEstimate estimate_median(std::span<const double> ms) {
   return e;
 }
 
-OrderEffect order_effect(std::span<const double> baseline_ms, std::span<const double> candidate_ms) {
+OrderEffect order_effect(std::span<const double> baseline_ms,
+                         std::span<const double> candidate_ms) {
   std::vector<double> base[2], cand[2];  // [0]: candidate-first pairs, [1]: baseline-first pairs
   const std::size_t n = std::min(baseline_ms.size(), candidate_ms.size());
   for (std::size_t i = 0; i < n; ++i) {
@@ -184,9 +185,9 @@ NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
     n.unstable_reason = percent_text("CI half-width %.1f%% > %.0f%%", n.ci_half_width_pct,
                                      100 * kMaxStableHalfWidth);
   } else if (order && order_effect_beyond_chance(*order)) {
-    n.unstable_reason = percent_text(
-        "order effect: %.3fx with the candidate first, %.3fx with the baseline first",
-        order->candidate_first, order->baseline_first);
+    n.unstable_reason =
+        percent_text("order effect: %.3fx with the candidate first, %.3fx with the baseline first",
+                     order->candidate_first, order->baseline_first);
   }
   n.stable = n.unstable_reason.empty();
   return n;

@@ -106,9 +106,23 @@ std::string read_text(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// The NUL-separated strings of a /proc file such as cmdline or environ.
+std::vector<std::string> split_nul(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\0', start);
+    if (end == std::string::npos) end = text.size();
+    parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
 // Whether process `pid` lives in another namespace of `kind` ("pid", "net") than this process.
 bool own_namespace(pid_t pid, const char* kind) {
-  struct stat mine {}, theirs {};
+  struct stat mine {
+  }, theirs{};
   const std::string path = "/proc/" + std::to_string(pid) + "/ns/" + kind;
   if (stat(("/proc/self/ns/" + std::string(kind)).c_str(), &mine) != 0 ||
       stat(path.c_str(), &theirs) != 0)
@@ -605,6 +619,15 @@ WorkerObservation WorkerProcess::observe() const {
   o.own_pid_namespace = own_namespace(pid_, "pid");
   o.own_net_namespace = own_namespace(pid_, "net");
   o.limits = read_text(proc + "/limits");
+  const std::vector<std::string> args = split_nul(read_text(proc + "/cmdline"));
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "--sandbox-id" || args[i] == "--candidate") && i + 1 < args.size()) {
+      ++i;
+      continue;
+    }
+    o.arguments.push_back(args[i]);
+  }
+  o.environment = split_nul(read_text(proc + "/environ"));
   o.layers = sandbox_.layers;
   o.missing = sandbox_.missing;
   return o;
@@ -625,6 +648,8 @@ std::string observation_difference(const WorkerObservation& a, const WorkerObser
   note(a.own_pid_namespace != b.own_pid_namespace, "pid_namespace");
   note(a.own_net_namespace != b.own_net_namespace, "net_namespace");
   note(a.limits != b.limits, "limits");
+  note(a.arguments != b.arguments, "arguments");
+  note(a.environment != b.environment, "environment");
   note(a.layers != b.layers, "layers");
   note(a.missing != b.missing, "missing");
   return fields;

@@ -44,14 +44,18 @@ struct WorkerSpec {
 // What kbench reads of a running worker from /proc: the confinement it is really under, for
 // comparing two seats. Equal for two workers started from equal SeatConditions.
 struct WorkerObservation {
-  std::string seccomp;              // /proc/<pid>/status "Seccomp" (2: filter)
-  std::string no_new_privs;         // "NoNewPrivs"
-  std::string cpus_allowed;         // "Cpus_allowed_list"
-  std::string capabilities;         // "CapEff"
-  bool runs_as_root = false;        // real or effective user 0
-  bool own_pid_namespace = false;   // differs from kbench's
-  bool own_net_namespace = false;   // differs from kbench's
-  std::string limits;               // /proc/<pid>/limits, whole
+  std::string seccomp;             // /proc/<pid>/status "Seccomp" (2: filter)
+  std::string no_new_privs;        // "NoNewPrivs"
+  std::string cpus_allowed;        // "Cpus_allowed_list"
+  std::string capabilities;        // "CapEff"
+  bool runs_as_root = false;       // real or effective user 0
+  bool own_pid_namespace = false;  // differs from kbench's
+  bool own_net_namespace = false;  // differs from kbench's
+  std::string limits;              // /proc/<pid>/limits, whole
+  // The worker's command line without what names the worker itself (its user id) or its code
+  // (--candidate), and its environment: the seat as the worker was told it.
+  std::vector<std::string> arguments;
+  std::vector<std::string> environment;
   std::vector<std::string> layers;  // what the worker reported installing (SandboxReport)
   std::vector<std::string> missing;
 

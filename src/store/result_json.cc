@@ -62,8 +62,8 @@ json timing_to_json(const TimingSummary& timing, bool include_samples) {
 json order_effect_to_json(const OrderEffect& o) {
   return {
       {"candidate_first", number(o.candidate_first)},
-      {"candidate_first_ci95", {number(o.candidate_first_ci95.first),
-                                number(o.candidate_first_ci95.second)}},
+      {"candidate_first_ci95",
+       {number(o.candidate_first_ci95.first), number(o.candidate_first_ci95.second)}},
       {"candidate_first_pairs", o.candidate_first_pairs},
       {"baseline_first", number(o.baseline_first)},
       {"baseline_first_ci95",

@@ -361,8 +361,8 @@ void write_roofline(std::ostream& out, const std::string& label, const Utilizati
         << " vs balance " << format_sig(u.balance, 3) << " flop/B)";
   }
   if (u.library_ms > 0) {
-    out << "; " << format_pct(u.pct_library) << "% of library ceiling ("
-        << format_sig(u.library_ms) << " ms: " << u.library_method << ")";
+    out << "; " << format_pct(u.pct_library) << "% of library ceiling (" << format_sig(u.library_ms)
+        << " ms: " << u.library_method << ")";
   }
   out << '\n';
 }

@@ -142,7 +142,8 @@ std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& c
     }
   }
   std::vector<std::pair<std::string, double>> out;
-  for (std::size_t i = 0; i < paths.size(); ++i) out.emplace_back(conv_path_name(paths[i]), best[i]);
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    out.emplace_back(conv_path_name(paths[i]), best[i]);
   return out;
 }
 

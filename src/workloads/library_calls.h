@@ -25,9 +25,9 @@ struct ConvCall {
 struct LibraryCall {
   enum class Kind { kGemm, kConv };
   Kind kind = Kind::kGemm;
-  GemmShapeClass gemm;  // kGemm
-  ConvCall conv;        // kConv
-  int count = 0;        // how many times the kernel made this call
+  GemmShapeClass gemm;      // kGemm
+  ConvCall conv;            // kConv
+  int count = 0;            // how many times the kernel made this call
   std::string key() const;  // "gemm <GemmShapeClass::key()>" or "<ConvCall::key()>"
   double flops() const;     // of one call: 2 m n k, or conv_direct_flops
 };

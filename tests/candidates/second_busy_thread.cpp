@@ -1,9 +1,9 @@
-// expect: rejected on 12p_RMSNorm with 1 thread, were its affinity ever wider than its budget
+// expect: correct on 12p_RMSNorm
 // A correct RMSNorm that keeps a second thread spinning for the whole of each call: two CPUs' worth
-// of work on a one-thread budget. The sandbox keeps a worker on its granted CPUs (sched_setaffinity
-// is refused), so in an evaluation both threads share one CPU and nothing is gained; tests/
-// seats_test.cc grants its worker two CPUs for one thread on purpose, to check that the CPU budget
-// still sees the second thread's time.
+// of work on a one-thread budget. In an evaluation the sandbox keeps the worker on its one granted
+// CPU (sched_setaffinity is refused), so both threads share it, nothing is gained, and the verdict
+// is correct. tests/seats_test.cc grants its worker two CPUs for one thread on purpose, as if the
+// affinity had been widened, to check that the CPU budget then sees the second thread's time.
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -37,8 +37,9 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
       }
       const float inv = 1.0f / std::sqrt(sum_sq / static_cast<float>(d) + eps);
       for (int64_t j = 0; j < d; ++j)
-        out[r * d + j] = kb_f32_to_bf16(kb_bf16_to_f32(kb_f32_to_bf16(kb_bf16_to_f32(xs[r * d + j]) * inv)) *
-                                        kb_bf16_to_f32(scale[j]));
+        out[r * d + j] =
+            kb_f32_to_bf16(kb_bf16_to_f32(kb_f32_to_bf16(kb_bf16_to_f32(xs[r * d + j]) * inv)) *
+                           kb_bf16_to_f32(scale[j]));
     }
   }
   done = true;
