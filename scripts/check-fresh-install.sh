@@ -260,11 +260,12 @@ step unpack unpack_root
 step clone clone_commit
 step run-baselines in_root "$(printf '%q ' "${baselines_cmd[@]}")"
 step eval eval_example
+sed 's/^/    /' "$logs/eval.out"
 if ((all)); then
   step xla-peer in_root "scripts/xla-peer.sh --size smoke --warmup 1 --iters 5 8p_GEMM 12p_RMSNorm"
   # A port of its own, so a server on this host's 8088 cannot answer for it.
   step local-llm in_root "scripts/local-llm.sh install && scripts/local-llm.sh start --port 18088 --ctx 2048 &&
     scripts/local-llm.sh status && scripts/local-llm.sh stop"
 fi
-note "passed: $commit"
+note "passed: $commit, in $SECONDS s"
 printf '  %s\n' "${summary[@]}"
