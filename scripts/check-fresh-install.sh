@@ -103,6 +103,7 @@ logs="$work/logs"
 mkdir -p "$logs"
 failed=""
 job=""
+current=""
 declare -a summary=()
 # Each step runs as a job of its own process group, so an interrupted check can stop all of it.
 set -m
@@ -142,13 +143,14 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
-trap 'failed="interrupted"; exit 130' INT TERM HUP
+trap 'failed="interrupted${current:+ during step '"'"'$current'"'"'}"; exit 130' INT TERM HUP
 
 # step NAME COMMAND...: runs COMMAND with its output in $logs/NAME.log, prints the wall time; on failure
 # shows the log's end and ends the check naming the step.
 step() {
   local name="$1" start end rc=0
   shift
+  current="$name"
   start="$(date +%s.%N)"
   "$@" >"$logs/$name.log" 2>&1 &
   job=$!
