@@ -128,13 +128,15 @@ cleanup() {
     echo "$me: error: still mounted under $root, left in place: $(mounts_below | tr '\n' ' ')" >&2
     exit 1
   fi
+  local t0=$SECONDS
   if ((keep)); then
     note "kept $work"
   elif ((status == 0)); then
     rm -rf "$work"
+    note "removed the working root in $((SECONDS - t0)) s"
   else
     rm -rf "$root"
-    note "logs kept in $logs"
+    note "removed the working root in $((SECONDS - t0)) s; logs kept in $logs"
   fi
   if [[ -n "$failed" ]]; then
     echo "$me: error: $failed" >&2
