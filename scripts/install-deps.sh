@@ -9,6 +9,9 @@ packages=(
   chromium             # headless: the test that renders the agent report's HTML page
   libopenblas-dev      # sgemm for baselines; also linked by candidates
   libdnnl-dev          # oneDNN: bf16/f32 matmul with fused post-ops for baselines; linked by candidates
+  # dnnl-config.cmake fails without OpenCL, which Debian makes only a Recommends; installed rather than
+  # finding oneDNN by hand, which would drift from the packager's version and interface targets.
+  ocl-icd-opencl-dev
   libhwy-dev           # Highway: vectorized exp in baselines
   libsqlite3-dev       # results store
   libssl-dev           # SHA-256 for the compile cache
@@ -19,6 +22,9 @@ packages=(
   libbenchmark-dev     # bench/: micro-benchmarks of GEMM paths and input generation
   libjemalloc2         # the XLA:CPU peer's allocator (scripts/xla-peer.sh), as a framework would cache
   python3-numpy        # the interop test's NumPy kernel (tests/interop_test.cc; skipped without it)
+  python3-venv         # the venvs of scripts/xla-peer.sh and scripts/local-llm.sh (pip comes with it)
+  ca-certificates      # HTTPS: the agents' providers (libcurl) and pip; only a Recommends of libcurl4
+  curl                 # scripts/local-llm.sh start waits for the server with it
   clang libclang-rt-dev libomp-dev  # libFuzzer targets of the parsers (tests/fuzz/, docs/fuzzing.md)
 )
 

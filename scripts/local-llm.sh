@@ -3,6 +3,7 @@
 # into a project-local venv (.venv-llm/) and serves it as an OpenAI-compatible endpoint on loopback,
 # for `kbench agent --provider openai --base-url http://127.0.0.1:8088/v1 --model qwen2.5-coder-0.5b`.
 # Not part of CI (the build takes 8-13 minutes on 2 cores); CI uses the scripted server.
+# `scripts/check-fresh-install.sh --all` runs install, start, status and stop in a fresh Debian 12 root.
 # docs/agents-local-llm.md.
 #
 #   scripts/local-llm.sh install                       venv + llama-cpp-python + model (skips what is done)
@@ -90,7 +91,8 @@ install_venv() {
   local python="${PYTHON:-python3}"
   command -v "$python" >/dev/null || die "no $python to create the venv (set PYTHON)"
   note "venv: creating $home"
-  "$python" -m venv "$home" || die "could not create the venv $home"
+  "$python" -m venv "$home" ||
+    die "could not create the venv $home (Debian: python3-venv, which scripts/install-deps.sh installs)"
 }
 
 install_llama() {
