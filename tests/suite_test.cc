@@ -20,6 +20,7 @@
 #include "core/bf16.h"
 #include "core/tensor.h"
 #include "harness/checker.h"
+#include "harness/interop.h"
 #include "harness/problem_instance.h"
 #include "harness/suite_checks.h"
 #include "workloads/registry.h"
@@ -91,6 +92,60 @@ TEST(Suite, IsTheSpecsFiftyWorkloadsInOrder) {
         spec_shape(s["output_shape_full"].get<std::string>());
     if (!out_shape.empty()) {
       EXPECT_EQ(full.outputs[0].shape, out_shape);
+    }
+  }
+}
+
+// Config keys whose full-size value deliberately differs from the spec's config_full, each
+// explained in docs/workloads.md: none today. An entry is "<id>.<key>".
+const std::vector<std::string> kFullConfigDeviations = {};
+
+// The same JSON kind: integer, float, flag, word or list (an integer where the spec has a float,
+// or the reverse, would change how the original computes with it).
+bool same_kind(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b) {
+  const bool a_int = a.is_number_integer(), b_int = b.is_number_integer();
+  return a.type() == b.type() || (a_int && b_int);
+}
+
+// The exported configuration (workload.json's "config") has exactly the spec's config_full keys,
+// in its order and of its kinds, at every size, and the spec's values at full size: the original
+// program then runs on any size's inputs with the constants those inputs were drawn for.
+TEST(Suite, ConfigIsTheSpecsConfigFullAtEverySize) {
+  std::ifstream file(spec_path());
+  if (!file) GTEST_SKIP() << "no spec at " << spec_path();
+  const auto spec = nlohmann::ordered_json::parse(file);
+  const auto workloads = all_workloads();
+  ASSERT_EQ(workloads.size(), spec.size());
+  for (std::size_t i = 0; i < spec.size(); ++i) {
+    const Workload& w = *workloads[i];
+    const auto& want = spec[i]["config_full"];
+    for (Size size : {Size::kSmoke, Size::kCpu, Size::kFull}) {
+      SCOPED_TRACE(std::string(w.name) + " " + size_name(size));
+      const Problem problem = w.problem(size);
+      const nlohmann::ordered_json got = config_json(problem.config);
+      std::vector<std::string> got_keys, want_keys;
+      for (const auto& [key, value] : got.items()) got_keys.push_back(key);
+      for (const auto& [key, value] : want.items()) want_keys.push_back(key);
+      ASSERT_EQ(got_keys, want_keys);
+      for (const auto& [key, value] : want.items()) {
+        EXPECT_TRUE(same_kind(got[key], value)) << key << ": " << got[key] << " vs " << value;
+        const bool deviation = std::find(kFullConfigDeviations.begin(), kFullConfigDeviations.end(),
+                                         std::string(w.id) + "." + key) !=
+                               kFullConfigDeviations.end();
+        if (size != Size::kFull || deviation) continue;
+        if (value.is_number()) {
+          EXPECT_DOUBLE_EQ(got[key].get<double>(), value.get<double>()) << key;
+        } else {
+          EXPECT_EQ(got[key], value) << key;
+        }
+      }
+      // Module-level constants besides CONFIG: the spec's scenario_constants keys (7p).
+      std::vector<std::string> scenario_keys, want_scenario;
+      for (const ConfigEntry& e : problem.scenario) scenario_keys.push_back(e.name);
+      if (spec[i].contains("scenario_constants"))
+        for (const auto& [key, value] : spec[i]["scenario_constants"].items())
+          want_scenario.push_back(key);
+      EXPECT_EQ(scenario_keys, want_scenario);
     }
   }
 }

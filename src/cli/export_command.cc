@@ -28,7 +28,7 @@ int export_command(const ExportOptions& options) {
   }
   // A fresh seed is 32 bits: short enough to type into `kbench check --seed`.
   const std::uint64_t seed = options.seed.value_or(std::random_device{}());
-  const nlohmann::json manifest = export_workload(w, size, seed, dir);
+  const nlohmann::json manifest = export_workload(w, size, seed, dir, options.bf16_program);
 
   std::cout << "exported " << w.name << " size=" << size_name(size) << " seed=" << seed << " to "
             << dir.string() << "\n";

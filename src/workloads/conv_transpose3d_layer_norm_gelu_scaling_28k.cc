@@ -89,6 +89,9 @@ Problem make_problem(Size size) {
   const auto [n, ci, co, d, h, w] = s;
   const std::int64_t od = out_extent(d), oh = out_extent(h), ow = out_extent(w);
   Problem problem;
+  problem.config = {{"batch_size", n},         {"in_channels", ci}, {"out_channels", co},
+                    {"kernel_size", kKernel},  {"stride", kStride}, {"padding", kPadding},
+                    {"bias", true},            {"eps", kEps},       {"scaling_factor", kScaling}};
   problem.inputs = {
       {{"x", KB_BF16, {n, ci, d, h, w}}, InitRule::uniform(0.0, 1.0)},
       {{"conv_weight", KB_BF16, {ci, co, kKernel, kKernel, kKernel}}, InitRule::normal(1.0)},

@@ -43,6 +43,7 @@ namespace kbench {
 namespace {
 
 constexpr linear::WeightLayout kLayout = linear::WeightLayout::kInOut;
+constexpr std::int64_t kMaxDim = 1;  // config_full.max_dim: the max runs over the features
 
 linear::Shape shape_of(Size size) {
   switch (size) {
@@ -59,6 +60,8 @@ linear::Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch_size", m}, {"in_features", k}, {"out_features", n}, {"max_dim", kMaxDim}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},

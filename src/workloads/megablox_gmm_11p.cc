@@ -43,11 +43,12 @@ namespace {
 
 struct GmmShape {
   std::int64_t m, k, n, groups, max_expert_size;
+  std::int64_t top_k;  // num_experts_per_tok: m = seq_len * top_k tokens routed
 };
 
-constexpr GmmShape kSmoke = {61, 37, 29, 5, 25};  // no extent a multiple of 8 or 16
-constexpr GmmShape kCpu = {2048, 1024, 384, 16, 256};
-constexpr GmmShape kFull = {32768, 4096, 1536, 128, 256};
+constexpr GmmShape kSmoke = {61, 37, 29, 5, 25, 1};  // no extent a multiple of 8 or 16
+constexpr GmmShape kCpu = {2048, 1024, 384, 16, 256, 8};
+constexpr GmmShape kFull = {32768, 4096, 1536, 128, 256, 8};
 
 GmmShape shape_of(Size size) {
   switch (size) {
@@ -117,11 +118,13 @@ void fill_full_sizes(std::uint64_t /*seed*/, std::uint32_t /*stream*/, kb_tensor
 
 Problem make_problem(Size size) {
   const GmmShape shape = shape_of(size);
-  const auto [m, k, n, groups, max_expert_size] = shape;
+  const auto [m, k, n, groups, max_expert_size, top_k] = shape;
   const InitRule::CustomFill fill = size == Size::kSmoke ? fill_smoke_sizes
                                     : size == Size::kCpu ? fill_cpu_sizes
                                                          : fill_full_sizes;
   Problem problem;
+  problem.config = {{"num_experts", groups}, {"num_experts_per_tok", top_k}, {"emb_dim", k},
+                    {"moe_mlp_dim", n},      {"seq_len", m / top_k}};
   problem.params = {{"max_expert_size", static_cast<double>(max_expert_size)}};
   problem.inputs = {
       {{"lhs", KB_BF16, {m, k}}, InitRule::normal(1.0)},

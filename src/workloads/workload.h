@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/input_gen.h"
@@ -35,8 +37,32 @@ struct NamedParam {
   double value;
 };
 
+// One constant of the original program's configuration (its CONFIG dict, or a module-level
+// constant): an integer, a float, a flag, a word or a list of integers, as the spec writes it.
+struct ConfigEntry {
+  using Value = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>>;
+  std::string name;
+  Value value;
+
+  ConfigEntry(std::string key, int v) : name(std::move(key)), value(std::int64_t{v}) {}
+  ConfigEntry(std::string key, std::int64_t v) : name(std::move(key)), value(v) {}
+  ConfigEntry(std::string key, double v) : name(std::move(key)), value(v) {}
+  ConfigEntry(std::string key, bool v) : name(std::move(key)), value(v) {}
+  ConfigEntry(std::string key, const char* v) : name(std::move(key)), value(std::string(v)) {}
+  ConfigEntry(std::string key, std::vector<std::int64_t> v)
+      : name(std::move(key)), value(std::move(v)) {}
+};
+
 // A workload instantiated at one size: everything needed to allocate, fill and call it.
 struct Problem {
+  // The original's configuration at this size: every key of the spec's config_full, in its order,
+  // with the value this size's shapes imply (at full size, the spec's own values), so that the
+  // original program can be run unmodified on this size's inputs (`kbench export`,
+  // python/kbench_jax/original.py).
+  std::vector<ConfigEntry> config;
+  // Module-level constants the original reads besides its CONFIG (the spec's scenario_constants:
+  // 7p's static per-sequence lengths), at this size. Empty for most workloads.
+  std::vector<ConfigEntry> scenario;
   std::vector<NamedParam> params;  // scalar parameters passed through kb_config, in spec order
   std::vector<InputSpec> inputs;   // in the spec's call order
   std::vector<TensorSpec> outputs;
