@@ -171,12 +171,15 @@ void expect_faithful_program_passes(const Workload& w, Size size) {
     instance.generate(seed);
     const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
     const auto program = values_of(instance.run_trusted(w.bf16_program, 1, KB_BF16));
-    const CheckResult check = check_outputs(instance.problem(), program, oracle, w.tolerance);
+    const auto magnitudes = values_of(instance.term_magnitudes(1));
+    const CheckResult check =
+        check_outputs(instance.problem(), program, oracle, w.tolerance, magnitudes);
     EXPECT_TRUE(check.passed) << w.name << " " << size_name(size) << " seed " << seed << ": "
                               << check.detail;
     std::cout << "[suite] " << w.id << " " << size_name(size) << " bf16_program seed " << seed
               << ": rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err
-              << " bound fraction " << bound_fraction(program, oracle, w.tolerance) << "\n";
+              << " bound fraction " << bound_fraction(program, oracle, w.tolerance, magnitudes)
+              << "\n";
   }
 }
 
@@ -185,15 +188,17 @@ void expect_degenerates_fail(const Workload& w, Size size) {
   const std::uint64_t seed = 0xDE6E0000u + static_cast<std::uint64_t>(size);
   instance.generate(seed);
   const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
+  const auto magnitudes = values_of(instance.term_magnitudes(1));
   std::vector<DegenerateOutput> degenerates = degenerate_outputs(instance.problem(), oracle, seed);
   if (w.subsample_estimate)
     degenerates.push_back({"token-subsample estimate",
                            values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
   for (const DegenerateOutput& d : degenerates) {
-    const CheckResult check = check_outputs(instance.problem(), d.outputs, oracle, w.tolerance);
+    const CheckResult check =
+        check_outputs(instance.problem(), d.outputs, oracle, w.tolerance, magnitudes);
     std::cout << "[suite] " << w.id << " " << size_name(size) << " degenerate '" << d.name
               << "': rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err
-              << " bound fraction " << bound_fraction(d.outputs, oracle, w.tolerance)
+              << " bound fraction " << bound_fraction(d.outputs, oracle, w.tolerance, magnitudes)
               << (check.passed ? " PASSES" : " rejected") << "\n";
     EXPECT_FALSE(check.passed) << w.name << " " << size_name(size) << ": the degenerate output '"
                                << d.name << "' passes (rel L2 " << check.rel_l2_err << ")";
@@ -226,9 +231,11 @@ TEST_P(SuiteWorkload, BaselineMatchesReferenceSmoke) {
   for (std::uint64_t seed : {11u, 12u}) {
     instance.generate(seed);
     const auto truth = values_of(instance.run_trusted(w.reference, 1, KB_F32));
+    const auto magnitudes = values_of(instance.term_magnitudes(1));
     for (kb_dtype dtype : {KB_F32, KB_BF16}) {
       const auto baseline = values_of(instance.run_trusted(w.baseline, 1, dtype));
-      const CheckResult check = check_outputs(instance.problem(), baseline, truth, w.tolerance);
+      const CheckResult check =
+          check_outputs(instance.problem(), baseline, truth, w.tolerance, magnitudes);
       EXPECT_TRUE(check.passed) << w.name << " baseline (" << dtype_name(dtype) << " outputs) seed "
                                 << seed << ": " << check.detail;
     }

@@ -46,6 +46,9 @@ fs::path sidecar_path(const fs::path& dir, const std::string& tensor) {
 fs::path oracle_path(const fs::path& dir, const std::string& tensor) {
   return npy_path(dir / kOracleDir, tensor);
 }
+fs::path magnitude_path(const fs::path& dir, const std::string& tensor) {
+  return npy_path(dir / kOracleDir, tensor + ".term_magnitude");
+}
 
 // bf16 is written as float32 holding the same values (NumPy has no bfloat16); f32, i32 as they are.
 NpyType export_type(kb_dtype dtype) {
@@ -84,6 +87,8 @@ nlohmann::json manifest(const Workload& w, Size size, std::uint64_t seed, const 
                        {"dtype", dtype_name(t.dtype)},
                        {"shape", shape_json(t)},
                        {"oracle_file", oracle_path("", t.name).string()}});
+    if (w.term_magnitude != nullptr)
+      outputs.back()["term_magnitude_file"] = magnitude_path("", t.name).string();
   }
   nlohmann::json params = nlohmann::json::object();
   for (const NamedParam& p : problem.params) params[p.name] = p.value;
@@ -104,7 +109,8 @@ nlohmann::json manifest(const Workload& w, Size size, std::uint64_t seed, const 
       {"tolerance",
        {{"atol", w.tolerance.atol},
         {"rtol", w.tolerance.rtol},
-        {"max_rel_l2", w.tolerance.max_rel_l2}}},
+        {"max_rel_l2", w.tolerance.max_rel_l2},
+        {"term_rtol", w.tolerance.term_rtol}}},
       {"rule", rule_text(w.tolerance)},
       {"flops", problem.flops},
       {"kbench_commit", kbench_commit()},
@@ -248,6 +254,8 @@ nlohmann::json export_workload(const Workload& workload, Size size, std::uint64_
   for (std::size_t i = 0; i < problem.inputs.size(); ++i)
     write_tensor(npy_path(dir, problem.inputs[i].tensor.name), instance.inputs()[i]);
   for (const HostTensor& out : oracle) write_tensor(oracle_path(dir, out.spec().name), out);
+  for (const HostTensor& m : instance.term_magnitudes(kOracleThreads))
+    write_tensor(magnitude_path(dir, m.spec().name), m);
   if (with_program && workload.bf16_program) {
     fs::create_directories(dir / kProgramDir);
     for (const HostTensor& out :
@@ -307,8 +315,9 @@ EvalResult check_output_files(const Workload& workload, Size size, std::uint64_t
   instance.generate(seed);
   std::vector<HostTensor> oracle_tensors =
       instance.run_trusted(workload.baseline, kOracleThreads, KB_F32);
-  const CheckResult c =
-      check_outputs(instance.problem(), outputs, to_f32(oracle_tensors), workload.tolerance);
+  std::vector<HostTensor> magnitudes = instance.term_magnitudes(kOracleThreads);
+  const CheckResult c = check_outputs(instance.problem(), outputs, to_f32(oracle_tensors),
+                                      workload.tolerance, to_f32(magnitudes));
   merge_check(r.correctness, c);
   r.correctness.passed = c.passed;
   r.status = c.passed ? Status::kCorrect : Status::kIncorrect;

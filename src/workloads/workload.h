@@ -74,12 +74,23 @@ struct Problem {
   double min_bytes = 0;  // every input read once + every output written once, in their dtypes
 };
 
-// The correctness rule. Pass = every element within atol + rtol*|oracle| (JAXBench's allclose), and
-// ||out - oracle|| / ||oracle|| <= max_rel_l2, and no NaN/Inf where the oracle has none.
+// bf16's unit roundoff: rounding to nearest bf16 (8 significant bits) moves a value by at most 2^-8
+// of its magnitude.
+inline constexpr double kBf16UnitRoundoff = 0x1p-8;
+
+// The correctness rule. Pass = every element within its bound, atol + rtol*|oracle| (JAXBench's
+// allclose) + term_rtol*magnitude, and ||out - oracle|| / ||oracle|| <= max_rel_l2, and no NaN/Inf
+// where the oracle has none.
 struct Tolerance {
   double atol = 1e-2;
   double rtol = 1e-2;
   double max_rel_l2 = 1e-2;
+  // For an output the original sums from terms it rounds to bf16 first: the relative error each
+  // rounded term may carry (kBf16UnitRoundoff), applied to that element's term magnitude, the sum
+  // of the rounded terms' magnitudes (Workload::term_magnitude). Terms of either sign can cancel to
+  // a sum far below them, so rtol * |oracle| cannot bound the sum's rounding error; this can,
+  // since |sum of errors| <= 2^-8 * sum |term|. 0 where no output is such a sum.
+  double term_rtol = 0;
 };
 
 // The math a workload's FLOPs are made of, which fixes the compute roof it is measured against:
@@ -111,6 +122,12 @@ struct Workload {
   // original must pass, so the suite test requires `tolerance` to accept this program on 20 smoke
   // and 3 cpu seeds.
   KernelFn bf16_program = nullptr;
+  // For workloads with a term_rtol: per output element, the sum of |v| over every value v the
+  // original rounds to bf16 and then sums into that element, in the output's units (a value rounded
+  // twice on its way counts twice). Writes one f32 tensor per output, of the output's shape. The
+  // rule's term_rtol multiplies it; without it (callers that lack the inputs) the rule is at its
+  // strictest, never looser.
+  KernelFn term_magnitude = nullptr;
   // For workloads whose output reduces over tokens (a mean loss): the output estimated from a
   // subsample of the tokens, as a shortcut kernel would compute it. The suite test requires
   // `tolerance` to reject it. Null where no output reduces over tokens.
