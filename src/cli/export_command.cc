@@ -39,8 +39,16 @@ int export_command(const ExportOptions& options) {
               << in["dtype"].get<std::string>() << " values)\n";
   }
   for (const auto& out : manifest["outputs"]) {
+    const std::string shape = npy_shape_string(out["shape"].get<std::vector<std::int64_t>>());
     std::cout << "  oracle   " << (dir / out["oracle_file"].get<std::string>()).string() << "  <f4 "
-              << npy_shape_string(out["shape"].get<std::vector<std::int64_t>>()) << "\n";
+              << shape << "\n";
+    if (out.contains("term_magnitude_file"))
+      std::cout << "  bound    " << (dir / out["term_magnitude_file"].get<std::string>()).string()
+                << "  <f4 " << shape << "  (term magnitudes)\n";
+    if (options.bf16_program && w.bf16_program)
+      std::cout << "  program  "
+                << (dir / kProgramDir / (out["name"].get<std::string>() + ".npy")).string()
+                << "  <f4 " << shape << "  (bf16 program)\n";
   }
   std::cout << "  manifest " << (dir / kManifestFile).string() << "\n"
             << "Write the outputs as " << (dir / "<output>.npy").string() << ", then run:\n"
