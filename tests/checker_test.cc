@@ -118,8 +118,8 @@ TEST(CheckClose, RelativeL2BoundAppliesEvenWhenElementsAreClose) {
 TEST(CheckClose, TermMagnitudesWidenEachElementsBound) {
   Tolerance tol{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.0, .term_rtol = 0x1p-8};
   std::vector<float> oracle(19, 1.0f), out(19, 1.0f), magnitude(19, 0.0f);
-  out[17] = 1.3f;          // 0.3 off, far over atol + rtol = 0.02
-  magnitude[17] = 80.0f;   // 2^-8 * 80 = 0.3125 allows it
+  out[17] = 1.3f;         // 0.3 off, far over atol + rtol = 0.02
+  magnitude[17] = 80.0f;  // 2^-8 * 80 = 0.3125 allows it
   EXPECT_TRUE(check_close(out.data(), oracle.data(), 19, tol, "y", magnitude.data()).passed);
   const CheckResult strict = check_close(out.data(), oracle.data(), 19, tol, "y");
   EXPECT_FALSE(strict.passed) << "without magnitudes the bound is atol + rtol * |oracle|";

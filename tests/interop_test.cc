@@ -120,9 +120,10 @@ TEST(Export, WritesTheOriginalsConfigAndTermMagnitudes) {
   const fs::path dir = exported("21k", "export_21k_config");
   std::ifstream manifest_file(dir / "workload.json");
   const auto manifest = nlohmann::json::parse(manifest_file);
-  EXPECT_EQ(manifest["config"],
-            nlohmann::json({{"batch_size", 29}, {"input_size", 53}, {"hidden_size", 47},
-                            {"scaling_factor", 1.5}}));
+  EXPECT_EQ(
+      manifest["config"],
+      nlohmann::json(
+          {{"batch_size", 29}, {"input_size", 53}, {"hidden_size", 47}, {"scaling_factor", 1.5}}));
   EXPECT_FALSE(manifest.contains("scenario_constants"));
   EXPECT_EQ(manifest["tolerance"]["term_rtol"], 0x1p-8);
   EXPECT_EQ(manifest["outputs"][0]["term_magnitude_file"], "oracle/out.term_magnitude.npy");

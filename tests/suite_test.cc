@@ -129,9 +129,9 @@ TEST(Suite, ConfigIsTheSpecsConfigFullAtEverySize) {
       ASSERT_EQ(got_keys, want_keys);
       for (const auto& [key, value] : want.items()) {
         EXPECT_TRUE(same_kind(got[key], value)) << key << ": " << got[key] << " vs " << value;
-        const bool deviation = std::find(kFullConfigDeviations.begin(), kFullConfigDeviations.end(),
-                                         std::string(w.id) + "." + key) !=
-                               kFullConfigDeviations.end();
+        const bool deviation =
+            std::find(kFullConfigDeviations.begin(), kFullConfigDeviations.end(),
+                      std::string(w.id) + "." + key) != kFullConfigDeviations.end();
         if (size != Size::kFull || deviation) continue;
         if (value.is_number()) {
           EXPECT_DOUBLE_EQ(got[key].get<double>(), value.get<double>()) << key;

@@ -135,22 +135,21 @@ int validate_command(const ValidateOptions& options) {
     nlohmann::json all = nlohmann::json::array();
     for (const Validation& v : results) {
       const Tolerance& tol = v.workload->tolerance;
-      all.push_back(
-          {{"workload", v.workload->name},
-           {"size", size_name(size)},
-           {"tolerance",
-            {{"atol", tol.atol},
-             {"rtol", tol.rtol},
-             {"max_rel_l2", tol.max_rel_l2},
-             {"term_rtol", tol.term_rtol}}},
-           {"baseline_f32_vs_reference", v.baseline_f32},
-           {"baseline_bf16_vs_reference", v.baseline_bf16},
-           {"bf16_program_vs_oracle",
-            v.has_bf16_program ? nlohmann::json(v.bf16_program) : nlohmann::json(nullptr)},
-           {"closest_degenerate", v.closest_degenerate_name},
-           {"closest_degenerate_fraction", v.closest_degenerate},
-           {"failures", v.failures},
-           {"seconds", v.seconds}});
+      all.push_back({{"workload", v.workload->name},
+                     {"size", size_name(size)},
+                     {"tolerance",
+                      {{"atol", tol.atol},
+                       {"rtol", tol.rtol},
+                       {"max_rel_l2", tol.max_rel_l2},
+                       {"term_rtol", tol.term_rtol}}},
+                     {"baseline_f32_vs_reference", v.baseline_f32},
+                     {"baseline_bf16_vs_reference", v.baseline_bf16},
+                     {"bf16_program_vs_oracle", v.has_bf16_program ? nlohmann::json(v.bf16_program)
+                                                                   : nlohmann::json(nullptr)},
+                     {"closest_degenerate", v.closest_degenerate_name},
+                     {"closest_degenerate_fraction", v.closest_degenerate},
+                     {"failures", v.failures},
+                     {"seconds", v.seconds}});
     }
     std::cout << all.dump(2) << "\n";
   } else {

@@ -185,8 +185,8 @@ CheckResult check_against(Out out, const kb_tensor& oracle, const float* magnitu
       return check_loaded(out, LoadBf16{static_cast<const std::uint16_t*>(oracle.data)}, magnitude,
                           n, tol, tensor_name);
     case KB_I32:
-      return check_loaded(out, LoadI32{static_cast<const std::int32_t*>(oracle.data)}, magnitude,
-                          n, tol, tensor_name);
+      return check_loaded(out, LoadI32{static_cast<const std::int32_t*>(oracle.data)}, magnitude, n,
+                          tol, tensor_name);
     case KB_F32:
       break;
   }
@@ -224,8 +224,8 @@ CheckResult check_close(const kb_tensor& out, const kb_tensor& oracle, const Tol
       return check_against(LoadBf16{static_cast<const std::uint16_t*>(out.data)}, oracle, mag, n,
                            tol, tensor_name);
     case KB_I32:
-      return check_against(LoadI32{static_cast<const std::int32_t*>(out.data)}, oracle, mag, n,
-                           tol, tensor_name);
+      return check_against(LoadI32{static_cast<const std::int32_t*>(out.data)}, oracle, mag, n, tol,
+                           tensor_name);
     case KB_F32:
       break;
   }

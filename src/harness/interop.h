@@ -26,8 +26,8 @@ inline constexpr const char* kProgramDir = "bf16_program";
 // The text a `<output>.dtype` sidecar holds to mark a uint16 file as bfloat16 bits.
 inline constexpr const char* kBf16SidecarText = "bfloat16";
 
-// A configuration (Problem::config or Problem::scenario) as a JSON object in its own key order, each
-// value as the spec writes it: integers as integers, floats as floats, lists as arrays.
+// A configuration (Problem::config or Problem::scenario) as a JSON object in its own key order,
+// each value as the spec writes it: integers as integers, floats as floats, lists as arrays.
 nlohmann::ordered_json config_json(const std::vector<ConfigEntry>& entries);
 
 // How outputs computed elsewhere must be named and typed, as `kbench check --help` and error

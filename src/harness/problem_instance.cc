@@ -79,8 +79,8 @@ std::vector<HostTensor> ProblemInstance::term_magnitudes(int threads) {
                 std::vector<kb_tensor>(shared.begin(), shared.end()));
 }
 
-std::vector<HostTensor> ProblemInstance::run_on(KernelFn kernel, int threads,
-                                                kb_dtype output_dtype, std::vector<kb_tensor> in) {
+std::vector<HostTensor> ProblemInstance::run_on(KernelFn kernel, int threads, kb_dtype output_dtype,
+                                                std::vector<kb_tensor> in) {
   std::vector<HostTensor> outputs;
   for (const TensorSpec& s : output_specs(output_dtype)) outputs.emplace_back(s);
   std::vector<kb_tensor> out;

@@ -97,8 +97,9 @@ double bound_fraction(const std::vector<std::vector<float>>& outputs,
     const std::vector<float>& out = outputs[t];
     const std::vector<float>& ref = oracle[t];
     if (out.size() != ref.size()) return kInf;
-    const float* magnitude =
-        t < magnitudes.size() && magnitudes[t].size() == ref.size() ? magnitudes[t].data() : nullptr;
+    const float* magnitude = t < magnitudes.size() && magnitudes[t].size() == ref.size()
+                                 ? magnitudes[t].data()
+                                 : nullptr;
     double diff_sq = 0, ref_sq = 0;
     for (std::size_t i = 0; i < out.size(); ++i) {
       const double o = out[i], r = ref[i];

@@ -222,7 +222,8 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
   auto* o = static_cast<bf16_t*>(out[0].data);
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t c = i / plane % channels;
-    const float denom = round_to_bf16(std::sqrt(round_to_bf16(var[c] + round_to_bf16(static_cast<float>(kEps)))));
+    const float denom =
+        round_to_bf16(std::sqrt(round_to_bf16(var[c] + round_to_bf16(static_cast<float>(kEps)))));
     const float normalized = round_to_bf16(round_to_bf16(a.data()[i] - mean[c]) / denom);
     o[i] = f32_to_bf16(round_to_bf16(normalized * bf16_to_f32(gamma[c])) + bf16_to_f32(beta[c]));
   }

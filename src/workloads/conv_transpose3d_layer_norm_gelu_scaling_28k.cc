@@ -90,9 +90,9 @@ Problem make_problem(Size size) {
   const auto [n, ci, co, d, h, w] = s;
   const std::int64_t od = out_extent(d), oh = out_extent(h), ow = out_extent(w);
   Problem problem;
-  problem.config = {{"batch_size", n},         {"in_channels", ci}, {"out_channels", co},
-                    {"kernel_size", kKernel},  {"stride", kStride}, {"padding", kPadding},
-                    {"bias", true},            {"eps", kEps},       {"scaling_factor", kScaling}};
+  problem.config = {{"batch_size", n},        {"in_channels", ci}, {"out_channels", co},
+                    {"kernel_size", kKernel}, {"stride", kStride}, {"padding", kPadding},
+                    {"bias", true},           {"eps", kEps},       {"scaling_factor", kScaling}};
   problem.inputs = {
       {{"x", KB_BF16, {n, ci, d, h, w}}, InitRule::uniform(0.0, 1.0)},
       {{"conv_weight", KB_BF16, {ci, co, kKernel, kKernel, kKernel}}, InitRule::normal(1.0)},
@@ -265,7 +265,8 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
       squares += round_to_bf16(deviation * deviation);
     }
     const float var = round_to_bf16(squares / static_cast<float>(width));
-    const float denom = round_to_bf16(std::sqrt(round_to_bf16(var + round_to_bf16(static_cast<float>(kEps)))));
+    const float denom =
+        round_to_bf16(std::sqrt(round_to_bf16(var + round_to_bf16(static_cast<float>(kEps)))));
     for (std::size_t i = 0; i < width; ++i) {
       const float normalized = round_to_bf16(round_to_bf16(v[i] - mean) / denom);
       const float x =

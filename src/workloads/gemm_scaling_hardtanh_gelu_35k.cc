@@ -77,7 +77,8 @@ Problem make_problem(Size size) {
 constexpr std::initializer_list<Extent> kVectors = {Extent::kColumns};
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
-  const double clipped = std::min(std::max((y + v[0][j]) * kScalingFactor, double{kHardtanhMin}), double{kHardtanhMax});
+  const double clipped = std::min(std::max((y + v[0][j]) * kScalingFactor, double{kHardtanhMin}),
+                                  double{kHardtanhMax});
   return 0.5 * clipped *
          (1.0 + std::tanh(0.7978845608028654 * (clipped + 0.044715 * clipped * clipped * clipped)));
 }
@@ -94,12 +95,12 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
              std::int32_t num_outputs) {
   if (!linear_epilogue::shape_of_call(in, num_inputs, out, num_outputs, kVectors)) return 1;
   const ops::F32Buffer bias = ops::load_f32(in[2]);
-  ops::gemm(
-      ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
-      ops::mutable_matrix_of(out[0]),
-      {.bias = bias.data(),
-       .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, kScalingFactor),
-                    ops::PostOp::clip(float{kHardtanhMin}, float{kHardtanhMax}), ops::PostOp::act(ops::Activation::kGeluTanh)}});
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
+            ops::mutable_matrix_of(out[0]),
+            {.bias = bias.data(),
+             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, kScalingFactor),
+                          ops::PostOp::clip(float{kHardtanhMin}, float{kHardtanhMax}),
+                          ops::PostOp::act(ops::Activation::kGeluTanh)}});
   return 0;
 }
 

@@ -74,9 +74,8 @@ Problem make_problem(Size size) {
   Problem problem;
   // d_state and d_model are unused by the program (its quadratic form contracts over head_dim)
   // and no shape implies them: the spec's values at every size.
-  problem.config = {{"batch", s.batch},         {"seq_len", s.seq_len},
-                    {"num_heads", s.num_heads}, {"head_dim", s.head_dim},
-                    {"d_state", kDState},       {"d_model", kDModel}};
+  problem.config = {{"batch", s.batch},       {"seq_len", s.seq_len}, {"num_heads", s.num_heads},
+                    {"head_dim", s.head_dim}, {"d_state", kDState},   {"d_model", kDModel}};
   problem.inputs = {
       {{"query (C)", KB_BF16, dims}, InitRule::normal()},
       {{"key (B)", KB_BF16, dims}, InitRule::normal()},

@@ -63,7 +63,7 @@ LinearShape shape_of(Size size) {
 
 // BatchNorm1d's eps.
 constexpr double kBnEps = 1e-5;       // config_full.bn_eps
-constexpr double kBnMomentum = 0.1;  // config_full.bn_momentum (eval mode: unused)
+constexpr double kBnMomentum = 0.1;   // config_full.bn_momentum (eval mode: unused)
 constexpr float kDivideValue = 1.0f;  // config_full.divide_value
 
 // The faithful bf16 program fails the default elementwise rule at the cpu size: it rounds nine
@@ -78,12 +78,9 @@ constexpr Tolerance kTolerance{.atol = 1e-2, .rtol = 3e-2, .max_rel_l2 = 1e-2};
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
-  problem.config = {{"batch_size", m},
-                    {"in_features", k},
-                    {"out_features", n},
-                    {"bn_eps", kBnEps},
-                    {"bn_momentum", kBnMomentum},
-                    {"divide_value", double{kDivideValue}}};
+  problem.config = {
+      {"batch_size", m},  {"in_features", k},           {"out_features", n},
+      {"bn_eps", kBnEps}, {"bn_momentum", kBnMomentum}, {"divide_value", double{kDivideValue}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},

@@ -63,10 +63,8 @@ float gelu_tanh_bf16(float v) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
-  problem.config = {{"batch_size", m},
-                    {"input_size", k},
-                    {"output_size", n},
-                    {"divisor", double{kDivisor}}};
+  problem.config = {
+      {"batch_size", m}, {"input_size", k}, {"output_size", n}, {"divisor", double{kDivisor}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},

@@ -139,9 +139,12 @@ Problem make_problem_of() {
   const Shape& s = scenario.shape;
   const std::vector<std::int64_t> q_dims = {s.max_tokens, s.num_q_heads, s.head_dim};
   Problem problem;
-  problem.config = {{"max_num_batched_tokens", s.max_tokens}, {"max_num_seqs", s.max_seqs},
-                    {"num_q_heads", s.num_q_heads},           {"num_kv_heads", s.num_kv_heads},
-                    {"head_dim", s.head_dim},                 {"page_size", s.page_size},
+  problem.config = {{"max_num_batched_tokens", s.max_tokens},
+                    {"max_num_seqs", s.max_seqs},
+                    {"num_q_heads", s.num_q_heads},
+                    {"num_kv_heads", s.num_kv_heads},
+                    {"head_dim", s.head_dim},
+                    {"page_size", s.page_size},
                     {"pages_per_seq", s.pages_per_seq}};
   // The original loops over its module-level ACTIVE_Q_LENS as static per-sequence capacities: the
   // scenario is part of its configuration.
