@@ -86,7 +86,7 @@ class Configure(ast.NodeTransformer):
             if name == "CONFIG" and isinstance(node.value, ast.Dict):
                 self.configure_dict(node.value)
             elif name in self.scenario:
-                old = ast.unparse(node.value)
+                old = ast.unparse(node.value)  # source text: an expression, not always a literal
                 node.value = ast.copy_location(literal(self.scenario[name]), node.value)
                 self.record(node, "module", name, old, ast.unparse(node.value))
             return node
@@ -244,7 +244,8 @@ def main(argv=None):
         print(json.dumps(report))
         return 0
     for c in report["changes"]:
-        new, old = (v if len(repr(v)) < 60 else repr(v)[:56] + "...)" for v in (c["new"], c["old"]))
+        new, old = (v if isinstance(v, str) else repr(v) for v in (c["new"], c["old"]))
+        new, old = (v if len(v) <= 60 else v[:56] + " ..." for v in (new, old))
         print(f"  set {c['where']} {c['name']} = {new} (was {old}, line {c['line']})")
     names = ", ".join(f"{o['name']}.npy ({o['dtype']})" for o in report["outputs"])
     print(f"{report['workload']} size={report['size']} seed={report['seed']}: ran "
