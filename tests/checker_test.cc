@@ -112,6 +112,37 @@ TEST(CheckClose, RelativeL2BoundAppliesEvenWhenElementsAreClose) {
   EXPECT_NEAR(r.rel_l2_err, 1.0, 1e-6);
 }
 
+// A sum of rounded terms that cancel: each element's bound grows by term_rtol times its term
+// magnitude, through both passes of the check (fast lanes and the exact element pass) and the
+// tensor form; without magnitudes the rule is the plain one.
+TEST(CheckClose, TermMagnitudesWidenEachElementsBound) {
+  Tolerance tol{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.0, .term_rtol = 0x1p-8};
+  std::vector<float> oracle(19, 1.0f), out(19, 1.0f), magnitude(19, 0.0f);
+  out[17] = 1.3f;         // 0.3 off, far over atol + rtol = 0.02
+  magnitude[17] = 80.0f;  // 2^-8 * 80 = 0.3125 allows it
+  EXPECT_TRUE(check_close(out.data(), oracle.data(), 19, tol, "y", magnitude.data()).passed);
+  const CheckResult strict = check_close(out.data(), oracle.data(), 19, tol, "y");
+  EXPECT_FALSE(strict.passed) << "without magnitudes the bound is atol + rtol * |oracle|";
+  magnitude[17] = 70.0f;  // 0.273 + 0.02 < 0.3
+  const CheckResult over = check_close(out.data(), oracle.data(), 19, tol, "y", magnitude.data());
+  EXPECT_FALSE(over.passed);
+  EXPECT_NE(over.detail.find("term magnitude 70"), std::string::npos) << over.detail;
+  tol.term_rtol = 0;  // a rule without the term ignores magnitudes
+  magnitude[17] = 1e6f;
+  EXPECT_FALSE(check_close(out.data(), oracle.data(), 19, tol, "y", magnitude.data()).passed);
+
+  tol.term_rtol = 0x1p-8;
+  magnitude[17] = 80.0f;
+  const kb_tensor out_t{out.data(), KB_F32, 1, {19}}, oracle_t{oracle.data(), KB_F32, 1, {19}},
+      magnitude_t{magnitude.data(), KB_F32, 1, {19}};
+  EXPECT_TRUE(check_close(out_t, oracle_t, tol, "y", &magnitude_t).passed);
+  EXPECT_FALSE(check_close(out_t, oracle_t, tol, "y").passed);
+  const kb_tensor short_t{magnitude.data(), KB_F32, 1, {18}};
+  EXPECT_THROW(check_close(out_t, oracle_t, tol, "y", &short_t), std::logic_error);
+  EXPECT_NE(rule_text(tol).find("0.00390625 * (sum of |terms|"), std::string::npos)
+      << rule_text(tol);
+}
+
 TEST(CheckClose, AllZeroOracleAcceptsOnlyZeros) {
   const std::vector<float> zeros(4, 0.0f), small = {0, 0, 0, 1e-3f};
   EXPECT_TRUE(check_close(zeros.data(), zeros.data(), 4, {}, "y").passed);

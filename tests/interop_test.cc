@@ -114,6 +114,33 @@ TEST(Export, WritesInputsOracleAndManifest) {
   EXPECT_EQ(shape, kRmsShape);
 }
 
+// The original's configuration travels with the inputs: every config key at this size, and the
+// term magnitudes where the rule uses them (21k sums rounded GEMM outputs).
+TEST(Export, WritesTheOriginalsConfigAndTermMagnitudes) {
+  const fs::path dir = exported("21k", "export_21k_config");
+  std::ifstream manifest_file(dir / "workload.json");
+  const auto manifest = nlohmann::json::parse(manifest_file);
+  EXPECT_EQ(
+      manifest["config"],
+      nlohmann::json(
+          {{"batch_size", 29}, {"input_size", 53}, {"hidden_size", 47}, {"scaling_factor", 1.5}}));
+  EXPECT_FALSE(manifest.contains("scenario_constants"));
+  EXPECT_EQ(manifest["tolerance"]["term_rtol"], 0x1p-8);
+  EXPECT_EQ(manifest["outputs"][0]["term_magnitude_file"], "oracle/out.term_magnitude.npy");
+  const NpyArray magnitude = read_npy(dir / "oracle" / "out.term_magnitude.npy");
+  const std::vector<float> out = oracle(dir, "out");
+  ASSERT_EQ(floats_of(magnitude).size(), out.size());
+  for (std::size_t i = 0; i < out.size(); ++i)
+    EXPECT_GE(floats_of(magnitude)[i], std::fabs(out[i]) * (1 - 1e-6)) << i;  // sum|t| >= |sum t|
+
+  const fs::path paged = exported("7p", "export_7p_config");
+  std::ifstream paged_file(paged / "workload.json");
+  const auto paged_manifest = nlohmann::json::parse(paged_file);
+  EXPECT_EQ(paged_manifest["scenario_constants"]["ACTIVE_Q_LENS"],
+            nlohmann::json({1, 1, 1, 19, 23}));
+  EXPECT_EQ(paged_manifest["config"]["max_num_batched_tokens"], 61);
+}
+
 TEST(Export, SameSeedSameFilesAndIntInputsStayInt) {
   const fs::path a = exported("13p", "export_13p_a"), b = exported("13p", "export_13p_b");
   const NpyArray labels = read_npy(a / "labels.npy");

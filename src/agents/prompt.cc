@@ -103,8 +103,13 @@ std::string task_prompt(const TaskDescription& task) {
   }
   s << "Read shapes from the tensors: other sizes have other shapes.\n\n"
     << "## Correctness\nEvery output element within atol=" << format_number(w.tolerance.atol)
-    << " + rtol=" << format_number(w.tolerance.rtol)
-    << " * |reference|, and relative L2 error at most " << format_number(w.tolerance.max_rel_l2)
+    << " + rtol=" << format_number(w.tolerance.rtol) << " * |reference|"
+    << (w.tolerance.term_rtol > 0
+            ? " + " + format_number(w.tolerance.term_rtol) +
+                  " * (the sum of |terms| the original rounds to bf16 and then sums into the "
+                  "element)"
+            : std::string())
+    << ", and relative L2 error at most " << format_number(w.tolerance.max_rel_l2)
     << ", against an fp32 reference. Write every output element.\n\n"
     << "## The ABI header (include it as \"kbench/kernel.h\")\n```c\n"
     << abi_header() << "```\n\n"

@@ -103,7 +103,8 @@ struct ExportOptions {
   std::string size = "cpu";
   std::optional<std::uint64_t> seed;  // drawn fresh when unset, and printed
   std::string out;
-  bool force = false;  // overwrite the files of an earlier export
+  bool force = false;         // overwrite the files of an earlier export
+  bool bf16_program = false;  // also write the workload's bf16 program's outputs
 };
 
 struct CheckOptions {

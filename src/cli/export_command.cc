@@ -28,7 +28,7 @@ int export_command(const ExportOptions& options) {
   }
   // A fresh seed is 32 bits: short enough to type into `kbench check --seed`.
   const std::uint64_t seed = options.seed.value_or(std::random_device{}());
-  const nlohmann::json manifest = export_workload(w, size, seed, dir);
+  const nlohmann::json manifest = export_workload(w, size, seed, dir, options.bf16_program);
 
   std::cout << "exported " << w.name << " size=" << size_name(size) << " seed=" << seed << " to "
             << dir.string() << "\n";
@@ -39,8 +39,16 @@ int export_command(const ExportOptions& options) {
               << in["dtype"].get<std::string>() << " values)\n";
   }
   for (const auto& out : manifest["outputs"]) {
+    const std::string shape = npy_shape_string(out["shape"].get<std::vector<std::int64_t>>());
     std::cout << "  oracle   " << (dir / out["oracle_file"].get<std::string>()).string() << "  <f4 "
-              << npy_shape_string(out["shape"].get<std::vector<std::int64_t>>()) << "\n";
+              << shape << "\n";
+    if (out.contains("term_magnitude_file"))
+      std::cout << "  bound    " << (dir / out["term_magnitude_file"].get<std::string>()).string()
+                << "  <f4 " << shape << "  (term magnitudes)\n";
+    if (options.bf16_program && w.bf16_program)
+      std::cout << "  program  "
+                << (dir / kProgramDir / (out["name"].get<std::string>() + ".npy")).string()
+                << "  <f4 " << shape << "  (bf16 program)\n";
   }
   std::cout << "  manifest " << (dir / kManifestFile).string() << "\n"
             << "Write the outputs as " << (dir / "<output>.npy").string() << ", then run:\n"

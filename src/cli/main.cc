@@ -191,6 +191,11 @@ int main(int argc, char** argv) {
       ->type_name("DIR")
       ->required();
   export_cmd->add_flag("--force", export_options.force, "Overwrite the files of an earlier export");
+  export_cmd->add_flag(
+      "--bf16-program", export_options.bf16_program,
+      "Also write the outputs of the workload's bf16 program (its emulation of the "
+      "original's arithmetic) in DIR/" +
+          std::string(kbench::kProgramDir));
   export_cmd->footer(
       std::string("Writes, in DIR:\n"
                   "  <input>.npy           each input (bf16 as float32 holding the bf16 values, "
@@ -198,7 +203,8 @@ int main(int argc, char** argv) {
                   "  ") +
       kbench::kOracleDir + "/<output>.npy   the fp32 oracle's outputs (float32)\n  " +
       kbench::kManifestFile +
-      "         id, size, seed, shapes, dtypes, parameters, input order, tolerances\n"
+      "         id, size, seed, shapes, dtypes, parameters, the original's config,\n"
+      "                        input order, tolerances\n"
       "See docs/interop.md.");
 
   CheckOptions check;

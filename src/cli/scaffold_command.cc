@@ -32,8 +32,11 @@ int scaffold_command(const ScaffoldOptions& options) {
     std::cout << "\n";
   }
   std::cout << "// Correct = allclose(atol=" << w.tolerance.atol << ", rtol=" << w.tolerance.rtol
-            << ") and relative L2 error <= " << w.tolerance.max_rel_l2
-            << " against an fp32 oracle.\n\n";
+            << ") and relative L2 error <= " << w.tolerance.max_rel_l2 << " against an fp32 oracle";
+  if (w.tolerance.term_rtol > 0)
+    std::cout << ";\n// each element's bound also grows by " << w.tolerance.term_rtol
+              << " * the sum of |terms| the original rounds to bf16 before summing them";
+  std::cout << ".\n\n";
   if (!w.scaffold.empty()) {
     std::cout << w.scaffold;
     return 0;

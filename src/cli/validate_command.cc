@@ -53,11 +53,12 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
   const auto truth = values_of(instance.run_trusted(w.reference, 1, KB_F32));
   const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
   const auto timed = values_of(instance.run_trusted(w.baseline, 1, KB_BF16));
-  v.baseline_f32 = bound_fraction(oracle, truth, w.tolerance);
-  v.baseline_bf16 = bound_fraction(timed, truth, w.tolerance);
-  if (!check_outputs(problem, oracle, truth, w.tolerance).passed)
+  const auto magnitudes = values_of(instance.term_magnitudes(1));
+  v.baseline_f32 = bound_fraction(oracle, truth, w.tolerance, magnitudes);
+  v.baseline_bf16 = bound_fraction(timed, truth, w.tolerance, magnitudes);
+  if (!check_outputs(problem, oracle, truth, w.tolerance, magnitudes).passed)
     fail("baseline (f32 oracle) disagrees with the reference");
-  if (!check_outputs(problem, timed, truth, w.tolerance).passed)
+  if (!check_outputs(problem, timed, truth, w.tolerance, magnitudes).passed)
     fail("baseline (bf16) disagrees with the reference");
 
   std::vector<DegenerateOutput> degenerates = degenerate_outputs(problem, oracle, base_seed);
@@ -65,12 +66,12 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
     degenerates.push_back({"token-subsample estimate",
                            values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
   for (const DegenerateOutput& d : degenerates) {
-    const double fraction = bound_fraction(d.outputs, oracle, w.tolerance);
+    const double fraction = bound_fraction(d.outputs, oracle, w.tolerance, magnitudes);
     if (fraction < v.closest_degenerate) {
       v.closest_degenerate = fraction;
       v.closest_degenerate_name = d.name;
     }
-    if (check_outputs(problem, d.outputs, oracle, w.tolerance).passed)
+    if (check_outputs(problem, d.outputs, oracle, w.tolerance, magnitudes).passed)
       fail("the degenerate output '" + d.name + "' passes");
   }
 
@@ -81,8 +82,11 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
     const auto seed_oracle =
         s == 0 ? oracle : values_of(instance.run_trusted(w.baseline, 1, KB_F32));
     const auto program = values_of(instance.run_trusted(w.bf16_program, 1, KB_BF16));
-    v.bf16_program = std::max(v.bf16_program, bound_fraction(program, seed_oracle, w.tolerance));
-    const CheckResult check = check_outputs(problem, program, seed_oracle, w.tolerance);
+    const auto seed_magnitudes = s == 0 ? magnitudes : values_of(instance.term_magnitudes(1));
+    v.bf16_program = std::max(v.bf16_program,
+                              bound_fraction(program, seed_oracle, w.tolerance, seed_magnitudes));
+    const CheckResult check =
+        check_outputs(problem, program, seed_oracle, w.tolerance, seed_magnitudes);
     if (!check.passed)
       fail("bf16 program fails on seed " + std::to_string(base_seed + s) + ": " + check.detail);
   }
@@ -131,18 +135,21 @@ int validate_command(const ValidateOptions& options) {
     nlohmann::json all = nlohmann::json::array();
     for (const Validation& v : results) {
       const Tolerance& tol = v.workload->tolerance;
-      all.push_back(
-          {{"workload", v.workload->name},
-           {"size", size_name(size)},
-           {"tolerance", {{"atol", tol.atol}, {"rtol", tol.rtol}, {"max_rel_l2", tol.max_rel_l2}}},
-           {"baseline_f32_vs_reference", v.baseline_f32},
-           {"baseline_bf16_vs_reference", v.baseline_bf16},
-           {"bf16_program_vs_oracle",
-            v.has_bf16_program ? nlohmann::json(v.bf16_program) : nlohmann::json(nullptr)},
-           {"closest_degenerate", v.closest_degenerate_name},
-           {"closest_degenerate_fraction", v.closest_degenerate},
-           {"failures", v.failures},
-           {"seconds", v.seconds}});
+      all.push_back({{"workload", v.workload->name},
+                     {"size", size_name(size)},
+                     {"tolerance",
+                      {{"atol", tol.atol},
+                       {"rtol", tol.rtol},
+                       {"max_rel_l2", tol.max_rel_l2},
+                       {"term_rtol", tol.term_rtol}}},
+                     {"baseline_f32_vs_reference", v.baseline_f32},
+                     {"baseline_bf16_vs_reference", v.baseline_bf16},
+                     {"bf16_program_vs_oracle", v.has_bf16_program ? nlohmann::json(v.bf16_program)
+                                                                   : nlohmann::json(nullptr)},
+                     {"closest_degenerate", v.closest_degenerate_name},
+                     {"closest_degenerate_fraction", v.closest_degenerate},
+                     {"failures", v.failures},
+                     {"seconds", v.seconds}});
     }
     std::cout << all.dump(2) << "\n";
   } else {

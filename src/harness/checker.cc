@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "core/tensor.h"
 
@@ -32,11 +33,15 @@ struct LoadI32 {
   const std::int32_t* p;
   double operator()(std::size_t i) const { return static_cast<float>(p[i]); }
 };
+// No term magnitudes: that part of every bound is zero.
+struct LoadZero {
+  double operator()(std::size_t /*i*/) const { return 0; }
+};
 
 // The rule element by element: the reference implementation, and the one that names the worst
 // element.
-template <typename Out, typename Ref>
-CheckResult exact_check(Out out, Ref oracle, std::size_t n, const Tolerance& tol,
+template <typename Out, typename Ref, typename Mag>
+CheckResult exact_check(Out out, Ref oracle, Mag magnitude, std::size_t n, const Tolerance& tol,
                         const std::string& tensor_name) {
   CheckResult r;
   double diff_sq = 0, ref_sq = 0;
@@ -61,7 +66,8 @@ CheckResult exact_check(Out out, Ref oracle, std::size_t n, const Tolerance& tol
     if (abs_err > r.max_abs_err) r.max_abs_err = abs_err;
     if (std::fabs(ref) > tol.atol && abs_err / std::fabs(ref) > r.max_rel_err)
       r.max_rel_err = abs_err / std::fabs(ref);
-    const double excess = abs_err - (tol.atol + tol.rtol * std::fabs(ref));
+    const double excess =
+        abs_err - (tol.atol + tol.rtol * std::fabs(ref) + tol.term_rtol * magnitude(i));
     if (excess > worst_excess) {
       worst_excess = excess;
       worst_allclose = i;
@@ -81,6 +87,14 @@ CheckResult exact_check(Out out, Ref oracle, std::size_t n, const Tolerance& tol
                   tensor_name.c_str(), first_nonfinite, out(first_nonfinite),
                   oracle(first_nonfinite));
     r.detail = buf;
+  } else if (worst_allclose != n && tol.term_rtol > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "%s[%zu] = %.6g, oracle %.6g: |diff| %.3g > atol %g + rtol %g * |oracle| + "
+                  "term_rtol %g * term magnitude %.4g",
+                  tensor_name.c_str(), worst_allclose, out(worst_allclose), oracle(worst_allclose),
+                  std::fabs(out(worst_allclose) - oracle(worst_allclose)), tol.atol, tol.rtol,
+                  tol.term_rtol, magnitude(worst_allclose));
+    r.detail = buf;
   } else if (worst_allclose != n) {
     std::snprintf(buf, sizeof buf,
                   "%s[%zu] = %.6g, oracle %.6g: |diff| %.3g > atol %g + rtol %g * |oracle|",
@@ -99,29 +113,29 @@ CheckResult exact_check(Out out, Ref oracle, std::size_t n, const Tolerance& tol
 // The vectorizable pass. Returns false when some value is non-finite or some element exceeds the
 // allclose bound: only the exact pass reports those. Otherwise fills `r` as exact_check would
 // (maxima exactly; the sums of rel_l2_err in eight fixed lanes).
-template <typename Out, typename Ref>
-bool fast_check(Out out, Ref oracle, std::size_t n, const Tolerance& tol,
+template <typename Out, typename Ref, typename Mag>
+bool fast_check(Out out, Ref oracle, Mag magnitude, std::size_t n, const Tolerance& tol,
                 const std::string& tensor_name, CheckResult& r) {
   constexpr std::size_t kLanes = 8;
   double diff_sq[kLanes] = {}, ref_sq[kLanes] = {}, max_abs[kLanes] = {}, max_rel[kLanes] = {},
          max_excess[kLanes] = {}, poison[kLanes] = {};
-  const double atol = tol.atol, rtol = tol.rtol;
-  const auto lane = [&](std::size_t l, double o, double ref) {
+  const double atol = tol.atol, rtol = tol.rtol, term_rtol = tol.term_rtol;
+  const auto lane = [&](std::size_t l, double o, double ref, double mag) {
     const double abs_err = std::fabs(o - ref), abs_ref = std::fabs(ref);
     // x * 0 is NaN exactly when x is NaN or infinite: one add flags any non-finite value.
     poison[l] += o * 0.0 + ref * 0.0;
     max_abs[l] = abs_err > max_abs[l] ? abs_err : max_abs[l];
     const double rel = abs_ref > atol ? abs_err / abs_ref : 0.0;
     max_rel[l] = rel > max_rel[l] ? rel : max_rel[l];
-    const double excess = abs_err - (atol + rtol * abs_ref);
+    const double excess = abs_err - (atol + rtol * abs_ref + term_rtol * mag);
     max_excess[l] = excess > max_excess[l] ? excess : max_excess[l];
     diff_sq[l] += abs_err * abs_err;
     ref_sq[l] += ref * ref;
   };
   std::size_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (std::size_t l = 0; l < kLanes; ++l) lane(l, out(i + l), oracle(i + l));
-  for (std::size_t l = 0; i < n; ++i, ++l) lane(l, out(i), oracle(i));
+    for (std::size_t l = 0; l < kLanes; ++l) lane(l, out(i + l), oracle(i + l), magnitude(i + l));
+  for (std::size_t l = 0; i < n; ++i, ++l) lane(l, out(i), oracle(i), magnitude(i));
 
   double diff_total = 0, ref_total = 0;
   for (std::size_t l = 0; l < kLanes; ++l) {
@@ -146,39 +160,49 @@ bool fast_check(Out out, Ref oracle, std::size_t n, const Tolerance& tol,
   return true;
 }
 
-template <typename Out, typename Ref>
-CheckResult check_loaded(Out out, Ref oracle, std::size_t n, const Tolerance& tol,
+template <typename Out, typename Ref, typename Mag>
+CheckResult check_loaded(Out out, Ref oracle, Mag magnitude, std::size_t n, const Tolerance& tol,
                          const std::string& tensor_name) {
   CheckResult r;
-  if (fast_check(out, oracle, n, tol, tensor_name, r)) return r;
-  return exact_check(out, oracle, n, tol, tensor_name);
+  if (fast_check(out, oracle, magnitude, n, tol, tensor_name, r)) return r;
+  return exact_check(out, oracle, magnitude, n, tol, tensor_name);
+}
+
+// The same with the magnitudes, when there are any and the rule uses them, or none.
+template <typename Out, typename Ref>
+CheckResult check_loaded(Out out, Ref oracle, const float* magnitude, std::size_t n,
+                         const Tolerance& tol, const std::string& tensor_name) {
+  if (magnitude != nullptr && tol.term_rtol > 0)
+    return check_loaded(out, oracle, LoadF32{magnitude}, n, tol, tensor_name);
+  return check_loaded(out, oracle, LoadZero{}, n, tol, tensor_name);
 }
 
 template <typename Out>
-CheckResult check_against(Out out, const kb_tensor& oracle, std::size_t n, const Tolerance& tol,
-                          const std::string& tensor_name) {
+CheckResult check_against(Out out, const kb_tensor& oracle, const float* magnitude, std::size_t n,
+                          const Tolerance& tol, const std::string& tensor_name) {
   switch (oracle.dtype) {
     case KB_BF16:
-      return check_loaded(out, LoadBf16{static_cast<const std::uint16_t*>(oracle.data)}, n, tol,
-                          tensor_name);
+      return check_loaded(out, LoadBf16{static_cast<const std::uint16_t*>(oracle.data)}, magnitude,
+                          n, tol, tensor_name);
     case KB_I32:
-      return check_loaded(out, LoadI32{static_cast<const std::int32_t*>(oracle.data)}, n, tol,
-                          tensor_name);
+      return check_loaded(out, LoadI32{static_cast<const std::int32_t*>(oracle.data)}, magnitude, n,
+                          tol, tensor_name);
     case KB_F32:
       break;
   }
-  return check_loaded(out, LoadF32{static_cast<const float*>(oracle.data)}, n, tol, tensor_name);
+  return check_loaded(out, LoadF32{static_cast<const float*>(oracle.data)}, magnitude, n, tol,
+                      tensor_name);
 }
 
 }  // namespace
 
 CheckResult check_close(const float* out, const float* oracle, std::size_t n, const Tolerance& tol,
-                        const std::string& tensor_name) {
-  return check_loaded(LoadF32{out}, LoadF32{oracle}, n, tol, tensor_name);
+                        const std::string& tensor_name, const float* magnitude) {
+  return check_loaded(LoadF32{out}, LoadF32{oracle}, magnitude, n, tol, tensor_name);
 }
 
 CheckResult check_close(const kb_tensor& out, const kb_tensor& oracle, const Tolerance& tol,
-                        const std::string& tensor_name) {
+                        const std::string& tensor_name, const kb_tensor* magnitude) {
   const auto n = static_cast<std::size_t>(kb_numel(&out));
   if (n != static_cast<std::size_t>(kb_numel(&oracle))) {
     CheckResult r;
@@ -186,6 +210,10 @@ CheckResult check_close(const kb_tensor& out, const kb_tensor& oracle, const Tol
                std::to_string(kb_numel(&oracle)) + " were expected";
     return r;
   }
+  if (magnitude != nullptr &&
+      (magnitude->dtype != KB_F32 || static_cast<std::size_t>(kb_numel(magnitude)) != n))
+    throw std::logic_error(tensor_name + ": term magnitudes must be f32 values, one per element");
+  const float* mag = magnitude != nullptr ? static_cast<const float*>(magnitude->data) : nullptr;
   // The same bits are the same values: every element passes with zero error. The common case of an
   // A/A run, and memcmp stops at the first difference otherwise.
   if (out.dtype == oracle.dtype &&
@@ -193,15 +221,16 @@ CheckResult check_close(const kb_tensor& out, const kb_tensor& oracle, const Tol
     return {.passed = true};
   switch (out.dtype) {
     case KB_BF16:
-      return check_against(LoadBf16{static_cast<const std::uint16_t*>(out.data)}, oracle, n, tol,
-                           tensor_name);
+      return check_against(LoadBf16{static_cast<const std::uint16_t*>(out.data)}, oracle, mag, n,
+                           tol, tensor_name);
     case KB_I32:
-      return check_against(LoadI32{static_cast<const std::int32_t*>(out.data)}, oracle, n, tol,
+      return check_against(LoadI32{static_cast<const std::int32_t*>(out.data)}, oracle, mag, n, tol,
                            tensor_name);
     case KB_F32:
       break;
   }
-  return check_against(LoadF32{static_cast<const float*>(out.data)}, oracle, n, tol, tensor_name);
+  return check_against(LoadF32{static_cast<const float*>(out.data)}, oracle, mag, n, tol,
+                       tensor_name);
 }
 
 namespace {
@@ -227,7 +256,8 @@ CheckResult merge_outputs(const Problem& problem, CheckOne&& check_one) {
 }  // namespace
 
 CheckResult check_outputs(const Problem& problem, const std::vector<std::vector<float>>& outputs,
-                          const std::vector<std::vector<float>>& oracle, const Tolerance& tol) {
+                          const std::vector<std::vector<float>>& oracle, const Tolerance& tol,
+                          const std::vector<std::vector<float>>& magnitudes) {
   return merge_outputs(problem, [&](std::size_t i, const std::string& name) {
     if (i >= outputs.size() || i >= oracle.size() || outputs[i].size() != oracle[i].size()) {
       CheckResult c;
@@ -236,19 +266,25 @@ CheckResult check_outputs(const Problem& problem, const std::vector<std::vector<
                  " were expected";
       return c;
     }
-    return check_close(outputs[i].data(), oracle[i].data(), oracle[i].size(), tol, name);
+    const bool has_magnitude = i < magnitudes.size();
+    if (has_magnitude && magnitudes[i].size() != oracle[i].size())
+      throw std::logic_error(name + ": term magnitudes must be one value per element");
+    return check_close(outputs[i].data(), oracle[i].data(), oracle[i].size(), tol, name,
+                       has_magnitude ? magnitudes[i].data() : nullptr);
   });
 }
 
 CheckResult check_outputs(const Problem& problem, std::span<const kb_tensor> outputs,
-                          std::span<const kb_tensor> oracle, const Tolerance& tol) {
+                          std::span<const kb_tensor> oracle, const Tolerance& tol,
+                          std::span<const kb_tensor> magnitudes) {
   return merge_outputs(problem, [&](std::size_t i, const std::string& name) {
     if (i >= outputs.size() || i >= oracle.size()) {
       CheckResult c;
       c.detail = name + ": output missing";
       return c;
     }
-    return check_close(outputs[i], oracle[i], tol, name);
+    return check_close(outputs[i], oracle[i], tol, name,
+                       i < magnitudes.size() ? &magnitudes[i] : nullptr);
   });
 }
 
@@ -260,11 +296,16 @@ void merge_check(CorrectnessReport& report, const CheckResult& check) {
 }
 
 std::string rule_text(const Tolerance& tol) {
-  char buf[256];
+  char terms[128] = "";
+  if (tol.term_rtol > 0)
+    std::snprintf(terms, sizeof terms,
+                  " + %g * (sum of |terms| the original rounds to bf16 and sums into it)",
+                  tol.term_rtol);
+  char buf[384];
   std::snprintf(buf, sizeof buf,
-                "every element |out - oracle| <= %g + %g * |oracle|, ||out - oracle|| / ||oracle|| "
-                "<= %g, and NaN/Inf only where the fp32 oracle has the same value",
-                tol.atol, tol.rtol, tol.max_rel_l2);
+                "every element |out - oracle| <= %g + %g * |oracle|%s, ||out - oracle|| / "
+                "||oracle|| <= %g, and NaN/Inf only where the fp32 oracle has the same value",
+                tol.atol, tol.rtol, terms, tol.max_rel_l2);
   return buf;
 }
 

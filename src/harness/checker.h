@@ -24,8 +24,11 @@ struct CheckResult {
 };
 
 // Compares `out` against `oracle` (n values each) under `tol`. `tensor_name` appears in `detail`.
+// `magnitude` (n values, or null for none) is each element's term magnitude, which tol.term_rtol
+// multiplies into the element's bound (Workload::term_magnitude); without it that part of the bound
+// is zero: the rule at its strictest.
 CheckResult check_close(const float* out, const float* oracle, std::size_t n, const Tolerance& tol,
-                        const std::string& tensor_name);
+                        const std::string& tensor_name, const float* magnitude = nullptr);
 
 // The same rule on two tensors of any element types, read where they lie (bf16 and i32 widened to
 // f32 value by value, exactly as to_f32 does): the evaluator checks every timed output this way
@@ -33,18 +36,21 @@ CheckResult check_close(const float* out, const float* oracle, std::size_t n, co
 // rounding of the summation order in rel_l2_err (blocks of eight lanes; last bits only). A shape
 // mismatch (element count) fails with a detail saying so.
 CheckResult check_close(const kb_tensor& out, const kb_tensor& oracle, const Tolerance& tol,
-                        const std::string& tensor_name);
+                        const std::string& tensor_name, const kb_tensor* magnitude = nullptr);
 
-// check_outputs over tensors: outputs[i] against oracle[i] by the tensor check_close above.
+// check_outputs over tensors: outputs[i] against oracle[i] by the tensor check_close above, with
+// magnitudes[i] (f32) when `magnitudes` is not empty.
 CheckResult check_outputs(const Problem& problem, std::span<const kb_tensor> outputs,
-                          std::span<const kb_tensor> oracle, const Tolerance& tol);
+                          std::span<const kb_tensor> oracle, const Tolerance& tol,
+                          std::span<const kb_tensor> magnitudes = {});
 
 // The rule for a whole call: check_close on every output of `problem` (outputs[i] against
 // oracle[i], f32 values in the declared shape's order), merged worst-case: the largest errors, and
 // the detail of the first output that fails. An output whose value count differs from its oracle's
-// fails with a detail saying so.
+// fails with a detail saying so. `magnitudes`, when not empty, holds each output's term magnitudes.
 CheckResult check_outputs(const Problem& problem, const std::vector<std::vector<float>>& outputs,
-                          const std::vector<std::vector<float>>& oracle, const Tolerance& tol);
+                          const std::vector<std::vector<float>>& oracle, const Tolerance& tol,
+                          const std::vector<std::vector<float>>& magnitudes = {});
 
 // Folds one call's check into a report over several input sets: the worst errors so far, and the
 // first failure's detail. Leaves `passed` and `trials` to the caller.

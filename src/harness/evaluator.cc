@@ -176,8 +176,10 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
     const std::uint64_t seed = base_seed + static_cast<std::uint64_t>(trial);
     instance.generate(seed);
     std::vector<HostTensor> oracle_tensors = instance.run_trusted(w.baseline, options.threads);
-    std::vector<kb_tensor> oracle;
+    std::vector<HostTensor> magnitude_tensors = instance.term_magnitudes(options.threads);
+    std::vector<kb_tensor> oracle, magnitudes;
     for (HostTensor& t : oracle_tensors) oracle.push_back(t.view());
+    for (HostTensor& t : magnitude_tensors) magnitudes.push_back(t.view());
     const CallOutcome call = call_side(candidate, options.call_timeout_s);
     r.correctness.trials = trial + 1;
     r.correctness.seeds.push_back(seed);
@@ -189,8 +191,8 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
       fail(r, Status::kRejected, "sandbox: kb_run modified its read-only inputs");
       return false;
     }
-    const CheckResult c =
-        check_outputs(instance.problem(), candidate.outputs.views(), oracle, w.tolerance);
+    const CheckResult c = check_outputs(instance.problem(), candidate.outputs.views(), oracle,
+                                        w.tolerance, magnitudes);
     merge_check(r.correctness, c);
     if (!c.passed) {
       if (channel_broken(options, candidate, r)) return false;
@@ -442,8 +444,17 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
       fail(r, Status::kRejected, "sandbox: kb_run modified its read-only inputs");
       return finish();
     }
-    const CheckResult same = check_outputs(instance.problem(), candidate.outputs.views(),
-                                           baseline.outputs.views(), w.tolerance);
+    CheckResult same = check_outputs(instance.problem(), candidate.outputs.views(),
+                                     baseline.outputs.views(), w.tolerance);
+    // Without term magnitudes the rule is at its strictest; they cost a computation as large as
+    // the workload's, so only a failure pays for them.
+    if (!same.passed && w.term_magnitude != nullptr) {
+      std::vector<HostTensor> magnitude_tensors = instance.term_magnitudes(options.threads);
+      std::vector<kb_tensor> magnitudes;
+      for (HostTensor& t : magnitude_tensors) magnitudes.push_back(t.view());
+      same = check_outputs(instance.problem(), candidate.outputs.views(), baseline.outputs.views(),
+                           w.tolerance, magnitudes);
+    }
     if (!same.passed) {
       if (channel_broken(options, candidate, r)) return finish();
       fail(r, Status::kIncorrect,

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <variant>
 
 #include "core/bf16.h"
 #include "core/f16.h"
@@ -44,6 +45,9 @@ fs::path sidecar_path(const fs::path& dir, const std::string& tensor) {
 }
 fs::path oracle_path(const fs::path& dir, const std::string& tensor) {
   return npy_path(dir / kOracleDir, tensor);
+}
+fs::path magnitude_path(const fs::path& dir, const std::string& tensor) {
+  return npy_path(dir / kOracleDir, tensor + ".term_magnitude");
 }
 
 // bf16 is written as float32 holding the same values (NumPy has no bfloat16); f32, i32 as they are.
@@ -83,10 +87,16 @@ nlohmann::json manifest(const Workload& w, Size size, std::uint64_t seed, const 
                        {"dtype", dtype_name(t.dtype)},
                        {"shape", shape_json(t)},
                        {"oracle_file", oracle_path("", t.name).string()}});
+    if (w.term_magnitude != nullptr)
+      outputs.back()["term_magnitude_file"] = magnitude_path("", t.name).string();
   }
   nlohmann::json params = nlohmann::json::object();
   for (const NamedParam& p : problem.params) params[p.name] = p.value;
-  return {
+  nlohmann::json extra = nlohmann::json::object();
+  // The original program's constants at this size, so that it runs unmodified on these inputs.
+  extra["config"] = config_json(problem.config);
+  if (!problem.scenario.empty()) extra["scenario_constants"] = config_json(problem.scenario);
+  nlohmann::json json = {
       {"id", w.id},
       {"name", w.name},
       {"summary", w.summary},
@@ -99,11 +109,14 @@ nlohmann::json manifest(const Workload& w, Size size, std::uint64_t seed, const 
       {"tolerance",
        {{"atol", w.tolerance.atol},
         {"rtol", w.tolerance.rtol},
-        {"max_rel_l2", w.tolerance.max_rel_l2}}},
+        {"max_rel_l2", w.tolerance.max_rel_l2},
+        {"term_rtol", w.tolerance.term_rtol}}},
       {"rule", rule_text(w.tolerance)},
       {"flops", problem.flops},
       {"kbench_commit", kbench_commit()},
   };
+  json.update(extra);
+  return json;
 }
 
 // What a `<output>.dtype` sidecar says, whitespace trimmed; empty when there is none.
@@ -205,6 +218,13 @@ std::vector<float> load_output(const TensorSpec& spec, const fs::path& dir, std:
 
 }  // namespace
 
+nlohmann::ordered_json config_json(const std::vector<ConfigEntry>& entries) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  for (const ConfigEntry& e : entries)
+    std::visit([&](const auto& value) { json[e.name] = value; }, e.value);
+  return json;
+}
+
 std::string output_naming_rules() {
   const std::string bf16 = kBf16SidecarText;
   return "Output files, for each output OUT of the workload (DIR is --outputs):\n"
@@ -225,7 +245,7 @@ std::vector<fs::path> export_paths(const Problem& problem, const fs::path& dir) 
 }
 
 nlohmann::json export_workload(const Workload& workload, Size size, std::uint64_t seed,
-                               const fs::path& dir) {
+                               const fs::path& dir, bool with_program) {
   ProblemInstance instance(workload, size);
   instance.generate(seed);
   std::vector<HostTensor> oracle = instance.run_trusted(workload.baseline, kOracleThreads, KB_F32);
@@ -234,6 +254,14 @@ nlohmann::json export_workload(const Workload& workload, Size size, std::uint64_
   for (std::size_t i = 0; i < problem.inputs.size(); ++i)
     write_tensor(npy_path(dir, problem.inputs[i].tensor.name), instance.inputs()[i]);
   for (const HostTensor& out : oracle) write_tensor(oracle_path(dir, out.spec().name), out);
+  for (const HostTensor& m : instance.term_magnitudes(kOracleThreads))
+    write_tensor(magnitude_path(dir, m.spec().name), m);
+  if (with_program && workload.bf16_program) {
+    fs::create_directories(dir / kProgramDir);
+    for (const HostTensor& out :
+         instance.run_trusted(workload.bf16_program, kOracleThreads, KB_BF16))
+      write_tensor(npy_path(dir / kProgramDir, out.spec().name), out);
+  }
   nlohmann::json json = manifest(workload, size, seed, problem);
   std::ofstream file(dir / kManifestFile);
   file << json.dump(2) << "\n";
@@ -287,8 +315,9 @@ EvalResult check_output_files(const Workload& workload, Size size, std::uint64_t
   instance.generate(seed);
   std::vector<HostTensor> oracle_tensors =
       instance.run_trusted(workload.baseline, kOracleThreads, KB_F32);
-  const CheckResult c =
-      check_outputs(instance.problem(), outputs, to_f32(oracle_tensors), workload.tolerance);
+  std::vector<HostTensor> magnitudes = instance.term_magnitudes(kOracleThreads);
+  const CheckResult c = check_outputs(instance.problem(), outputs, to_f32(oracle_tensors),
+                                      workload.tolerance, to_f32(magnitudes));
   merge_check(r.correctness, c);
   r.correctness.passed = c.passed;
   r.status = c.passed ? Status::kCorrect : Status::kIncorrect;

@@ -20,8 +20,15 @@ inline constexpr const char* kManifestFile = "workload.json";
 // Export puts the oracle's outputs in this subdirectory, so checking the export directory itself
 // before any output was written there finds nothing instead of passing on the oracle's own values.
 inline constexpr const char* kOracleDir = "oracle";
+// With --bf16-program, export puts the outputs of the workload's bf16 program here (f32 files of
+// bf16 values): what a port of the original with the original's roundings should compute.
+inline constexpr const char* kProgramDir = "bf16_program";
 // The text a `<output>.dtype` sidecar holds to mark a uint16 file as bfloat16 bits.
 inline constexpr const char* kBf16SidecarText = "bfloat16";
+
+// A configuration (Problem::config or Problem::scenario) as a JSON object in its own key order,
+// each value as the spec writes it: integers as integers, floats as floats, lists as arrays.
+nlohmann::ordered_json config_json(const std::vector<ConfigEntry>& entries);
 
 // How outputs computed elsewhere must be named and typed, as `kbench check --help` and error
 // messages state it.
@@ -39,9 +46,10 @@ std::vector<std::filesystem::path> export_paths(const Problem& problem,
 //                             i32 as '<i4'
 //   <dir>/oracle/<output>.npy the oracle's outputs as '<f4'
 //   <dir>/workload.json       the manifest, which is also returned
+//   <dir>/bf16_program/<output>.npy  with `with_program`, the bf16 program's outputs as '<f4'
 // Throws std::runtime_error (NpyError, filesystem_error) when a file cannot be written.
 nlohmann::json export_workload(const Workload& workload, Size size, std::uint64_t seed,
-                               const std::filesystem::path& dir);
+                               const std::filesystem::path& dir, bool with_program = false);
 
 // The seed recorded in `dir`/workload.json when that manifest exists and was written for the same
 // workload and size; nullopt otherwise (no manifest, another workload or size, unreadable).

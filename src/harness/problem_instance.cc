@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "core/input_gen.h"
 
@@ -64,10 +65,25 @@ std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int thread
                                                      kb_dtype output_dtype) {
   if (!private_current_)
     throw std::logic_error("run_trusted after generate_shared: the private inputs are stale");
+  std::vector<kb_tensor> in;
+  for (HostTensor& t : inputs_) in.push_back(t.view());
+  return run_on(kernel, threads, output_dtype, std::move(in));
+}
+
+std::vector<HostTensor> ProblemInstance::term_magnitudes(int threads) {
+  if (workload_.term_magnitude == nullptr) return {};
+  if (private_current_) return run_trusted(workload_.term_magnitude, threads, KB_F32);
+  // After generate_shared the shared inputs are current, and sealed: no worker changed them.
+  const auto shared = shared_inputs_.views();
+  return run_on(workload_.term_magnitude, threads, KB_F32,
+                std::vector<kb_tensor>(shared.begin(), shared.end()));
+}
+
+std::vector<HostTensor> ProblemInstance::run_on(KernelFn kernel, int threads, kb_dtype output_dtype,
+                                                std::vector<kb_tensor> in) {
   std::vector<HostTensor> outputs;
   for (const TensorSpec& s : output_specs(output_dtype)) outputs.emplace_back(s);
-  std::vector<kb_tensor> in, out;
-  for (HostTensor& t : inputs_) in.push_back(t.view());
+  std::vector<kb_tensor> out;
   for (HostTensor& t : outputs) out.push_back(t.view());
   const std::vector<kb_param> params = abi_params(problem_);
   const kb_config config{threads, static_cast<int32_t>(params.size()), params.data()};

@@ -45,7 +45,15 @@ class ProblemInstance {
 
   std::vector<TensorSpec> output_specs(kb_dtype dtype) const;
 
+  // The workload's term magnitudes (Workload::term_magnitude) of the inputs generate() or
+  // generate_shared() drew last, as f32 tensors of the outputs' shapes: what the rule's term_rtol
+  // multiplies. Empty when the workload has none.
+  std::vector<HostTensor> term_magnitudes(int threads);
+
  private:
+  std::vector<HostTensor> run_on(KernelFn kernel, int threads, kb_dtype output_dtype,
+                                 std::vector<kb_tensor> in);
+
   const Workload& workload_;
   Size size_;
   Problem problem_;

@@ -88,7 +88,8 @@ std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
 }
 
 double bound_fraction(const std::vector<std::vector<float>>& outputs,
-                      const std::vector<std::vector<float>>& oracle, const Tolerance& tol) {
+                      const std::vector<std::vector<float>>& oracle, const Tolerance& tol,
+                      const std::vector<std::vector<float>>& magnitudes) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (outputs.size() != oracle.size()) return kInf;
   double worst = 0;
@@ -96,6 +97,9 @@ double bound_fraction(const std::vector<std::vector<float>>& outputs,
     const std::vector<float>& out = outputs[t];
     const std::vector<float>& ref = oracle[t];
     if (out.size() != ref.size()) return kInf;
+    const float* magnitude = t < magnitudes.size() && magnitudes[t].size() == ref.size()
+                                 ? magnitudes[t].data()
+                                 : nullptr;
     double diff_sq = 0, ref_sq = 0;
     for (std::size_t i = 0; i < out.size(); ++i) {
       const double o = out[i], r = ref[i];
@@ -105,7 +109,8 @@ double bound_fraction(const std::vector<std::vector<float>>& outputs,
         return kInf;
       }
       const double err = std::fabs(o - r);
-      worst = std::max(worst, err / (tol.atol + tol.rtol * std::fabs(r)));
+      const double terms = magnitude != nullptr ? tol.term_rtol * magnitude[i] : 0.0;
+      worst = std::max(worst, err / (tol.atol + tol.rtol * std::fabs(r) + terms));
       diff_sq += err * err;
       ref_sq += r * r;
     }

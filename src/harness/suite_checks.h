@@ -28,9 +28,11 @@ std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
                                                  std::uint64_t seed);
 
 // The fraction of the tolerance an output uses, over all outputs: the larger of the worst
-// |out - oracle| / (atol + rtol * |oracle|) and rel_l2 / max_rel_l2. Below 1 passes (given finite
-// values); infinity for a non-finite mismatch or a value-count mismatch.
+// |out - oracle| / (atol + rtol * |oracle| + term_rtol * magnitude) and rel_l2 / max_rel_l2. Below
+// 1 passes (given finite values); infinity for a non-finite mismatch or a value-count mismatch.
+// `magnitudes`: each output's term magnitudes (Workload::term_magnitude), or empty for none.
 double bound_fraction(const std::vector<std::vector<float>>& outputs,
-                      const std::vector<std::vector<float>>& oracle, const Tolerance& tol);
+                      const std::vector<std::vector<float>>& oracle, const Tolerance& tol,
+                      const std::vector<std::vector<float>>& magnitudes = {});
 
 }  // namespace kbench

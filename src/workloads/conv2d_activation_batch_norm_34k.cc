@@ -26,6 +26,7 @@
 
 #include "core/bf16.h"
 #include "workloads/conv.h"
+#include "workloads/jnp_bf16.h"
 #include "workloads/matmul_ops.h"
 #include "workloads/ops.h"
 #include "workloads/workload.h"
@@ -59,6 +60,8 @@ Problem make_problem(Size size) {
   const Shape s = shape_of(size);
   const auto [n, ci, co, h, w] = s;
   Problem problem;
+  problem.config = {
+      {"batch_size", n}, {"in_channels", ci}, {"out_channels", co}, {"kernel_size", kKernel}};
   problem.inputs = {
       {{"x", KB_BF16, {n, ci, h, w}}, InitRule::uniform(0.0, 1.0)},
       {{"conv_weight", KB_BF16, {co, ci, kKernel, kKernel}}, InitRule::normal(1.0)},
@@ -201,18 +204,27 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t c = i / plane % channels;
     const float y = round_to_bf16(round_to_bf16(a.data()[i]) + bf16_to_f32(conv_bias[c]));
-    const float sp = round_to_bf16(static_cast<float>(softplus(y)));
+    const float sp = jnp_bf16::softplus(y);
     a.data()[i] = round_to_bf16(round_to_bf16(std::tanh(sp)) * y);
   }
-  std::vector<float> mean, var;
-  channel_statistics(a.data(), *s, mean, var);
+  // mean = jnp.mean(x, (0, 2, 3)) and var = jnp.mean((x - mean) ** 2, (0, 2, 3)): f32 sums of bf16
+  // values, each result rounded; the deviations and their squares are bf16 tensors.
+  std::vector<float> mean(channels, 0.0f), var(channels, 0.0f);
+  for (std::size_t i = 0; i < count; ++i) mean[i / plane % channels] += a.data()[i];
+  const auto per_channel = static_cast<float>(count / channels);
+  for (float& m : mean) m = round_to_bf16(m / per_channel);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t c = i / plane % channels;
+    const float deviation = round_to_bf16(a.data()[i] - mean[c]);
+    var[c] += round_to_bf16(deviation * deviation);
+  }
+  for (float& v : var) v = round_to_bf16(v / per_channel);
   auto* o = static_cast<bf16_t*>(out[0].data);
   for (std::size_t i = 0; i < count; ++i) {
     const std::size_t c = i / plane % channels;
     const float denom =
-        round_to_bf16(std::sqrt(round_to_bf16(round_to_bf16(var[c]) + static_cast<float>(kEps))));
-    const float normalized =
-        round_to_bf16(round_to_bf16(a.data()[i] - round_to_bf16(mean[c])) / denom);
+        round_to_bf16(std::sqrt(round_to_bf16(var[c] + round_to_bf16(static_cast<float>(kEps)))));
+    const float normalized = round_to_bf16(round_to_bf16(a.data()[i] - mean[c]) / denom);
     o[i] = f32_to_bf16(round_to_bf16(normalized * bf16_to_f32(gamma[c])) + bf16_to_f32(beta[c]));
   }
   return 0;

@@ -26,6 +26,7 @@
 
 #include "core/bf16.h"
 #include "workloads/conv.h"
+#include "workloads/jnp_bf16.h"
 #include "workloads/matmul_ops.h"
 #include "workloads/ops.h"
 #include "workloads/workload.h"
@@ -58,6 +59,8 @@ Problem make_problem(Size size) {
   const Shape s = shape_of(size);
   const auto [n, ci, co, h, w] = s;
   Problem problem;
+  problem.config = {
+      {"batch_size", n}, {"in_channels", ci}, {"out_channels", co}, {"kernel_size", kKernel}};
   problem.inputs = {
       {{"x", KB_BF16, {n, ci, h, w}}, InitRule::structured(ops::fill_uniform_with_channel_offsets)},
       {{"weight", KB_BF16, {co, ci, kKernel, kKernel}}, InitRule::normal(0.02)},
@@ -157,18 +160,12 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
   ops::conv(geometry_of(*s), in[0].data, KB_BF16, in[1].data, KB_BF16, y.data(), KB_F32,
             ops::ConvLayout::kPlain);
   const auto* bias = static_cast<const bf16_t*>(in[2].data);
-  const float k0 = static_cast<float>(std::sqrt(2.0 / M_PI));
   auto* o = static_cast<bf16_t*>(out[0].data);
   for (std::size_t p = 0; p < planes; ++p) {
     const float b = bf16_to_f32(bias[p % channels]);
     float* v = y.data() + p * plane;
-    for (std::size_t i = 0; i < plane; ++i) {
-      const float x = round_to_bf16(round_to_bf16(v[i]) + b);
-      const float cube = round_to_bf16(x * x * x);
-      const float inner = round_to_bf16(x + round_to_bf16(0.044715f * cube));
-      const float t = round_to_bf16(std::tanh(round_to_bf16(k0 * inner)));
-      v[i] = round_to_bf16(round_to_bf16(0.5f * x) * round_to_bf16(1.0f + t));
-    }
+    for (std::size_t i = 0; i < plane; ++i)
+      v[i] = jnp_bf16::gelu_tanh(round_to_bf16(round_to_bf16(v[i]) + b));
     o[p] = f32_to_bf16(ops::sum_f32(v, plane) / static_cast<float>(plane));
   }
   return 0;

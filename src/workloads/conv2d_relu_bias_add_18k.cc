@@ -54,6 +54,8 @@ Problem make_problem(Size size) {
   const Shape s = shape_of(size);
   const auto [n, ci, co, h, w] = s;
   Problem problem;
+  problem.config = {
+      {"batch_size", n}, {"in_channels", ci}, {"out_channels", co}, {"kernel_size", kKernel}};
   problem.inputs = {
       {{"x", KB_BF16, {n, ci, h, w}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {co, ci, kKernel, kKernel}}, InitRule::normal(0.02)},

@@ -78,6 +78,11 @@ Problem make_problem(Size size) {
   const Shape s = shape_of(size);
   const auto [n, ci, co, d, h, w] = s;
   Problem problem;
+  problem.config = {{"batch_size", n},
+                    {"in_channels", ci},
+                    {"out_channels", co},
+                    {"kernel_size", kKernel},
+                    {"num_groups", kGroups}};
   problem.inputs = {
       {{"x", KB_BF16, {n, ci, d, h, w}},
        InitRule::structured(ops::fill_uniform_with_channel_offsets)},

@@ -38,6 +38,7 @@
 
 #include "core/bf16.h"
 #include "workloads/conv.h"
+#include "workloads/jnp_bf16.h"
 #include "workloads/matmul_ops.h"
 #include "workloads/ops.h"
 #include "workloads/workload.h"
@@ -89,6 +90,9 @@ Problem make_problem(Size size) {
   const auto [n, ci, co, d, h, w] = s;
   const std::int64_t od = out_extent(d), oh = out_extent(h), ow = out_extent(w);
   Problem problem;
+  problem.config = {{"batch_size", n},        {"in_channels", ci}, {"out_channels", co},
+                    {"kernel_size", kKernel}, {"stride", kStride}, {"padding", kPadding},
+                    {"bias", true},           {"eps", kEps},       {"scaling_factor", kScaling}};
   problem.inputs = {
       {{"x", KB_BF16, {n, ci, d, h, w}}, InitRule::uniform(0.0, 1.0)},
       {{"conv_weight", KB_BF16, {ci, co, kKernel, kKernel, kKernel}}, InitRule::normal(1.0)},
@@ -246,27 +250,28 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
   const auto* conv_bias = static_cast<const bf16_t*>(in[2].data);
   const auto* gamma = static_cast<const bf16_t*>(in[3].data);
   const auto* beta = static_cast<const bf16_t*>(in[4].data);
-  const float k0 = static_cast<float>(std::sqrt(2.0 / M_PI));
   auto* o = static_cast<bf16_t*>(out[0].data);
   for (std::size_t r = 0; r < rows; ++r) {
     const float b =
         bf16_to_f32(conv_bias[r / per_channel % static_cast<std::size_t>(s->out_channels)]);
     float* v = y.data() + r * width;
     for (std::size_t i = 0; i < width; ++i) v[i] = round_to_bf16(round_to_bf16(v[i]) + b);
-    const float mean_f32 = ops::sum_f32(v, width) / static_cast<float>(width);
-    const float var =
-        round_to_bf16(ops::sum_squared_deviations(v, width, mean_f32) / static_cast<float>(width));
-    const float mean = round_to_bf16(mean_f32);
-    const float denom = round_to_bf16(std::sqrt(round_to_bf16(var + static_cast<float>(kEps))));
+    // mean = jnp.mean(x) and var = jnp.mean((x - mean) ** 2): f32 sums of bf16 values, each
+    // result rounded; the deviations and their squares are bf16 tensors.
+    const float mean = jnp_bf16::mean(v, width);
+    float squares = 0;
+    for (std::size_t i = 0; i < width; ++i) {
+      const float deviation = round_to_bf16(v[i] - mean);
+      squares += round_to_bf16(deviation * deviation);
+    }
+    const float var = round_to_bf16(squares / static_cast<float>(width));
+    const float denom =
+        round_to_bf16(std::sqrt(round_to_bf16(var + round_to_bf16(static_cast<float>(kEps)))));
     for (std::size_t i = 0; i < width; ++i) {
       const float normalized = round_to_bf16(round_to_bf16(v[i] - mean) / denom);
       const float x =
           round_to_bf16(round_to_bf16(normalized * bf16_to_f32(gamma[i])) + bf16_to_f32(beta[i]));
-      const float cube = round_to_bf16(x * x * x);
-      const float inner = round_to_bf16(x + round_to_bf16(0.044715f * cube));
-      const float t = round_to_bf16(std::tanh(round_to_bf16(k0 * inner)));
-      const float gelu = round_to_bf16(round_to_bf16(0.5f * x) * round_to_bf16(1.0f + t));
-      o[r * width + i] = f32_to_bf16(gelu * static_cast<float>(kScaling));
+      o[r * width + i] = f32_to_bf16(jnp_bf16::gelu_tanh(x) * static_cast<float>(kScaling));
     }
   }
   return 0;

@@ -71,6 +71,8 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [tokens, hidden_dim, vocab_size] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch_tokens", tokens}, {"hidden_dim", hidden_dim}, {"vocab_size", vocab_size}};
   problem.inputs = {
       {{"hidden", KB_BF16, {tokens, hidden_dim}}, InitRule::normal()},
       {{"weight", KB_BF16, {hidden_dim, vocab_size}}, InitRule::normal(0.02)},

@@ -56,6 +56,10 @@ Problem make_problem(Size size) {
   const Shape s = shape_of(size);
   const std::vector<std::int64_t> dims = {s.batch, s.num_heads, s.seq_len, s.head_dim};
   Problem problem;
+  problem.config = {{"batch", s.batch},
+                    {"seq_len", s.seq_len},
+                    {"num_heads", s.num_heads},
+                    {"head_dim", s.head_dim}};
   problem.inputs = {
       {{"query", KB_BF16, dims}, InitRule::normal()},
       {{"key", KB_BF16, dims}, InitRule::normal()},

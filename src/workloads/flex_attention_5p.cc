@@ -66,6 +66,8 @@ Problem make_problem(Size size) {
   const auto [batch, heads, seq_len, head_dim] = shape_of(size);
   const std::vector<std::int64_t> dims = {batch, heads, seq_len, head_dim};
   Problem problem;
+  problem.config = {
+      {"batch", batch}, {"seq_len", seq_len}, {"num_heads", heads}, {"head_dim", head_dim}};
   problem.inputs = {
       {{"q", KB_BF16, dims}, InitRule::normal(1.0)},
       {{"k", KB_BF16, dims}, InitRule::normal(1.0)},

@@ -41,6 +41,7 @@ GemmShape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"M", m}, {"K", k}, {"N", n}};
   problem.inputs = {
       {{"A", KB_BF16, {m, k}}, InitRule::normal(1.0)},
       {{"B", KB_BF16, {k, n}}, InitRule::normal(0.02)},

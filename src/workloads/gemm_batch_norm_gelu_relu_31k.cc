@@ -66,6 +66,7 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m}, {"in_features", k}, {"out_features", n}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"gemm_weight", KB_BF16, {n, k}}, InitRule::normal()},

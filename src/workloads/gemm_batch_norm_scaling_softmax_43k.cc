@@ -48,7 +48,8 @@
 namespace kbench {
 namespace {
 
-constexpr double kBnEps = 1e-5;  // config_full.bn_eps
+constexpr double kBnEps = 1e-5;      // config_full.bn_eps
+constexpr double kBnMomentum = 0.1;  // config_full.bn_momentum (eval mode: unused)
 
 // The batch norm's epsilon of a call: the "bn_eps" parameter.
 double bn_eps_of(const kb_config* cfg) {
@@ -74,6 +75,11 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m},
+                    {"in_features", k},
+                    {"out_features", n},
+                    {"bn_eps", kBnEps},
+                    {"bn_momentum", kBnMomentum}};
   problem.params = {{"bn_eps", kBnEps}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},

@@ -11,13 +11,21 @@
 // FLOPs     2*M*K*N (derived); 549,755,813,888 at full size (M=4096, K=8192, N=8192).
 // Character compute-bound GEMM reduced to one number per row; algebraically a GEMV
 //           (sum_j (x W^T)_ij = x_i . sum_j W_j, the spec's caveat), left to candidates.
-// Numerics  precision=HIGHEST asks for f32 matmul semantics: the faithful program keeps the
-//           product, the division, the sum and the scaling in f32 and rounds only the (M, 1)
-//           result to bf16. The row sums cancel (unscaled normal weights: rows of ~sqrt(K N / 3)
-//           from terms of ~sqrt(K / 3)); in f32 that costs nothing visible (faithful rel-L2
-//           0.002, within the default rule). Rounding the product to bf16 instead, as a bf16
-//           matmul result would be, leaves absolute errors of up to 6.3 on rows near 0 at cpu
-//           size (atol would have to be ~13 there, ~70 at full size).
+// Numerics  precision=HIGHEST sets how the matmul computes, not what it returns: lax.dot_general of
+//           bf16 operands returns bf16, so the original rounds every product y_ij to bf16
+//           (XLA:CPU: an f32 dot, then a convert to bf16), halves it exactly, sums the N halves
+//           in f32 (jnp.sum upcasts bf16), rounds the sum to bf16 and multiplies by 1.5 in bf16.
+//           The row sums cancel (unscaled normal weights: rows of ~sqrt(K N / 3) from terms of
+//           ~sqrt(K / 3)), so the N roundings leave an absolute error that |out| does not bound
+//           (JAXBench's allclose failed the original itself on 13 of 20 smoke seeds).
+// Tolerance atol 1e-2, rtol 1e-2, rel-L2 1e-2, plus term_rtol 2^-8 times each row's term magnitude
+//           0.75 * sum_j |y_ij| (the terms in output units): rounding a term to bf16 moves it by
+//           at most 2^-8 of itself, so the N roundings move the row by at most 2^-8 * sum_j
+//           |term_j|. rtol covers the two roundings of the result (2 * 2^-8 < 1e-2); the f32
+//           accumulation (error ~sqrt(N) * 2^-24 of the magnitude) fits in the rest. The term
+//           magnitude is ~0.8 sqrt(N) / |z| times |out| (z ~ N(0, 1) per row), so the element
+//           bound is ~10% of a typical |out| at cpu size: zeros, the mean, permuted rows stay far
+//           outside it, and rel-L2 1e-2 rejects 5% noise.
 // Deviations
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
 #include <cmath>
@@ -55,6 +63,10 @@ linear::Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m},
+                    {"input_size", k},
+                    {"hidden_size", n},
+                    {"scaling_factor", double{kScalingFactor}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {n, k}}, InitRule::normal(1.0)},
@@ -107,22 +119,36 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   return 0;
 }
 
-// The JAX program with HIGHEST precision, f32 throughout (see Numerics): the product, / 2, the sum
-// and * 1.5 in f32, the result rounded to bf16.
+// The original's arithmetic: each product rounded to bf16, halved (exact), summed in f32, the sum
+// rounded to bf16, times 1.5 rounded to bf16.
 int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
                  kb_tensor* out, std::int32_t num_outputs) {
   const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
   if (!shape) return 1;
-  const std::vector<float> y =
-      linear::bf16_program(in[0], in[1], kLayout, nullptr, /*round_product=*/false);
+  const std::vector<float> y = linear::bf16_program(in[0], in[1], kLayout, nullptr);
   for (std::int64_t i = 0; i < shape->m; ++i) {
     float total = 0;
-    for (std::int64_t j = 0; j < shape->n; ++j) {
-      const float v = y[static_cast<std::size_t>(i * shape->n + j)];
-      total += v / kDivisor;
-    }
-    linear::store(out[0], i, total * kScalingFactor);
+    for (std::int64_t j = 0; j < shape->n; ++j)
+      total += y[static_cast<std::size_t>(i * shape->n + j)] / kDivisor;
+    linear::store(out[0], i, round_to_bf16(total) * kScalingFactor);
   }
+  return 0;
+}
+
+// The rule's term magnitude per row: 1.5 * sum_j |y_ij| / 2, the N products the original rounds
+// before it sums them, in output units (f32 products; the rounded ones differ by at most 2^-8).
+int term_magnitude(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                   kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const auto [m, k, n] = *shape;
+  ops::ScratchMatrix y(KB_F32, m, n);
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/true, y.out(),
+            {.alpha = kScalingFactor / kDivisor});
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i)
+    static_cast<float*>(out[0].data)[i] =
+        row_reductions::abs_sum(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n));
   return 0;
 }
 
@@ -140,8 +166,11 @@ const Workload kGemmDivideSumScaling21k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    // JAXBench's allclose(atol=1e-2, rtol=1e-2) and rel-L2 <= 1e-2, plus the rounded terms' share
+    // (the header's Tolerance note).
+    .tolerance = Tolerance{.term_rtol = kBf16UnitRoundoff},
     .bf16_program = bf16_program,
+    .term_magnitude = term_magnitude,
 };
 
 }  // namespace kbench

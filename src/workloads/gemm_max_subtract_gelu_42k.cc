@@ -12,14 +12,21 @@
 // Character compute-bound GEMM whose epilogue needs a row statistic first: the row's maximum is
 //           known only once the whole row is computed.
 // Numerics  The faithful program rounds x @ weight and + bias to bf16, subtracts the max and runs
-//           jax.nn.gelu as XLA fuses it (in f32, one rounding; see bf16_gelu_tanh).
+//           jax.nn.gelu op by op on bf16, its constants bf16 too (see bf16_program): XLA:CPU keeps
+//           every bf16 rounding of the eight primitives (its compiled HLO converts after each; an
+//           earlier version of this file assumed one f32 fusion rounded once, which XLA:CPU does
+//           not do). 1 + tanh cancels for u < 0, so these roundings cost rel-L2 0.011 at cpu size
+//           and 0.047 at full size (16 full-size rows, jax 0.10.2), against 0.004 / 0.013 for
+//           an f32 GELU rounded once.
 // Tolerance atol 3e-2, rel-L2 2.5e-2 (rtol stays 1e-2). Every output depends on v - max, and v is
 //           rounded to bf16 at its own magnitude (|v| up to ~4-5 at full size, half an ulp 0.016)
 //           before the subtraction cancels it: an absolute error of up to ~0.016 * gelu'(u),
 //           independent of the output's size, on outputs of at most 0.17. Measured worst |diff|
-//           and rel-L2: 0.001 / 0.0033 (smoke, 20 seeds), 0.007 / 0.0049 (cpu, 3 seeds), 0.016 /
-//           0.0125 (full, 1 seed). The bounds keep 2x margin at full size; the closest
-//           degenerate (oracle + 5% noise, rel-L2 0.050) is still rejected 2x.
+//           and rel-L2 of the op-by-op program: 0.0037 (smoke, 20 seeds) and 0.013 (cpu, the
+//           original itself on 3 seeds); the closest degenerate (oracle + 5% noise, rel-L2 0.050)
+//           is rejected 2x. Open at full size: the original's own arithmetic reaches rel-L2 0.047
+//           there, over this bound, and no bound on the relative L2 error could admit it and
+//           still reject 5% noise (docs/workloads.md, 42k).
 // Deviations
 //   - weight is (in_features, out_features), the JAX translation's `x @ weight`. The cpu preset is
 //     (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
@@ -33,6 +40,7 @@
 
 #include "core/bf16.h"
 #include "workloads/gemm.h"
+#include "workloads/jnp_bf16.h"
 #include "workloads/linear_layer.h"
 #include "workloads/matmul_ops.h"
 #include "workloads/ops.h"
@@ -43,6 +51,7 @@ namespace kbench {
 namespace {
 
 constexpr linear::WeightLayout kLayout = linear::WeightLayout::kInOut;
+constexpr std::int64_t kMaxDim = 1;  // config_full.max_dim: the max runs over the features
 
 linear::Shape shape_of(Size size) {
   switch (size) {
@@ -59,6 +68,8 @@ linear::Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch_size", m}, {"in_features", k}, {"out_features", n}, {"max_dim", kMaxDim}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
@@ -122,15 +133,6 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   return 0;
 }
 
-// jax.nn.gelu(u, approximate=True) on a bf16 value, as XLA compiles it: its eight primitives are
-// one elementwise fusion, computed in f32 and rounded to bf16 once (XLA's default
-// xla_allow_excess_precision elides the f32 -> bf16 -> f32 round trips between them). Rounding
-// after each of them instead (1 + tanh cancels for u < 0: at u = -2 a bf16 tanh leaves 1 + tanh
-// = 0.045 with 4% error) made the emulation 4.6% rel-L2 off the oracle at 42k's full size.
-float bf16_gelu_tanh(float u) {
-  return round_to_bf16(row_reductions::gelu_tanh(u));
-}
-
 // The JAX program on bf16 tensors: x @ weight (bf16), + bias (bf16), the row max, v - max (bf16),
 // then jax.nn.gelu in bf16 ops.
 int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
@@ -143,7 +145,7 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
     const float* row = v.data() + i * n;
     const float max = *std::max_element(row, row + n);
     for (std::int64_t j = 0; j < n; ++j)
-      linear::store(out[0], i * n + j, bf16_gelu_tanh(round_to_bf16(row[j] - max)));
+      linear::store(out[0], i * n + j, jnp_bf16::gelu_tanh(round_to_bf16(row[j] - max)));
   }
   return 0;
 }

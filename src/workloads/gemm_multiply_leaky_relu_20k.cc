@@ -33,6 +33,9 @@ using linear_epilogue::Extent;
 using linear_epilogue::LinearShape;
 using linear_epilogue::Vectors;
 
+constexpr float kMultiplier = 2.0f;     // config_full.multiplier
+constexpr double kNegativeSlope = 0.1;  // config_full.negative_slope
+
 LinearShape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
@@ -48,6 +51,11 @@ LinearShape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m},
+                    {"in_features", k},
+                    {"out_features", n},
+                    {"multiplier", double{kMultiplier}},
+                    {"negative_slope", kNegativeSlope}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
@@ -63,8 +71,8 @@ Problem make_problem(Size size) {
 constexpr std::initializer_list<Extent> kVectors = {Extent::kColumns};
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
-  const double scaled = (y + v[0][j]) * 2.0;
-  return scaled >= 0 ? scaled : 0.1 * scaled;
+  const double scaled = (y + v[0][j]) * kMultiplier;
+  return scaled >= 0 ? scaled : kNegativeSlope * scaled;
 }
 
 int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
@@ -81,16 +89,16 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
             ops::mutable_matrix_of(out[0]),
             {.bias = bias.data(),
-             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, 2.0f),
-                          ops::PostOp::leaky_relu(0.1f)}});
+             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, kMultiplier),
+                          ops::PostOp::leaky_relu(static_cast<float>(kNegativeSlope))}});
   return 0;
 }
 
 // The JAX program's ops on bf16 tensors: (x @ weight) + bias, * 2.0, where(y >= 0, y, 0.1 * y),
 // each rounded; the weakly typed 0.1 is a bf16 constant.
 float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
-  const float scaled = bf16r(bf16r(y + v[0][j]) * 2.0f);
-  return scaled >= 0.0f ? scaled : bf16r(bf16r(0.1f) * scaled);
+  const float scaled = bf16r(bf16r(y + v[0][j]) * kMultiplier);
+  return scaled >= 0.0f ? scaled : bf16r(bf16r(static_cast<float>(kNegativeSlope)) * scaled);
 }
 
 int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,

@@ -37,6 +37,10 @@ using linear_epilogue::Extent;
 using linear_epilogue::LinearShape;
 using linear_epilogue::Vectors;
 
+constexpr float kScalingFactor = 0.5f;  // config_full.scaling_factor
+constexpr int kHardtanhMin = -2;        // config_full.hardtanh_min
+constexpr int kHardtanhMax = 2;         // config_full.hardtanh_max
+
 LinearShape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
@@ -52,6 +56,12 @@ LinearShape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m},
+                    {"in_features", k},
+                    {"out_features", n},
+                    {"scaling_factor", double{kScalingFactor}},
+                    {"hardtanh_min", kHardtanhMin},
+                    {"hardtanh_max", kHardtanhMax}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
@@ -67,7 +77,8 @@ Problem make_problem(Size size) {
 constexpr std::initializer_list<Extent> kVectors = {Extent::kColumns};
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
-  const double clipped = std::min(std::max((y + v[0][j]) * 0.5, -2.0), 2.0);
+  const double clipped = std::min(std::max((y + v[0][j]) * kScalingFactor, double{kHardtanhMin}),
+                                  double{kHardtanhMax});
   return 0.5 * clipped *
          (1.0 + std::tanh(0.7978845608028654 * (clipped + 0.044715 * clipped * clipped * clipped)));
 }
@@ -84,12 +95,12 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
              std::int32_t num_outputs) {
   if (!linear_epilogue::shape_of_call(in, num_inputs, out, num_outputs, kVectors)) return 1;
   const ops::F32Buffer bias = ops::load_f32(in[2]);
-  ops::gemm(
-      ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
-      ops::mutable_matrix_of(out[0]),
-      {.bias = bias.data(),
-       .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, 0.5f),
-                    ops::PostOp::clip(-2.0f, 2.0f), ops::PostOp::act(ops::Activation::kGeluTanh)}});
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
+            ops::mutable_matrix_of(out[0]),
+            {.bias = bias.data(),
+             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, kScalingFactor),
+                          ops::PostOp::clip(float{kHardtanhMin}, float{kHardtanhMax}),
+                          ops::PostOp::act(ops::Activation::kGeluTanh)}});
   return 0;
 }
 
@@ -97,8 +108,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // explicit GELU 0.5 * y * (1 + tanh(sqrt(2/pi) * (y + 0.044715 * y^3))), each op rounded and its
 // weakly typed constants bf16.
 float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
-  const float scaled = bf16r(bf16r(y + v[0][j]) * 0.5f);
-  const float c = std::min(std::max(scaled, -2.0f), 2.0f);
+  const float scaled = bf16r(bf16r(y + v[0][j]) * kScalingFactor);
+  const float c = std::min(std::max(scaled, float{kHardtanhMin}), float{kHardtanhMax});
   const float cube = bf16r(bf16r(c * c) * c);
   const float inner = bf16r(bf16r(0.7978845608028654f) * bf16r(c + bf16r(bf16r(0.044715f) * cube)));
   return bf16r(bf16r(0.5f * c) * bf16r(1.0f + bf16r(std::tanh(inner))));

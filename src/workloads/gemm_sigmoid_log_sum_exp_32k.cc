@@ -61,6 +61,7 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, h, o] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m}, {"input_size", k}, {"hidden_size", h}, {"output_size", o}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(-1.0, 1.0)},
       {{"w1", KB_BF16, {h, k}}, InitRule::normal(0.02, std::sqrt(3.0 / static_cast<double>(k)))},

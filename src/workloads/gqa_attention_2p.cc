@@ -56,6 +56,9 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [batch, seq_len, hq, hkv, head_dim] = shape_of(size);
   Problem problem;
+  // emb_dim is unused by the program; the model's is num_query_heads * head_dim.
+  problem.config = {{"batch", batch},      {"seq_len", seq_len},   {"num_query_heads", hq},
+                    {"num_kv_heads", hkv}, {"head_dim", head_dim}, {"emb_dim", hq * head_dim}};
   problem.inputs = {
       {{"query", KB_BF16, {batch, seq_len, hq, head_dim}}, InitRule::normal()},
       {{"key", KB_BF16, {batch, seq_len, hkv, head_dim}}, InitRule::normal()},

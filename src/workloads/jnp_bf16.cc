@@ -12,6 +12,10 @@ float swish(float v) {
   return r(sigmoid * v);
 }
 
+float softplus(float v) {
+  return r(std::max(v, 0.0f) + r(std::log1p(r(std::exp(-std::fabs(v))))));
+}
+
 float gelu_tanh(float v) {
   // jax.nn.gelu casts sqrt(2/pi) to the input dtype; 0.044715 is a weakly typed Python float.
   const float sqrt_2_over_pi = r(0.7978845608028654f);

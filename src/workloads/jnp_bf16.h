@@ -1,8 +1,9 @@
 // The arithmetic of jax.numpy / jax.nn ops applied to bf16 tensors, emulated in scalar f32 for the
-// bf16_program of the GEMM + normalization workloads: each op rounds its result to bf16, as the
-// original JAX program holds a bf16 tensor after every op; reductions (jnp.sum, jnp.mean, jnp.var)
-// accumulate in f32 as JAX upcasts bf16 reductions, and round their result to bf16. Python float
-// constants are weakly typed, so they become bf16 constants too. Values in and out are f32 holding
+// bf16 programs of the workloads that chain them after a GEMM or convolution: each op rounds its
+// result to bf16, as the original JAX program holds a bf16 tensor after every op (XLA:CPU keeps
+// those roundings, converting after each op); reductions (jnp.sum, jnp.mean, jnp.var) accumulate
+// in f32 as JAX upcasts bf16 reductions, and round their result to bf16. Python float constants are
+// weakly typed, so they become bf16 constants too. Values in and out are f32 holding
 // bf16-representable numbers.
 #pragma once
 
@@ -19,6 +20,10 @@ inline float r(float v) {
 
 // jax.nn.sigmoid(v) * v: the logistic, rounded, times v, rounded.
 float swish(float v);
+
+// jnp.logaddexp(v, 0.0) (the originals' softplus), op by op: max(v, 0) + log1p(exp(-|v|)), the
+// exp, the log1p and the sum each rounded.
+float softplus(float v);
 
 // jax.nn.gelu(v) (approximate=True, its default), op by op:
 // cdf = 0.5 * (1 + tanh(bf16(sqrt(2/pi)) * (v + 0.044715 * v**3))); return v * cdf.

@@ -53,6 +53,9 @@ struct Shape {
   std::int64_t batch, num_heads, seq_len, head_dim;
 };
 
+constexpr std::int64_t kDState = 128;   // config_full.d_state (unused)
+constexpr std::int64_t kDModel = 2560;  // config_full.d_model (unused)
+
 Shape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
@@ -69,6 +72,10 @@ Problem make_problem(Size size) {
   const Shape s = shape_of(size);
   const std::vector<std::int64_t> dims = {s.batch, s.num_heads, s.seq_len, s.head_dim};
   Problem problem;
+  // d_state and d_model are unused by the program (its quadratic form contracts over head_dim)
+  // and no shape implies them: the spec's values at every size.
+  problem.config = {{"batch", s.batch},       {"seq_len", s.seq_len}, {"num_heads", s.num_heads},
+                    {"head_dim", s.head_dim}, {"d_state", kDState},   {"d_model", kDModel}};
   problem.inputs = {
       {{"query (C)", KB_BF16, dims}, InitRule::normal()},
       {{"key (B)", KB_BF16, dims}, InitRule::normal()},

@@ -62,7 +62,9 @@ LinearShape shape_of(Size size) {
 }
 
 // BatchNorm1d's eps.
-constexpr double kBnEps = 1e-5;
+constexpr double kBnEps = 1e-5;       // config_full.bn_eps
+constexpr double kBnMomentum = 0.1;   // config_full.bn_momentum (eval mode: unused)
+constexpr float kDivideValue = 1.0f;  // config_full.divide_value
 
 // The faithful bf16 program fails the default elementwise rule at the cpu size: it rounds nine
 // times (the matmul result, five per-feature ops, the scalar bias, the sigmoid and the product),
@@ -76,6 +78,9 @@ constexpr Tolerance kTolerance{.atol = 1e-2, .rtol = 3e-2, .max_rel_l2 = 1e-2};
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch_size", m},  {"in_features", k},           {"out_features", n},
+      {"bn_eps", kBnEps}, {"bn_momentum", kBnMomentum}, {"divide_value", double{kDivideValue}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
@@ -100,7 +105,7 @@ constexpr std::initializer_list<Extent> kVectors = {Extent::kColumns, Extent::kC
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   const double linear = y + v[0][j];
   const double normalized = (linear - v[3][j]) / std::sqrt(v[4][j] + kBnEps) * v[1][j] + v[2][j];
-  const double shifted = (normalized + v[5][0]) / 1.0;
+  const double shifted = (normalized + v[5][0]) / kDivideValue;
   return shifted / (1.0 + std::exp(-shifted));
 }
 
@@ -132,7 +137,7 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
                           ops::PostOp::column(ops::BinaryOp::kMultiply, bn_scale.data()),
                           ops::PostOp::column(ops::BinaryOp::kAdd, bn_bias.data()),
                           ops::PostOp::scalar(ops::BinaryOp::kAdd, bias),
-                          ops::PostOp::scalar(ops::BinaryOp::kDivide, 1.0f),
+                          ops::PostOp::scalar(ops::BinaryOp::kDivide, kDivideValue),
                           ops::PostOp::act(ops::Activation::kSilu)}});
   return 0;
 }
@@ -145,7 +150,7 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   const float bn_std = bf16r(std::sqrt(bf16r(v[4][j] + bf16r(static_cast<float>(kBnEps)))));
   const float normalized =
       bf16r(bf16r(bf16r(bf16r(linear - v[3][j]) / bn_std) * v[1][j]) + v[2][j]);
-  const float shifted = bf16r(bf16r(normalized + v[5][0]) / 1.0f);
+  const float shifted = bf16r(bf16r(normalized + v[5][0]) / kDivideValue);
   return bf16r(shifted * bf16r(1.0f / (1.0f + std::exp(-shifted))));
 }
 

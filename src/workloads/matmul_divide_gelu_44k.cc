@@ -37,6 +37,8 @@ using linear_epilogue::Extent;
 using linear_epilogue::LinearShape;
 using linear_epilogue::Vectors;
 
+constexpr float kDivisor = 10.0f;  // config_full.divisor
+
 LinearShape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
@@ -61,6 +63,8 @@ float gelu_tanh_bf16(float v) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch_size", m}, {"input_size", k}, {"output_size", n}, {"divisor", double{kDivisor}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
@@ -80,7 +84,7 @@ double gelu_tanh(double v) {
 }
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
-  return gelu_tanh((y + v[0][j]) / 10.0);
+  return gelu_tanh((y + v[0][j]) / kDivisor);
 }
 
 int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
@@ -97,14 +101,14 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
             ops::mutable_matrix_of(out[0]),
             {.bias = bias.data(),
-             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kDivide, 10.0f),
+             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kDivide, kDivisor),
                           ops::PostOp::act(ops::Activation::kGeluTanh)}});
   return 0;
 }
 
 // The JAX program's ops on bf16 tensors: (x @ weight) + bias, / 10.0, gelu, each rounded.
 float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
-  return gelu_tanh_bf16(bf16r(bf16r(y + v[0][j]) / 10.0f));
+  return gelu_tanh_bf16(bf16r(bf16r(y + v[0][j]) / kDivisor));
 }
 
 int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,

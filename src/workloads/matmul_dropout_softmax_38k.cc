@@ -37,6 +37,9 @@
 namespace kbench {
 namespace {
 
+// config_full.dropout_p: the original skips dropout (inference), so the value is unused.
+constexpr double kDropoutP = 0.2;
+
 struct Shape {
   std::int64_t m, k, n;  // batch_size, in_features, out_features
 };
@@ -56,6 +59,8 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch_size", m}, {"in_features", k}, {"out_features", n}, {"dropout_p", kDropoutP}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {n, k}}, InitRule::normal(0.02)},

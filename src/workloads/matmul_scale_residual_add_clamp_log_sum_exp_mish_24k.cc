@@ -35,6 +35,7 @@
 
 #include "core/bf16.h"
 #include "workloads/gemm.h"
+#include "workloads/jnp_bf16.h"
 #include "workloads/linear_layer.h"
 #include "workloads/matmul_ops.h"
 #include "workloads/ops.h"
@@ -64,6 +65,12 @@ linear::Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m},
+                    {"input_size", k},
+                    {"hidden_size", n},
+                    {"scale_factor", double{kScaleFactor}},
+                    {"clamp_min", double{kClampMin}},
+                    {"clamp_max", double{kClampMax}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(-1.0, 1.0)},
       {{"weight", KB_BF16, {n, k}},
@@ -155,7 +162,7 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
     for (std::int64_t j = 0; j < n; ++j)
       total += round_to_bf16(std::exp(round_to_bf16(row[j] - max)));
     const float t = round_to_bf16(round_to_bf16(std::log(round_to_bf16(total))) + max);
-    const float softplus = round_to_bf16(std::log1p(std::exp(t)));
+    const float softplus = jnp_bf16::softplus(t);
     const float mish = round_to_bf16(t * round_to_bf16(std::tanh(softplus)));
     linear::store(out[0], i, round_to_bf16(t * mish));
   }

@@ -32,6 +32,8 @@ using linear_epilogue::Extent;
 using linear_epilogue::LinearShape;
 using linear_epilogue::Vectors;
 
+constexpr float kScalingFactor = 0.5f;  // config_full.scaling_factor
+
 LinearShape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
@@ -47,6 +49,10 @@ LinearShape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m},
+                    {"in_features", k},
+                    {"out_features", n},
+                    {"scaling_factor", double{kScalingFactor}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
@@ -63,7 +69,7 @@ constexpr std::initializer_list<Extent> kVectors = {Extent::kColumns};
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   const double linear = y + v[0][j];
-  return linear * 0.5 + linear;
+  return linear * kScalingFactor + linear;
 }
 
 int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
@@ -88,7 +94,7 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // The JAX program's ops on bf16 tensors: (x @ weight) + bias, * 0.5 (exact), + the unscaled value.
 float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   const float linear = bf16r(y + v[0][j]);
-  return bf16r(bf16r(linear * 0.5f) + linear);
+  return bf16r(bf16r(linear * kScalingFactor) + linear);
 }
 
 int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,

@@ -52,6 +52,7 @@ linear::Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m}, {"input_size", k}, {"hidden_size", n}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(-1.0, 1.0)},
       {{"weight", KB_BF16, {k, n}},

@@ -39,6 +39,9 @@ using linear_epilogue::Extent;
 using linear_epilogue::LinearShape;
 using linear_epilogue::Vectors;
 
+constexpr float kSubtractValue = 2.0f;  // config_full.subtract_value
+constexpr float kMultiplyValue = 1.5f;  // config_full.multiply_value
+
 LinearShape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
@@ -72,6 +75,11 @@ constexpr Tolerance kTolerance{.atol = 3e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2}
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m},
+                    {"in_features", k},
+                    {"out_features", n},
+                    {"subtract_value", double{kSubtractValue}},
+                    {"multiply_value", double{kMultiplyValue}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(weight_stddev(k))},
@@ -87,7 +95,7 @@ Problem make_problem(Size size) {
 constexpr std::initializer_list<Extent> kVectors = {Extent::kColumns};
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
-  const double shifted = (y + v[0][j] - 2.0) * 1.5;
+  const double shifted = (y + v[0][j] - kSubtractValue) * kMultiplyValue;
   return shifted > 0 ? shifted : 0;
 }
 
@@ -105,15 +113,15 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
             ops::mutable_matrix_of(out[0]),
             {.bias = bias.data(),
-             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kSubtract, 2.0f),
-                          ops::PostOp::scalar(ops::BinaryOp::kMultiply, 1.5f),
+             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kSubtract, kSubtractValue),
+                          ops::PostOp::scalar(ops::BinaryOp::kMultiply, kMultiplyValue),
                           ops::PostOp::act(ops::Activation::kRelu)}});
   return 0;
 }
 
 // The JAX program's ops on bf16 tensors: (x @ weight) + bias, - 2.0, * 1.5, relu, each rounded.
 float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
-  const float shifted = bf16r(bf16r(bf16r(y + v[0][j]) - 2.0f) * 1.5f);
+  const float shifted = bf16r(bf16r(bf16r(y + v[0][j]) - kSubtractValue) * kMultiplyValue);
   return shifted > 0.0f ? shifted : 0.0f;
 }
 

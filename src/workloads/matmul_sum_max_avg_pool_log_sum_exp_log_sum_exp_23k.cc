@@ -14,15 +14,16 @@
 // Character compute-bound GEMM whose (M, N) result is reduced to one number per row; algebraically
 //           a GEMV (sum_j (x W^T)_ij = x_i . sum_j W_j, the spec's caveat), which kbench leaves to
 //           candidates: the baseline computes what the program says.
-// Tolerance atol 3, rel-L2 1.5e-2 (rtol stays 1e-2). The faithful program rounds the (M, N) product
-//           and the bias add to bf16 before summing N terms of rms r = 0.02 sqrt(K/3), and the
-//           sum cancels: its rounding error is absolute, ~sqrt(2N) * r * 2^-9 (sigma ~0.055 at
-//           cpu size, ~0.3 at full), not relative to the row's value, which can be near 0.
-//           Measured worst |diff|: 0.006 (smoke, 20 seeds), 0.19 (cpu, 3 seeds), 1.49 (full, 1
-//           seed), which atol 1e-2 fails on rows near 0. atol 3 keeps 2x margin at full size;
-//           wrong answers are rejected by the rel-L2 bound. That bound is 1.5e-2, not 1e-2: over
-//           200 smoke seeds the faithful program's rel-L2 (0.002-0.006 typically) reached 0.0106
-//           once; the closest degenerate, oracle + 5% noise, has 0.049, 3.3x the bound.
+// Tolerance atol 1e-2, rtol 1e-2, rel-L2 1.5e-2, plus term_rtol 2^-8 times each row's term
+//           magnitude sum_j (|y_ij| + |y_ij + b_j|). The original rounds the (M, N) product to bf16
+//           and the bias add again before summing, and the sum cancels (terms of rms 0.02
+//           sqrt(K/3) of either sign), so its rounding error is absolute, not relative to a row's
+//           value that may be near 0: each of the 2N roundings moves the sum by at most 2^-8 of
+//           the value it rounds. rtol covers the rounding of the result. (Before this bound, a
+//           fixed atol 3 sized for full size let any output within 3 of the oracle through at
+//           smoke size, where rows are ~1.) The rel-L2 bound is 1.5e-2, not 1e-2: over 200 smoke
+//           seeds the faithful program's rel-L2 (0.002-0.006 typically) reached 0.0106 once; the
+//           closest degenerate, oracle + 5% noise, has 0.049, 3.3x the bound.
 // Deviations
 //   - The identities after the row sum are computed as what they are (nothing).
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
@@ -59,6 +60,7 @@ linear::Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m}, {"in_features", k}, {"out_features", n}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {n, k}}, InitRule::normal(0.02)},
@@ -129,6 +131,28 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
   return 0;
 }
 
+// The rule's term magnitude per row: sum_j (|y_ij| + |y_ij + b_j|), the product and the bias add
+// the original rounds to bf16 before it sums them (f32 values; the rounded ones differ by at most
+// 2^-8).
+int term_magnitude(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                   kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const auto [m, k, n] = *shape;
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  ops::ScratchMatrix y(KB_F32, m, n);
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/true, y.out(), {});
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i) {
+    const auto* row = static_cast<const float*>(y.row(i));
+    float total = 0;
+    for (std::int64_t j = 0; j < n; ++j)
+      total += std::fabs(row[j]) + std::fabs(row[j] + bias.data()[j]);
+    static_cast<float*>(out[0].data)[i] = total;
+  }
+  return 0;
+}
+
 }  // namespace
 
 // A namespace-scope const has internal linkage unless declared extern; the registry links to it.
@@ -144,9 +168,10 @@ const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k = {
     .problem = make_problem,
     .reference = reference,
     .baseline = baseline,
-    // atol 3 and rel-L2 1.5e-2: see the header's Tolerance note.
-    .tolerance = {.atol = 3.0, .rtol = 1e-2, .max_rel_l2 = 1.5e-2},
+    // See the header's Tolerance note.
+    .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.5e-2, .term_rtol = kBf16UnitRoundoff},
     .bf16_program = bf16_program,
+    .term_magnitude = term_magnitude,
 };
 
 }  // namespace kbench

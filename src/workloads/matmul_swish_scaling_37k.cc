@@ -32,6 +32,8 @@ using linear_epilogue::Extent;
 using linear_epilogue::LinearShape;
 using linear_epilogue::Vectors;
 
+constexpr float kScalingFactor = 2.0f;  // config_full.scaling_factor
+
 LinearShape shape_of(Size size) {
   switch (size) {
     case Size::kSmoke:
@@ -47,6 +49,10 @@ LinearShape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch_size", m},
+                    {"in_features", k},
+                    {"out_features", n},
+                    {"scaling_factor", double{kScalingFactor}}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
       {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
@@ -63,7 +69,7 @@ constexpr std::initializer_list<Extent> kVectors = {Extent::kColumns};
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   const double linear = y + v[0][j];
-  return linear / (1.0 + std::exp(-linear)) * 2.0;
+  return linear / (1.0 + std::exp(-linear)) * kScalingFactor;
 }
 
 int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
@@ -81,7 +87,7 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
             ops::mutable_matrix_of(out[0]),
             {.bias = bias.data(),
              .activation = ops::Activation::kSilu,
-             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, 2.0f)}});
+             .post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, kScalingFactor)}});
   return 0;
 }
 
@@ -89,7 +95,7 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   const float linear = bf16r(y + v[0][j]);
   const float swish = bf16r(linear * bf16r(1.0f / (1.0f + std::exp(-linear))));
-  return bf16r(swish * 2.0f);
+  return bf16r(swish * kScalingFactor);
 }
 
 int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,

@@ -67,6 +67,8 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [m, k, n, num_groups] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch_size", m}, {"in_features", k}, {"out_features", n}, {"num_groups", num_groups}};
   problem.params = {{"num_groups", static_cast<double>(num_groups)}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},

@@ -93,6 +93,16 @@ Problem make_problem(Size size) {
   const Shape& f = kFullShape;
   const std::int64_t h = s.num_heads;
   Problem problem;
+  problem.config = {{"batch", s.batch},
+                    {"seq_len", s.seq_len},
+                    {"emb_dim", s.emb_dim},
+                    {"num_heads", s.num_heads},
+                    {"q_lora_rank", s.q_lora_rank},
+                    {"kv_lora_rank", s.kv_lora_rank},
+                    {"qk_nope_head_dim", s.nope},
+                    {"qk_rope_head_dim", s.rope},
+                    {"v_head_dim", s.v_dim},
+                    {"rope_theta", static_cast<std::int64_t>(kRopeTheta)}};
   problem.inputs = {
       {{"x", KB_BF16, {s.batch, s.seq_len, s.emb_dim}}, InitRule::normal()},
       {{"q_down", KB_BF16, {s.emb_dim, s.q_lora_rank}}, weight_init(s.emb_dim, f.emb_dim)},

@@ -96,6 +96,10 @@ Problem make_problem(Size size) {
   const std::vector<std::int64_t> page_dims = {s.num_pages(), s.page_size, s.num_kv_heads,
                                                s.head_dim};
   Problem problem;
+  problem.config = {{"num_seqs", s.num_seqs},           {"max_seq_len", s.capacity()},
+                    {"num_query_heads", s.num_q_heads}, {"num_kv_heads", s.num_kv_heads},
+                    {"head_dim", s.head_dim},           {"page_size", s.page_size},
+                    {"pages_per_seq", s.pages_per_seq}};
   problem.inputs = {
       {{"queries", KB_BF16, q_dims}, InitRule::normal()},
       {{"k_pages", KB_BF16, page_dims}, InitRule::normal()},

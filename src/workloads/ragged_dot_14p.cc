@@ -46,6 +46,7 @@ GroupedShape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [groups, rows, k, n] = shape_of(size);
   Problem problem;
+  problem.config = {{"num_groups", groups}, {"M", groups * rows}, {"K", k}, {"N", n}};
   problem.inputs = {
       {{"x", KB_BF16, {groups, rows, k}}, InitRule::normal(1.0)},
       {{"weights", KB_BF16, {groups, k, n}}, InitRule::normal(0.02)},

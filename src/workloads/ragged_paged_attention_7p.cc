@@ -41,6 +41,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,10 @@
 
 namespace kbench {
 namespace {
+
+// The original's DEFAULT_MASK_VALUE, added to masked scores (exported with the scenario; the
+// kernels here mask with -inf, which gives the same softmax whenever a row sees any key).
+constexpr double kMaskValue = -0.7 * static_cast<double>(std::numeric_limits<float>::max());
 
 struct Shape {
   std::int64_t max_tokens, max_seqs, num_q_heads, num_kv_heads, head_dim, page_size, pages_per_seq;
@@ -134,6 +139,23 @@ Problem make_problem_of() {
   const Shape& s = scenario.shape;
   const std::vector<std::int64_t> q_dims = {s.max_tokens, s.num_q_heads, s.head_dim};
   Problem problem;
+  problem.config = {{"max_num_batched_tokens", s.max_tokens},
+                    {"max_num_seqs", s.max_seqs},
+                    {"num_q_heads", s.num_q_heads},
+                    {"num_kv_heads", s.num_kv_heads},
+                    {"head_dim", s.head_dim},
+                    {"page_size", s.page_size},
+                    {"pages_per_seq", s.pages_per_seq}};
+  // The original loops over its module-level ACTIVE_Q_LENS as static per-sequence capacities: the
+  // scenario is part of its configuration.
+  std::vector<std::int64_t> q_lens, kv_lens;
+  for (const auto& [q_len, kv_len] : scenario.active) {
+    q_lens.push_back(q_len);
+    kv_lens.push_back(kv_len);
+  }
+  problem.scenario = {{"ACTIVE_Q_LENS", std::move(q_lens)},
+                      {"ACTIVE_KV_LENS", std::move(kv_lens)},
+                      {"DEFAULT_MASK_VALUE", kMaskValue}};
   problem.inputs = {
       {{"queries", KB_BF16, q_dims}, InitRule::normal()},
       {{"kv_pages", KB_BF16, {s.num_pages(), s.page_size, 2 * s.num_kv_heads, s.head_dim}},

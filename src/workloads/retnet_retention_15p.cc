@@ -55,6 +55,12 @@ Problem make_problem(Size size) {
   const Shape s = shape_of(size);
   const std::vector<std::int64_t> dims = {s.batch, s.num_heads, s.seq_len, s.head_dim};
   Problem problem;
+  // d_model is unused by the program; the model's is num_heads * head_dim.
+  problem.config = {{"batch", s.batch},
+                    {"seq_len", s.seq_len},
+                    {"num_heads", s.num_heads},
+                    {"head_dim", s.head_dim},
+                    {"d_model", s.num_heads * s.head_dim}};
   problem.inputs = {
       {{"query", KB_BF16, dims}, InitRule::normal()},
       {{"key", KB_BF16, dims}, InitRule::normal()},

@@ -50,6 +50,8 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [batch, seq_len, emb_dim] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch", batch}, {"seq_len", seq_len}, {"emb_dim", emb_dim}, {"epsilon", kEpsilon}};
   problem.params = {{"epsilon", kEpsilon}};
   problem.inputs = {
       {{"x", KB_BF16, {batch, seq_len, emb_dim}}, InitRule::normal()},

@@ -113,6 +113,10 @@ float sum(const float* x, std::size_t n) {
   return map_sum(x, n, 0.0f, [](DF, VF v) { return v; });
 }
 
+float abs_sum(const float* x, std::size_t n) {
+  return map_sum(x, n, 0.0f, [](DF, VF v) { return hn::Abs(v); });
+}
+
 float sum_sigmoid(const float* x, std::size_t n) {
   // sigmoid(-inf) = 0: the padding adds nothing.
   return map_sum(x, n, kNegInf, [](DF df, VF v) { return sigmoid_lanes(df, v); });

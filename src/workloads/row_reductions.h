@@ -12,6 +12,9 @@ namespace kbench::row_reductions {
 // Sum of x[i] in f32 lanes.
 float sum(const float* x, std::size_t n);
 
+// Sum of |x[i]| in f32 lanes.
+float abs_sum(const float* x, std::size_t n);
+
 // Sum of sigmoid(x[i]) = 1 / (1 + exp(-x[i])) in f32 lanes.
 float sum_sigmoid(const float* x, std::size_t n);
 

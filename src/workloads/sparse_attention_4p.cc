@@ -64,6 +64,11 @@ Shape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [batch, hq, hkv, seq_len, head_dim] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch", batch},
+                    {"seq_len", seq_len},
+                    {"num_query_heads", hq},
+                    {"num_kv_heads", hkv},
+                    {"head_dim", head_dim}};
   problem.inputs = {
       {{"q", KB_BF16, {batch, hq, seq_len, head_dim}},
        InitRule::normal(1.0 / std::sqrt(static_cast<double>(head_dim)))},

@@ -74,6 +74,8 @@ MoeShape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [batch, seq_len, emb, mlp, experts] = shape_of(size);
   Problem problem;
+  problem.config = {{"batch", batch}, {"seq_len", seq_len},     {"emb_dim", emb},
+                    {"mlp_dim", mlp}, {"num_experts", experts}, {"num_experts_per_tok", kTopK}};
   problem.inputs = {
       {{"x", KB_BF16, {batch, seq_len, emb}}, InitRule::normal(1.0)},
       {{"router_weights", KB_BF16, {emb, experts}}, InitRule::normal(0.02)},

@@ -50,6 +50,8 @@ MlpShape shape_of(Size size) {
 Problem make_problem(Size size) {
   const auto [batch, seq_len, emb_dim, mlp_dim] = shape_of(size);
   Problem problem;
+  problem.config = {
+      {"batch", batch}, {"seq_len", seq_len}, {"emb_dim", emb_dim}, {"mlp_dim", mlp_dim}};
   problem.inputs = {
       {{"x", KB_BF16, {batch, seq_len, emb_dim}}, InitRule::normal(1.0)},
       {{"gate_kernel", KB_BF16, {emb_dim, mlp_dim}}, InitRule::normal(0.02)},

@@ -79,6 +79,7 @@ void fill_mask(std::uint64_t seed, std::uint32_t stream, kb_tensor& t) {
 Problem make_problem(Size size) {
   const auto [n, c] = shape_of(size);
   Problem problem;
+  problem.config = {{"N", n}, {"C", c}, {"direction", "outgoing"}};
   problem.inputs = {
       {{"pair_act", KB_BF16, {n, n, c}}, InitRule::normal(1.0)},
       {{"mask", KB_BF16, {n, n, 1}}, InitRule::structured(fill_mask)},

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/input_gen.h"
@@ -35,8 +37,32 @@ struct NamedParam {
   double value;
 };
 
+// One constant of the original program's configuration (its CONFIG dict, or a module-level
+// constant): an integer, a float, a flag, a word or a list of integers, as the spec writes it.
+struct ConfigEntry {
+  using Value = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>>;
+  std::string name;
+  Value value;
+
+  ConfigEntry(std::string key, int v) : name(std::move(key)), value(std::int64_t{v}) {}
+  ConfigEntry(std::string key, std::int64_t v) : name(std::move(key)), value(v) {}
+  ConfigEntry(std::string key, double v) : name(std::move(key)), value(v) {}
+  ConfigEntry(std::string key, bool v) : name(std::move(key)), value(v) {}
+  ConfigEntry(std::string key, const char* v) : name(std::move(key)), value(std::string(v)) {}
+  ConfigEntry(std::string key, std::vector<std::int64_t> v)
+      : name(std::move(key)), value(std::move(v)) {}
+};
+
 // A workload instantiated at one size: everything needed to allocate, fill and call it.
 struct Problem {
+  // The original's configuration at this size: every key of the spec's config_full, in its order,
+  // with the value this size's shapes imply (at full size, the spec's own values), so that the
+  // original program can be run unmodified on this size's inputs (`kbench export`,
+  // python/kbench_jax/original.py).
+  std::vector<ConfigEntry> config;
+  // Module-level constants the original reads besides its CONFIG (the spec's scenario_constants:
+  // 7p's static per-sequence lengths), at this size. Empty for most workloads.
+  std::vector<ConfigEntry> scenario;
   std::vector<NamedParam> params;  // scalar parameters passed through kb_config, in spec order
   std::vector<InputSpec> inputs;   // in the spec's call order
   std::vector<TensorSpec> outputs;
@@ -48,12 +74,23 @@ struct Problem {
   double min_bytes = 0;  // every input read once + every output written once, in their dtypes
 };
 
-// The correctness rule. Pass = every element within atol + rtol*|oracle| (JAXBench's allclose), and
-// ||out - oracle|| / ||oracle|| <= max_rel_l2, and no NaN/Inf where the oracle has none.
+// bf16's unit roundoff: rounding to nearest bf16 (8 significant bits) moves a value by at most 2^-8
+// of its magnitude.
+inline constexpr double kBf16UnitRoundoff = 0x1p-8;
+
+// The correctness rule. Pass = every element within its bound, atol + rtol*|oracle| (JAXBench's
+// allclose) + term_rtol*magnitude, and ||out - oracle|| / ||oracle|| <= max_rel_l2, and no NaN/Inf
+// where the oracle has none.
 struct Tolerance {
   double atol = 1e-2;
   double rtol = 1e-2;
   double max_rel_l2 = 1e-2;
+  // For an output the original sums from terms it rounds to bf16 first: the relative error each
+  // rounded term may carry (kBf16UnitRoundoff), applied to that element's term magnitude, the sum
+  // of the rounded terms' magnitudes (Workload::term_magnitude). Terms of either sign can cancel to
+  // a sum far below them, so rtol * |oracle| cannot bound the sum's rounding error; this can,
+  // since |sum of errors| <= 2^-8 * sum |term|. 0 where no output is such a sum.
+  double term_rtol = 0;
 };
 
 // The math a workload's FLOPs are made of, which fixes the compute roof it is measured against:
@@ -85,6 +122,12 @@ struct Workload {
   // original must pass, so the suite test requires `tolerance` to accept this program on 20 smoke
   // and 3 cpu seeds.
   KernelFn bf16_program = nullptr;
+  // For workloads with a term_rtol: per output element, the sum of |v| over every value v the
+  // original rounds to bf16 and then sums into that element, in the output's units (a value rounded
+  // twice on its way counts twice). Writes one f32 tensor per output, of the output's shape. The
+  // rule's term_rtol multiplies it; without it (callers that lack the inputs) the rule is at its
+  // strictest, never looser.
+  KernelFn term_magnitude = nullptr;
   // For workloads whose output reduces over tokens (a mean loss): the output estimated from a
   // subsample of the tokens, as a shortcut kernel would compute it. The suite test requires
   // `tolerance` to reject it. Null where no output reduces over tokens.
