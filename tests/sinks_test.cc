@@ -243,6 +243,7 @@ EvalResult measured_result() {
   order.candidate_first = 1.09;
   order.baseline_first = 1.03;
   order.split = 1.09 / 1.03;
+  order.carryover = 1.004;
   n.order_effect = order;
   r.noise = n;
   r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
@@ -258,7 +259,7 @@ TEST(VerdictTest, ShowsNoiseRooflineLibraryCeilingAndBaselinePath) {
         "steal 0.5%", "CV 4.0% / 3.0%", "ci_target after 50 pairs (CI +-1.8%)",
         "80.0% of roofline (compute-bound on bf16_dot", "61.7% of library ceiling (1.200 ms",
         "gemm 768x2688x768:nn:bf16:t1 onednn_bf16", "path 768x2688x768:onednn_bf16",
-        "order split 1.058 (1.090x candidate first, 1.030x baseline first)"}) {
+        "order split 1.058 (1.090x candidate first, 1.030x baseline first), carry-over 1.004"}) {
     EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
   }
 }

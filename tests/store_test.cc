@@ -113,6 +113,9 @@ EvalResult make_result(int i, const std::string& workload = "8p_GEMM",
     order.baseline_first_ci95 = {1.75, 2.0};
     order.baseline_first_pairs = 2;
     order.split = 2.125 / 1.875;
+    order.carryover = 1.25;
+    order.carryover_ci95 = {1.125, 1.5};
+    order.couples = 2;
     noise.order_effect = order;
   }
   r.noise = noise;
@@ -190,6 +193,10 @@ void expect_same_noise(const std::optional<NoiseReport>& a, const std::optional<
     expect_same_double(x.baseline_first_ci95.second, y.baseline_first_ci95.second, "bf hi");
     EXPECT_EQ(x.baseline_first_pairs, y.baseline_first_pairs);
     expect_same_double(x.split, y.split, "split");
+    expect_same_double(x.carryover, y.carryover, "carryover");
+    expect_same_double(x.carryover_ci95.first, y.carryover_ci95.first, "carry lo");
+    expect_same_double(x.carryover_ci95.second, y.carryover_ci95.second, "carry hi");
+    EXPECT_EQ(x.couples, y.couples);
   }
 }
 
@@ -655,7 +662,8 @@ agents::AgentSample make_agent_sample(std::int64_t run, const std::string& workl
   s.index = index;
   s.round = index;
   if (index > 0) s.parent = index - 1;
-  s.prompt_hash = std::to_string(index) + "h";
+  s.prompt_hash = std::to_string(index);
+  s.prompt_hash += 'h';
   s.prompt_tokens = 100 + index;
   s.completion_tokens = 50;
   s.latency_s = 1.5;

@@ -187,17 +187,18 @@ int calibrate_command(const CalibrateOptions& options) {
   std::cout << eval.workload->name << "  size=" << size_name(eval.size)
             << "  threads=" << eval.threads << "  A/A runs=" << results.size();
   if (!eval.gemm_plan.empty()) std::cout << "  path " << eval.gemm_plan;
-  std::cout << "\n   run  speedup  95% CI            order   verdict                    clean/pairs"
-               "  stop         wall\n";
+  std::cout << "\n   run  speedup  95% CI            split  carry  verdict                    "
+               "clean/pairs  stop         wall\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const EvalResult& r = results[i];
     const NoiseReport n = r.noise.value_or(NoiseReport{});
     char line[256];
-    std::snprintf(
-        line, sizeof line, "  %4zu  %.3fx  [%.3f, %.3f]    %.3f   %-25s  %5d/%-5d  %-11s  %5.1f s",
-        i + 1, *r.speedup, r.speedup_ci95->first, r.speedup_ci95->second,
-        n.order_effect.value_or(OrderEffect{}).split, r.speedup_verdict.c_str(), n.clean_pairs,
-        r.baseline ? r.baseline->iters : 0, n.stop_reason.c_str(), r.wall_s);
+    const OrderEffect order = n.order_effect.value_or(OrderEffect{});
+    std::snprintf(line, sizeof line,
+                  "  %4zu  %.3fx  [%.3f, %.3f]    %.3f  %.3f  %-25s  %5d/%-5d  %-11s  %5.1f s",
+                  i + 1, *r.speedup, r.speedup_ci95->first, r.speedup_ci95->second, order.split,
+                  order.carryover, r.speedup_verdict.c_str(), n.clean_pairs,
+                  r.baseline ? r.baseline->iters : 0, n.stop_reason.c_str(), r.wall_s);
     std::cout << line;
     if (!n.stable) std::cout << "  (" << n.unstable_reason << ")";
     std::cout << '\n';

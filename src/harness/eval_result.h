@@ -78,15 +78,23 @@ struct Utilization {
   double pct_library = 0;      // 100 * library_ms / measured median
 };
 
-// The speedup split by the order of the calls in a pair: over the pairs whose candidate call ran
-// first, and over those whose baseline call did. Each call starts from the same state
-// (harness/call_preamble.h), so the two agree but for chance; a side effect that one side's call
-// leaves to the next shows as a split.
+// The pairs split by the order of their calls: those whose candidate call ran first and those
+// whose baseline call did (harness/noise.h). `split` compares the speedups of the two halves; it
+// also moves when the first (or second) call of every pair is slower for both sides alike, which
+// the alternating order cancels. `carryover` compares the two kinds of pair by their total time,
+// couple by couple (a candidate-first pair and the baseline-first pair after it): a call that slows
+// the other side's next call makes the pairs it goes first in longer, which no alternation cancels,
+// and that is what makes a result unstable.
 struct OrderEffect {
   double candidate_first = 0, baseline_first = 0;  // the estimator over each half of the pairs
   std::pair<double, double> candidate_first_ci95{0, 0}, baseline_first_ci95{0, 0};
   int candidate_first_pairs = 0, baseline_first_pairs = 0;
   double split = 0;  // candidate_first / baseline_first
+  // Median over couples of (c * b of the candidate-first pair) / (b * c of the baseline-first
+  // pair), with its interval: 1 when neither side's calls change the other's next call.
+  double carryover = 0;
+  std::pair<double, double> carryover_ci95{0, 0};
+  int couples = 0;
 };
 
 // The conditions the timing ran under, measured from outside the workers (harness/noise.h).

@@ -74,14 +74,11 @@ bool start_worker(Side& side, const SeatConditions& seat, const std::string& so_
   return side.worker != nullptr;
 }
 
-// Before each timed call, whichever side: its outputs poisoned, the shared inputs and both arenas
-// out of every cache, then the settling pause (harness/call_preamble.h).
-CallOutcome timed_call(Side& side, const ProblemInstance& instance, Side* other, double timeout_s) {
-  side.outputs.poison();
-  evict_from_caches(instance.shared_inputs());
-  evict_from_caches(side.outputs.views());
-  if (other) evict_from_caches(other->outputs.views());
-  settle_before_call();
+// A timed call of `side`, after the preamble that makes it start from the same state whichever side
+// ran before it (harness/call_preamble.h).
+CallOutcome timed_call(Side& side, const ProblemInstance& instance, const Side* other,
+                       double timeout_s) {
+  settled_call_preamble(side.outputs, instance.shared_inputs(), other ? &other->outputs : nullptr);
   return side.worker->call(timeout_s);
 }
 
@@ -362,20 +359,22 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     report_progress(options, "waiting for the timing cores");
     timing_lease = options.acquire_timing();
   }
+  const std::vector<int> timing_cpus = worker_cpus(options.threads);
   if (!options.check_cpus.empty()) {
-    const std::vector<int> timing_cpus = worker_cpus(options.threads);
     std::string error;
     for (Side* side : {&candidate, &baseline})
       if (!side->worker->move_to_cpus(timing_cpus, error)) throw HarnessError(error);
-    this_thread.pin(timing_cpus);
   }
+  // The preamble warms the inputs and outputs in the caches of the worker's first CPU.
+  this_thread.pin({timing_cpus.front()});
   if (const std::string differs =
           observation_difference(candidate.worker->observe(), baseline.worker->observe());
       !differs.empty())
     throw HarnessError("the two seats do not run alike (" + differs + ")");
   const AwakeTime awake_before = candidate.worker->awake();
   // Runs pair i on the current inputs, in the order candidate_goes_first(i) gives.
-  // Which side made the last call (the candidate's correctness trials); a pair never starts with it.
+  // Which side made the last call (the candidate's correctness trials); a pair never starts with
+  // it.
   bool candidate_ran_last = true;
   // A call that kbench makes only so that the next timed call follows the other side's call; on
   // inputs the side has already seen, before the next pair's are drawn, untimed and unchecked.
@@ -438,6 +437,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
                                              rule.time_budget_s - (now_seconds() - timing_start)));
     if (!before_pair(i)) return finish();
     instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
+    write_back(instance.shared_inputs());
     CallOutcome cand, base;
     if (!run_pair(i, cand, base)) return finish();
     if (!instance.inputs_intact()) {
@@ -540,6 +540,8 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
           seat_conditions(options, instance.shared_inputs_fd(), worker_cpus(options.threads)), "",
           failure))
     throw HarnessError("baseline worker failed to start: " + failure.message);
+  ThreadCpus this_thread;
+  this_thread.pin({worker_cpus(options.threads).front()});
   const auto call = [&]() {
     const CallOutcome outcome =
         timed_call(baseline, instance, nullptr, options.call_timeout_s * 10);
@@ -563,6 +565,7 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
     report_progress(options, timing_progress(i + 1, estimate,
                                              rule.time_budget_s - (now_seconds() - timing_start)));
     instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
+    write_back(instance.shared_inputs());
     series.add(call(), options.threads);
     const int iters = i + 1;
     estimate = estimate_median(series.adjusted_ms);

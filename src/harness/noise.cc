@@ -30,12 +30,11 @@ std::string percent_text(const char* format, double a, double b) {
   return buf;
 }
 
-// A split larger than kMaxOrderSplit whose halves' intervals do not overlap.
-bool order_effect_beyond_chance(const OrderEffect& o) {
-  if (o.candidate_first_pairs == 0 || o.baseline_first_pairs == 0 || !(o.split > 0)) return false;
-  const bool disjoint = o.candidate_first_ci95.first > o.baseline_first_ci95.second ||
-                        o.baseline_first_ci95.first > o.candidate_first_ci95.second;
-  return disjoint && std::fabs(std::log(o.split)) > std::log1p(kMaxOrderSplit);
+// A carry-over larger than kMaxCarryover whose interval excludes 1.
+bool carryover_beyond_chance(const OrderEffect& o) {
+  if (o.couples == 0 || !(o.carryover > 0)) return false;
+  const bool excludes_one = o.carryover_ci95.first > 1 || o.carryover_ci95.second < 1;
+  return excludes_one && std::fabs(std::log(o.carryover)) > std::log1p(kMaxCarryover);
 }
 
 }  // namespace
@@ -101,7 +100,19 @@ OrderEffect order_effect(std::span<const double> baseline_ms,
   }
   const SpeedupEstimate first = estimate_speedup(base[0], cand[0]);
   const SpeedupEstimate second = estimate_speedup(base[1], cand[1]);
+  // Couples of neighbouring pairs, one of each order, so that drift between pairs cancels too.
+  std::vector<double> carry;
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    if (!candidate_goes_first(i) || candidate_goes_first(i + 1)) continue;
+    carry.push_back((candidate_ms[i] * baseline_ms[i]) /
+                    (candidate_ms[i + 1] * baseline_ms[i + 1]));
+    ++i;
+  }
+  const SpeedupEstimate carried = estimate_median(carry);
   OrderEffect o;
+  o.carryover = carried.speedup;
+  o.carryover_ci95 = carried.ci95;
+  o.couples = carried.pairs;
   o.candidate_first = first.speedup;
   o.candidate_first_ci95 = first.ci95;
   o.candidate_first_pairs = first.pairs;
@@ -184,10 +195,13 @@ NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
   } else if (!(estimate.half_width <= kMaxStableHalfWidth)) {
     n.unstable_reason = percent_text("CI half-width %.1f%% > %.0f%%", n.ci_half_width_pct,
                                      100 * kMaxStableHalfWidth);
-  } else if (order && order_effect_beyond_chance(*order)) {
-    n.unstable_reason =
-        percent_text("order effect: %.3fx with the candidate first, %.3fx with the baseline first",
-                     order->candidate_first, order->baseline_first);
+  } else if (order && carryover_beyond_chance(*order)) {
+    n.unstable_reason = percent_text(
+        "carry-over: pairs %.3fx as long with the candidate first as with the baseline first "
+        "(speedup %.3fx",
+        order->carryover, order->candidate_first);
+    n.unstable_reason += percent_text(" against %.3fx)", order->baseline_first, 0);
+    n.unstable_reason += " - one side's calls change the other's next call";
   }
   n.stable = n.unstable_reason.empty();
   return n;

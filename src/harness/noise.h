@@ -25,9 +25,14 @@
 //    the estimate unbiased.
 //  - The result is `stable` (a difference may be claimed) only with kMinStablePairs pairs or more,
 //    a CI within 5%, disturbance that hit both sides alike, most pairs free of time the
-//    adjustment cannot take out (hypervisor steal, a blocked thread), and no order effect: the
-//    estimates over the candidate-first and the baseline-first pairs agree within kMaxOrderSplit
-//    or their intervals overlap. Otherwise the verdict is "unstable".
+//    adjustment cannot take out (hypervisor steal, a blocked thread), and no carry-over: a
+//    candidate-first pair and the baseline-first pair after it take the same total time, within
+//    kMaxCarryover or the interval of the median over such couples. Otherwise "unstable".
+//  - The carry-over, not the split of the speedup, decides: a positional effect that slows the
+//    first call of every pair for both sides alike moves the split (13p's A/A: 0.86-0.92, both
+//    sides' first calls 5% slower, from the fresh inputs) yet cancels over alternating pairs (its
+//    point estimates 0.99-1.01); a call that slows the other side's next call lengthens exactly the
+//    pairs it goes first in.
 #pragma once
 
 #include <cstddef>
@@ -68,10 +73,10 @@ constexpr double kMaxUnadjustableShare = 0.5;
 // 1.0 by less says nothing about the kernels.
 constexpr double kClaimMargin = 0.015;
 
-// The order split (OrderEffect::split) beyond which a result is unstable, when the two halves'
-// intervals are also disjoint (so chance alone does not trip it). Twice the claim margin: a side
-// effect of that size decides a claim whichever way the pairs fall.
-constexpr double kMaxOrderSplit = 2 * kClaimMargin;
+// The carry-over (OrderEffect::carryover) beyond which a result is unstable, when its interval
+// also excludes 1 (so chance alone does not trip it). Twice the claim margin: a side effect of
+// that size on the other side's calls decides a claim.
+constexpr double kMaxCarryover = 2 * kClaimMargin;
 
 // Call classes (stored per sample): clean; disturbed only by run-queue wait, which the adjusted
 // time takes out; disturbed by what it cannot take out (steal, a blocked thread).
@@ -122,8 +127,8 @@ double binomial_two_sided_p(int a, int b);
 // stddev / mean (population); 0 for fewer than two samples or a zero mean.
 double coefficient_of_variation(std::span<const double> samples);
 
-// The estimator over the candidate-first pairs and over the baseline-first pairs
-// (candidate_goes_first), and their ratio.
+// The estimator and the median pair time over the candidate-first pairs and over the
+// baseline-first pairs (candidate_goes_first), and their ratios.
 OrderEffect order_effect(std::span<const double> baseline_ms, std::span<const double> candidate_ms);
 
 // The adaptive loop's bounds.

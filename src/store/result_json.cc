@@ -70,6 +70,9 @@ json order_effect_to_json(const OrderEffect& o) {
        {number(o.baseline_first_ci95.first), number(o.baseline_first_ci95.second)}},
       {"baseline_first_pairs", o.baseline_first_pairs},
       {"split", number(o.split)},
+      {"carryover", number(o.carryover)},
+      {"carryover_ci95", {number(o.carryover_ci95.first), number(o.carryover_ci95.second)}},
+      {"couples", o.couples},
   };
 }
 
@@ -264,6 +267,9 @@ std::optional<NoiseReport> noise_from_json(const json& object) {
     e.baseline_first_ci95 = read_ci(o, "baseline_first_ci95").value_or(e.baseline_first_ci95);
     read(o, "baseline_first_pairs", e.baseline_first_pairs);
     read(o, "split", e.split);
+    read(o, "carryover", e.carryover);
+    e.carryover_ci95 = read_ci(o, "carryover_ci95").value_or(e.carryover_ci95);
+    read(o, "couples", e.couples);
     n.order_effect = e;
   }
   return n;

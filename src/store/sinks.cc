@@ -345,7 +345,8 @@ void write_noise(std::ostream& out, const std::string& label, const EvalResult& 
   }
   if (const std::optional<OrderEffect>& o = n.order_effect; o && o->split > 0)
     out << "; order split " << format_sig(o->split) << " (" << format_sig(o->candidate_first)
-        << "x candidate first, " << format_sig(o->baseline_first) << "x baseline first)";
+        << "x candidate first, " << format_sig(o->baseline_first)
+        << "x baseline first), carry-over " << format_sig(o->carryover);
   out << '\n';
 }
 
