@@ -146,6 +146,7 @@ int calibrate_command(const CalibrateOptions& options) {
       const OrderEffect order = n.order_effect.value_or(OrderEffect{});
       runs.push_back({{"speedup", *r.speedup},
                       {"order_split", order.split},
+                      {"carryover", order.carryover},
                       {"speedup_candidate_first", order.candidate_first},
                       {"speedup_baseline_first", order.baseline_first},
                       {"speedup_ci95", {r.speedup_ci95->first, r.speedup_ci95->second}},

@@ -372,7 +372,6 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
       !differs.empty())
     throw HarnessError("the two seats do not run alike (" + differs + ")");
   const AwakeTime awake_before = candidate.worker->awake();
-  // Runs pair i on the current inputs, in the order candidate_goes_first(i) gives.
   // Which side made the last call (the candidate's correctness trials); a pair never starts with
   // it.
   bool candidate_ran_last = true;
