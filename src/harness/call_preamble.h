@@ -15,8 +15,9 @@
 //    kbench spinning there; spinning, not sleeping, because a halted virtual CPU took 0.1-0.2 ms to
 //    wake, which every call then lost off-CPU.
 //  - Whatever remains (private buffers of a kernel still in a cache, TLB entries) is measured
-//    instead: EvalResult's order effect splits the speedup by which side went first in a pair, and
-//    a split beyond chance makes the result unstable.
+//    instead: EvalResult's order effect compares the pairs by which side went first, and a
+//    carry-over beyond chance (one side's calls slowing the other's next call) makes the result
+//    unstable (harness/noise.h).
 #pragma once
 
 #include <span>
@@ -33,9 +34,8 @@ constexpr double kSettleMs = 2.0;
 void evict_from_caches(std::span<const kb_tensor> tensors);
 
 // Writes back every dirty cache line of the tensors' data, leaving it cached where the CPU can
-// (clwb; clflushopt or clflush elsewhere). For freshly drawn inputs: dirty lines cost the call that
-// evicts them a write-back, which only the first call after the draw would pay (measured: the
-// second call of each 13p pair ran 7% faster before this).
+// (clwb; clflushopt or clflush elsewhere). For freshly drawn inputs, so that the first call after
+// the draw does not pay write-backs the second never meets.
 void write_back(std::span<const kb_tensor> tensors);
 
 // Reads one word of every cache line of the tensors' data.

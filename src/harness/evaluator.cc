@@ -273,7 +273,13 @@ SeatConditions seat_conditions(const EvalOptions& options, int inputs_fd, std::v
   seat.size = options.size;
   seat.threads = options.threads;
   seat.cpus = std::move(cpus);
-  seat.mem_limit_mb = options.mem_limit_mb;
+  // Never below the workload's own tensors three times over (inputs, outputs, a kernel's copies of
+  // them) plus a GiB for libraries and scratch: some exceed 4 GiB at the full size, and the limit
+  // must not decide whether a faithful baseline runs at all.
+  const auto tensor_mb =
+      static_cast<long long>(tensor_bytes(options.workload->problem(options.size)) / (1 << 20));
+  seat.mem_limit_mb =
+      options.mem_limit_mb > 0 ? std::max(options.mem_limit_mb, 1024 + 3 * tensor_mb) : 0;
   seat.inputs_fd = inputs_fd;
   seat.startup_timeout_s = std::max(10.0, options.call_timeout_s);
   // A backstop behind the per-call deadlines (the worker is frozen between calls): every call at

@@ -36,10 +36,12 @@ struct EvalOptions {
   int warmup = 2;
   int iters = 5;  // the minimum of timed pairs (calls, for run_baseline)
   int max_iters = 500;
-  double time_budget_s = 10;          // of the timing phase, warmup included
-  int trials = 3;                     // correctness input sets
-  double call_timeout_s = 10;         // per kb_run call
-  long long mem_limit_mb = 4096;      // address-space limit of each worker (both seats)
+  double time_budget_s = 10;   // of the timing phase, warmup included
+  int trials = 3;              // correctness input sets
+  double call_timeout_s = 10;  // per kb_run call
+  // Address-space limit of each worker (both seats), raised where the workload's tensors need more
+  // (seat_conditions); 0: none.
+  long long mem_limit_mb = 4096;
   std::optional<std::uint64_t> seed;  // base seed; drawn fresh when unset
   std::string worker_exe;             // kbench-worker
   std::string cache_dir;              // compiled candidates

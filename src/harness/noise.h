@@ -127,8 +127,8 @@ double binomial_two_sided_p(int a, int b);
 // stddev / mean (population); 0 for fewer than two samples or a zero mean.
 double coefficient_of_variation(std::span<const double> samples);
 
-// The estimator and the median pair time over the candidate-first pairs and over the
-// baseline-first pairs (candidate_goes_first), and their ratios.
+// The estimator over the candidate-first pairs and over the baseline-first pairs
+// (candidate_goes_first), their ratio, and the carry-over over couples of neighbouring pairs.
 OrderEffect order_effect(std::span<const double> baseline_ms, std::span<const double> candidate_ms);
 
 // The adaptive loop's bounds.
