@@ -132,12 +132,6 @@ std::vector<HostTensor> make_inputs(const Problem& problem, std::uint64_t seed) 
   return inputs;
 }
 
-std::vector<kb_tensor> views_of(std::vector<HostTensor>& tensors) {
-  std::vector<kb_tensor> views;
-  for (HostTensor& t : tensors) views.push_back(t.view());
-  return views;
-}
-
 // Runs `kernel` with outputs of dtype `out_dtype` prefilled with NaN (as kbench does, so an
 // unwritten element fails the comparison) and returns the first output widened to f32.
 std::vector<float> run(KernelFn kernel, const Problem& problem, std::vector<HostTensor>& inputs,

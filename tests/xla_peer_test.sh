@@ -9,15 +9,7 @@ source_dir="$1"
 kbench="$2"
 skip_code=77
 
-# The interpreter the script would use: KBENCH_XLA_PYTHON, else the project venv, else python3.
-py=""
-for candidate in "${KBENCH_XLA_PYTHON:-}" "${KBENCH_XLA_VENV:-$source_dir/.venv-xla}/bin/python" python3; do
-  [[ -n "$candidate" ]] || continue
-  if "$candidate" -c 'import jax, numpy' >/dev/null 2>&1; then
-    py="$candidate"
-    break
-  fi
-done
+source "$source_dir/tests/jax_python.sh" "$source_dir"
 if [[ -z "$py" ]]; then
   echo "skipped: jax not installed (run scripts/xla-peer.sh)"
   exit "$skip_code"

@@ -99,4 +99,11 @@ std::vector<std::vector<float>> to_f32(std::vector<HostTensor>& tensors) {
   return out;
 }
 
+std::vector<kb_tensor> views_of(std::vector<HostTensor>& tensors) {
+  std::vector<kb_tensor> views;
+  views.reserve(tensors.size());
+  for (HostTensor& t : tensors) views.push_back(t.view());
+  return views;
+}
+
 }  // namespace kbench

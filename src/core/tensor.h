@@ -28,6 +28,10 @@ struct TensorSpec {
 // The ABI view of `spec` over `data`.
 kb_tensor make_view(const TensorSpec& spec, void* data);
 
+class HostTensor;
+// The ABI views of `tensors`, in order (valid while they live).
+std::vector<kb_tensor> views_of(std::vector<HostTensor>& tensors);
+
 // Rounds up to the ABI's 64-byte alignment.
 constexpr std::size_t align64(std::size_t n) {
   return (n + 63) & ~std::size_t{63};

@@ -15,6 +15,10 @@ namespace {
 
 constexpr std::size_t kLine = 64;
 
+std::size_t bytes_of(const kb_tensor& t) {
+  return static_cast<std::size_t>(kb_numel(&t)) * dtype_size(t.dtype);
+}
+
 bool cpu_has_clflushopt() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 23)) != 0;
@@ -43,9 +47,8 @@ __attribute__((target("clwb"))) void write_back_lines(const char* begin, const c
 template <typename Lines>
 void for_each_line_range(std::span<const kb_tensor> tensors, Lines lines) {
   for (const kb_tensor& t : tensors) {
-    const auto bytes = static_cast<std::size_t>(kb_numel(&t)) * dtype_size(t.dtype);
     const auto first = reinterpret_cast<std::uintptr_t>(t.data) & ~(kLine - 1);
-    lines(reinterpret_cast<const char*>(first), static_cast<const char*>(t.data) + bytes);
+    lines(reinterpret_cast<const char*>(first), static_cast<const char*>(t.data) + bytes_of(t));
   }
   _mm_mfence();
 }
@@ -67,7 +70,7 @@ void touch_for_reading(std::span<const kb_tensor> tensors) {
   std::uint64_t sum = 0;
   for (const kb_tensor& t : tensors) {
     const auto* bytes = static_cast<const unsigned char*>(t.data);
-    const std::size_t n = static_cast<std::size_t>(kb_numel(&t)) * dtype_size(t.dtype);
+    const std::size_t n = bytes_of(t);
     for (std::size_t offset = 0; offset < n; offset += kLine) sum += bytes[offset];
   }
   // Keeps the loads: their only effect is on the caches.

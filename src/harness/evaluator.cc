@@ -174,9 +174,8 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
     instance.generate(seed);
     std::vector<HostTensor> oracle_tensors = instance.run_trusted(w.baseline, options.threads);
     std::vector<HostTensor> magnitude_tensors = instance.term_magnitudes(options.threads);
-    std::vector<kb_tensor> oracle, magnitudes;
-    for (HostTensor& t : oracle_tensors) oracle.push_back(t.view());
-    for (HostTensor& t : magnitude_tensors) magnitudes.push_back(t.view());
+    const std::vector<kb_tensor> oracle = views_of(oracle_tensors);
+    const std::vector<kb_tensor> magnitudes = views_of(magnitude_tensors);
     const CallOutcome call = call_side(candidate, options.call_timeout_s);
     r.correctness.trials = trial + 1;
     r.correctness.seeds.push_back(seed);
@@ -455,10 +454,8 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     // the workload's, so only a failure pays for them.
     if (!same.passed && w.term_magnitude != nullptr) {
       std::vector<HostTensor> magnitude_tensors = instance.term_magnitudes(options.threads);
-      std::vector<kb_tensor> magnitudes;
-      for (HostTensor& t : magnitude_tensors) magnitudes.push_back(t.view());
       same = check_outputs(instance.problem(), candidate.outputs.views(), baseline.outputs.views(),
-                           w.tolerance, magnitudes);
+                           w.tolerance, views_of(magnitude_tensors));
     }
     if (!same.passed) {
       if (channel_broken(options, candidate, r)) return finish();

@@ -65,9 +65,7 @@ std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int thread
                                                      kb_dtype output_dtype) {
   if (!private_current_)
     throw std::logic_error("run_trusted after generate_shared: the private inputs are stale");
-  std::vector<kb_tensor> in;
-  for (HostTensor& t : inputs_) in.push_back(t.view());
-  return run_on(kernel, threads, output_dtype, std::move(in));
+  return run_on(kernel, threads, output_dtype, views_of(inputs_));
 }
 
 std::vector<HostTensor> ProblemInstance::term_magnitudes(int threads) {
@@ -83,8 +81,7 @@ std::vector<HostTensor> ProblemInstance::run_on(KernelFn kernel, int threads, kb
                                                 std::vector<kb_tensor> in) {
   std::vector<HostTensor> outputs;
   for (const TensorSpec& s : output_specs(output_dtype)) outputs.emplace_back(s);
-  std::vector<kb_tensor> out;
-  for (HostTensor& t : outputs) out.push_back(t.view());
+  std::vector<kb_tensor> out = views_of(outputs);
   const std::vector<kb_param> params = abi_params(problem_);
   const kb_config config{threads, static_cast<int32_t>(params.size()), params.data()};
   const int rc = kernel(&config, in.data(), static_cast<int32_t>(in.size()), out.data(),

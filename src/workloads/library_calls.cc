@@ -2,6 +2,7 @@
 #include "workloads/library_calls.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <sstream>
 
@@ -14,7 +15,8 @@ namespace {
 
 struct Log {
   std::mutex mutex;
-  bool recording = false;
+  // Read without the lock first: every gemm() and conv() asks, and almost never while recording.
+  std::atomic<bool> recording{false};
   std::vector<LibraryCall> calls;
 };
 
@@ -77,6 +79,7 @@ std::vector<LibraryCall> stop_recording_library_calls() {
 
 void note_library_call(const LibraryCall& call) {
   Log& l = log();
+  if (!l.recording.load(std::memory_order_relaxed)) return;
   std::lock_guard lock(l.mutex);
   if (!l.recording) return;
   const std::string key = call.key();
