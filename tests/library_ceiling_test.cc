@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -64,8 +65,9 @@ TEST(LibraryCalls, EveryMatmulBaselineIsSeenAndTheSameTwice) {
   EXPECT_GE(with_calls, 45);
 }
 
-// The ceiling of `w` at smoke size, and the baseline's best single-thread time, both as kbench
-// measures them (best call; CPU time on one thread).
+// The ceiling of `w` at smoke size, and the baseline's best single-thread time, both timed the way
+// the ceiling times a library call: warm, back to back, in batches (best_back_to_back_ms), the
+// baseline writing into outputs allocated once, as a timed worker's are.
 struct Measured {
   double ceiling_ms = 0, baseline_ms = 0;
 };
@@ -96,24 +98,41 @@ Measured measure(const Workload& w) {
     m.ceiling_ms += call.count * best;
   }
   ops::set_gemm_plan(plan);
-  for (int i = 0; i < 15; ++i) {
-    const double cpu0 = thread_cpu_seconds();
-    instance.run_trusted(w.baseline, 1, KB_BF16);
-    const double ms = (thread_cpu_seconds() - cpu0) * 1e3;
-    m.baseline_ms = i == 0 ? ms : std::min(m.baseline_ms, ms);
+  std::vector<HostTensor> inputs, outputs;
+  for (const HostTensor& input : instance.inputs()) {
+    inputs.emplace_back(input.spec());
+    std::memcpy(inputs.back().data(), input.data(), input.spec().bytes());
   }
+  for (const TensorSpec& spec : instance.output_specs(KB_BF16)) outputs.emplace_back(spec);
+  std::vector<kb_tensor> in = views_of(inputs), out = views_of(outputs);
+  const std::vector<kb_param> params = abi_params(instance.problem());
+  const kb_config config{1, static_cast<int32_t>(params.size()), params.data()};
+  m.baseline_ms = best_back_to_back_ms(
+      [&] {
+        w.baseline(&config, in.data(), static_cast<int32_t>(in.size()), out.data(),
+                   static_cast<int32_t>(out.size()));
+      },
+      /*single_thread=*/true, /*batches=*/8);
   ops::set_gemm_plan("");
   return m;
 }
 
 TEST(LibraryCeiling, NoBaselineBeatsItsOwnLibraryCalls) {
   // GEMM-only, GEMM with reductions, many small GEMMs, grouped GEMMs, a convolution and a
-  // transposed one.
+  // transposed one. Load from other processes only adds time, to either side; a baseline that
+  // really beats its ceiling does so on every try, so a workload fails only when three tries do.
+  constexpr int kTries = 3;
   for (const char* id : {"8p", "21k", "1p", "11p", "18k", "28k"}) {
     const Workload& w = *find_workload(id);
-    const Measured m = measure(w);
-    ASSERT_GT(m.ceiling_ms, 0) << id;
-    EXPECT_LE(100 * m.ceiling_ms / m.baseline_ms, kMaxBaselinePctLibrary)
+    Measured m;
+    double pct = 0;
+    for (int attempt = 0; attempt < kTries; ++attempt) {
+      m = measure(w);
+      ASSERT_GT(m.ceiling_ms, 0) << id;
+      pct = 100 * m.ceiling_ms / m.baseline_ms;
+      if (pct <= kMaxBaselinePctLibrary) break;
+    }
+    EXPECT_LE(pct, kMaxBaselinePctLibrary)
         << id << ": baseline " << m.baseline_ms << " ms, its library calls alone " << m.ceiling_ms
         << " ms";
   }

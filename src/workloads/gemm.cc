@@ -211,18 +211,15 @@ GemmPath measure_fastest_path(const GemmShapeClass& shape, std::vector<PathTimin
     }
     if (round >= 2 && now_seconds() - start > kBudgetS) break;
   }
-  // Then a few calls of each path back to back, as a kernel that calls it repeatedly runs it: warm
-  // in the caches the other paths' turns evicted (measured: at tiny shapes the turns alone left the
-  // best call 1.6x slower than repeated calls, so a baseline beat its own "ceiling").
-  constexpr int kBackToBack = 4;
+  // Then calls of each path back to back, as a kernel that calls it repeatedly runs it: warm in the
+  // caches the other paths' turns evicted (measured: at tiny shapes the turns alone left the best
+  // call 1.6x slower than repeated calls, so a baseline beat its own "ceiling").
+  constexpr int kBackToBackBatches = 4;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    for (int call = 0; call < kBackToBack; ++call) {
-      const double wall0 = now_seconds(), cpu0 = thread_cpu_seconds();
-      gemm_on_path(candidates[i], ma, mb, shape.b_transposed, mc);
-      double seconds = now_seconds() - wall0;
-      if (shape.threads == 1) seconds = std::min(seconds, thread_cpu_seconds() - cpu0);
-      best_call_ms[i] = std::min(best_call_ms[i], seconds * 1e3);
-    }
+    const double ms =
+        best_back_to_back_ms([&] { gemm_on_path(candidates[i], ma, mb, shape.b_transposed, mc); },
+                             shape.threads == 1, kBackToBackBatches);
+    best_call_ms[i] = std::min(best_call_ms[i], ms);
   }
   std::optional<GemmPath> best;
   double best_ms = 0;

@@ -134,16 +134,10 @@ std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& c
     if (round >= 2 && now_seconds() - start > kBudgetS) break;
   }
   // Then back to back, warm, as measure_fastest_path does for the same reason.
-  constexpr int kBackToBack = 3;
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    for (int repeat = 0; repeat < kBackToBack; ++repeat) {
-      const double wall0 = now_seconds(), cpu0 = thread_cpu_seconds();
-      run(paths[i]);
-      double seconds = now_seconds() - wall0;
-      if (call.threads == 1) seconds = std::min(seconds, thread_cpu_seconds() - cpu0);
-      best[i] = std::min(best[i], seconds * 1e3);
-    }
-  }
+  constexpr int kBackToBackBatches = 3;
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    best[i] = std::min(best[i], best_back_to_back_ms([&] { run(paths[i]); }, call.threads == 1,
+                                                     kBackToBackBatches));
   std::vector<std::pair<std::string, double>> out;
   for (std::size_t i = 0; i < paths.size(); ++i)
     out.emplace_back(conv_path_name(paths[i]), best[i]);
