@@ -32,9 +32,9 @@ inline std::string temp_db(const std::string& name) {
   return (dir / (name + "-" + std::to_string(::getpid()) + ".db")).string();
 }
 
-inline CliRun run_kbench(const std::string& args) {
+// Runs the shell command `cmd`, capturing its stdout.
+inline CliRun run_shell(const std::string& cmd) {
   CliRun r;
-  const std::string cmd = kbench_exe() + " " + args;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (!pipe) return r;
   std::array<char, 4096> buf;
@@ -43,6 +43,15 @@ inline CliRun run_kbench(const std::string& args) {
   const int status = ::pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+inline CliRun run_kbench(const std::string& args) {
+  return run_shell(kbench_exe() + " " + args);
+}
+
+// Runs kbench and captures its stderr alone (stdout discarded).
+inline CliRun run_kbench_stderr(const std::string& args) {
+  return run_shell(kbench_exe() + " " + args + " 2>&1 1>/dev/null");
 }
 
 }  // namespace kbench::testing

@@ -2,6 +2,7 @@
 // the examples' verdicts, the baseline run, the results store, and one-line usage errors with
 // exit 2.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -215,17 +216,88 @@ TEST(Cli, AFailedEvaluationLeavesEarlierRecordsIntact) {
 TEST(Cli, ADatabaseThatIsNotOneIsReportedAndLeftAlone) {
   const std::string path = temp_db("garbage");
   { std::ofstream(path) << "this is not an sqlite database, and it must stay as it is\n"; }
-  const std::string cmd = kbench_exe() + " results --db " + path + " 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::string err;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, pipe)) err += buf;
-  EXPECT_EQ(WEXITSTATUS(::pclose(pipe)), 1) << err;
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  for (const std::string& command :
+       {std::string("results"),
+        "eval -w 8p --size smoke --candidate " + source_path("examples/8p_GEMM_fast.cpp")}) {
+    const CliRun run = run_kbench_stderr(command + " --db " + path);
+    const std::string& err = run.out;
+    EXPECT_EQ(run.exit_code, 1) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_TRUE(err.starts_with("kbench: database '" + path + "': ")) << err;
+  }
   std::ifstream in(path);
   std::stringstream content;
   content << in.rdbuf();
   EXPECT_EQ(content.str(), "this is not an sqlite database, and it must stay as it is\n");
+}
+
+TEST(Cli, ADirectoryGivenAsTheDatabaseIsAUsageError) {
+  const auto dir = std::filesystem::temp_directory_path() / "kbench-tests";
+  std::filesystem::create_directories(dir);
+  for (const char* command : {"results", "agent report", "run -w 12p --size smoke"}) {
+    const CliRun run = run_kbench_stderr(std::string(command) + " --db " + dir.string());
+    EXPECT_EQ(run.exit_code, 2) << command << ": " << run.out;
+    EXPECT_EQ(run.out, "kbench: --db '" + dir.string() +
+                           "' is a directory; give the path of a database file\n")
+        << command;
+  }
+}
+
+// `results` and `agent report` only read: a database on a read-only mount, whose WAL files are
+// gone (a clean close deletes them), is read as it stands, and a missing one reads as empty.
+TEST(Cli, ReadingCommandsReadADatabaseOnAReadOnlyMount) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("kbench-tests-ro-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  if (run_shell("unshare -m sh -c 'mount --bind " + dir.string() + " " + dir.string() +
+                "' 2>/dev/null")
+          .exit_code != 0)
+    GTEST_SKIP() << "cannot bind-mount in a new mount namespace (unshare -m)";
+  const std::string db = (dir / "results.db").string();
+  ASSERT_EQ(run_kbench("run --workload 12p --size smoke --iters 2 --max-iters 2 --warmup 0 --json "
+                       "--db " +
+                       db)
+                .exit_code,
+            0);
+  ASSERT_FALSE(std::filesystem::exists(db + "-wal"));
+  const auto read_only = [&](const std::string& kbench_args) {
+    return run_shell("unshare -m sh -c 'mount --bind " + dir.string() + " " + dir.string() +
+                     " && mount -o remount,bind,ro " + dir.string() + " && " + kbench_exe() + " " +
+                     kbench_args + "'");
+  };
+  const CliRun results = read_only("results --json --db " + db);
+  ASSERT_EQ(results.exit_code, 0) << results.out;
+  EXPECT_EQ(nlohmann::json::parse(results.out).size(), 1u);
+  EXPECT_EQ(read_only("agent report --db " + db).exit_code, 0);
+  const CliRun missing = read_only("results --json --db " + (dir / "none.db").string());
+  EXPECT_EQ(missing.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(missing.out).size(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(dir / "none.db")) << "a reading command created a database";
+  std::filesystem::remove_all(dir);
+}
+
+// Machine facts are not results: measured once (saying so, and when), then found by every database,
+// so a command on a new database, even one that fails to compile, does not measure again.
+TEST(Cli, MachineFactsAreMeasuredOnceSayingSoAndSharedByEveryDatabase) {
+  const auto cache = std::filesystem::temp_directory_path() /
+                     ("kbench-tests-machine-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  const std::string env = "KBENCH_CACHE=" + cache.string() + " ";
+  const CliRun first = run_shell(env + kbench_exe() + " probe 2>&1");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("kbench: measuring this machine's peaks with 1 thread(s)"),
+            std::string::npos)
+      << first.out;
+  EXPECT_NE(first.out.find("measured     20"), std::string::npos) << first.out;
+
+  const CliRun again = run_shell(env + kbench_exe() + " eval -w 8p --size smoke --candidate " +
+                                 source_path("tests/adversarial/compile_error.cpp") + " --db " +
+                                 temp_db("machine-facts") + " 2>&1");
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("COMPILE_ERROR"), std::string::npos) << again.out;
+  EXPECT_EQ(again.out.find("measuring this machine's peaks"), std::string::npos) << again.out;
+  std::filesystem::remove_all(cache);
 }
 
 }  // namespace

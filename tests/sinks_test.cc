@@ -256,9 +256,10 @@ TEST(VerdictTest, ShowsNoiseRooflineLibraryCeilingAndBaselinePath) {
   const std::string text = out.str();
   for (const char* part :
        {"2.00x  (95% CI 1.90x .. 2.10x)  faster", "noise", "stable; 7 of 100 calls disturbed",
-        "steal 0.5%", "CV 4.0% / 3.0%", "ci_target after 50 pairs (CI +-1.8%)",
-        "80.0% of roofline (compute-bound on bf16_dot", "61.7% of library ceiling (1.200 ms",
-        "gemm 768x2688x768:nn:bf16:t1 onednn_bf16", "path 768x2688x768:onednn_bf16",
+        "steal 0.5%", "per-call spread (IQR/median) 8.0% / 8.0%",
+        "ci_target after 50 pairs (CI +-1.8%)", "80.0% of roofline (compute-bound on bf16_dot",
+        "61.7% of library ceiling (1.200 ms", "gemm 768x2688x768:nn:bf16:t1 onednn_bf16",
+        "path 768x2688x768:onednn_bf16",
         "order split 1.058 (1.090x candidate first, 1.030x baseline first), carry-over 1.004"}) {
     EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
   }
@@ -317,18 +318,84 @@ TEST(CsvSinkTest, CarriesNoiseRooflineAndPathColumns) {
   EXPECT_EQ(column("baseline_path"), "768x2688x768:onednn_bf16");
 }
 
-TEST(VerdictTest, FailureShowsErrorAndDiagnosticsTail) {
+// A compiler's first errors explain the rest, so a compile error shows the head of the output; a
+// crash's cause is at the end of the worker's log, so a runtime error shows the tail.
+TEST(VerdictTest, CompileErrorShowsItsFirstLinesACrashItsLast) {
   EvalResult r = failed_result();
   for (int i = 0; i < 100; ++i) r.diagnostics += "\nnote: line " + std::to_string(i);
   std::ostringstream out;
   write_verdict(out, r);
-  const std::string text = out.str();
+  std::string text = out.str();
   EXPECT_NE(text.find("COMPILE_ERROR"), std::string::npos) << text;
   EXPECT_NE(text.find(r.error), std::string::npos) << text;
-  EXPECT_NE(text.find("| note: line 99"), std::string::npos) << text;
-  EXPECT_EQ(text.find("| note: line 10\n"), std::string::npos) << "diagnostics not truncated";
-  EXPECT_NE(text.find("last 40 of 102 lines"), std::string::npos) << text;
+  EXPECT_NE(text.find("| gemm.cc:1:2: error: expected ';'"), std::string::npos) << text;
+  EXPECT_NE(text.find("| note: line 37\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("| note: line 38\n"), std::string::npos) << "diagnostics not truncated";
+  EXPECT_NE(text.find("first 40 of 102 lines"), std::string::npos) << text;
   EXPECT_EQ(text.find("speedup"), std::string::npos);
+
+  r.status = Status::kRuntimeError;
+  out.str("");
+  write_verdict(out, r);
+  text = out.str();
+  EXPECT_NE(text.find("| note: line 99"), std::string::npos) << text;
+  EXPECT_EQ(text.find("| note: line 59\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("last 40 of 102 lines"), std::string::npos) << text;
+}
+
+// What was not measured is not printed: a candidate that crashed, timed out or was rejected before
+// any output was compared has no errors to show (a "max_abs_err 0" would read as perfect).
+TEST(VerdictTest, ShowsCorrectnessErrorsOnlyWhereOutputsWereCompared) {
+  EvalResult r = failed_result();
+  r.status = Status::kRuntimeError;
+  r.error = "worker died: SIGSEGV";
+  r.correctness.seeds = {7};
+  std::ostringstream out;
+  write_verdict(out, r);
+  EXPECT_EQ(out.str().find("max_abs_err"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("correctness"), std::string::npos) << out.str();
+
+  r.correctness.trials = 2;  // two trials compared and within tolerance, then the third crashed
+  r.correctness.max_abs_err = 1e-3;
+  r.correctness.seeds = {7, 8, 9};
+  out.str("");
+  write_verdict(out, r);
+  EXPECT_NE(out.str().find("2 trials compared, within tolerance, before the check stopped"),
+            std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("FAILED"), std::string::npos) << out.str();
+}
+
+TEST(TerminalSafe, EscapesControlBytesAndInvalidUtf8AndKeepsTheRest) {
+  EXPECT_EQ(terminal_safe("plain text\twith a tab"), "plain text\twith a tab");
+  EXPECT_EQ(terminal_safe("\x1b[2Jcleared"), "\\x1b[2Jcleared");
+  EXPECT_EQ(terminal_safe(std::string("a\0b\x7f\n", 5)), "a\\x00b\\x7f\\x0a");
+  EXPECT_EQ(terminal_safe("caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80");
+  // A lone continuation byte, a truncated sequence, an overlong '/', a surrogate, ELF's magic.
+  EXPECT_EQ(terminal_safe("\x80"), "\\x80");
+  EXPECT_EQ(terminal_safe("\xe2\x9c"), "\\xe2\\x9c");
+  EXPECT_EQ(terminal_safe("\xc0\xaf"), "\\xc0\\xaf");
+  EXPECT_EQ(terminal_safe("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+  EXPECT_EQ(terminal_safe("\x7f"
+                          "ELF\x02\x01"),
+            "\\x7fELF\\x02\\x01");
+}
+
+TEST(VerdictTest, PrintsNoRawBytesOfACandidatesOutput) {
+  EvalResult r = failed_result();
+  r.diagnostics =
+      "b.cpp:1:1: error: stray '\\177' in program\n    1 | \x7f"
+      "ELF\x02\x01\x01\x1b[31m";
+  r.candidate_path = "b\x1b]0;title\x07.cpp";
+  std::ostringstream out;
+  write_verdict(out, r);
+  for (const char c : out.str()) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(byte == '\n' || byte == '\t' || (byte >= 0x20 && byte < 0x7f))
+        << "raw byte " << static_cast<int>(byte) << " in\n"
+        << out.str();
+  }
 }
 
 TEST(FormatTest, ParsesCliNames) {

@@ -1,6 +1,7 @@
 // Tests of ResultStore (round trips, migrations, resumable runs, atomicity under SIGKILL, errors,
 // cache, ordering) and of the EvalResult JSON form it persists.
 #include "store/store.h"
+#include "store/machine_cache.h"
 
 #include <signal.h>
 #include <sqlite3.h>
@@ -658,7 +659,7 @@ agents::AgentSample make_agent_sample(std::int64_t run, const std::string& workl
   s.method = "iterative";
   s.workload = workload;
   s.size = "smoke";
-  s.model = "m";
+  s.model = "model";  // not one character: GCC 12 warns about that assignment (PR 105651)
   s.index = index;
   s.round = index;
   if (index > 0) s.parent = index - 1;
@@ -1127,6 +1128,53 @@ TEST(ResultJsonTest, StatusNamesRoundTrip) {
   }
   EXPECT_STREQ(status_name(Status::kCompileError), "compile_error");
   EXPECT_EQ(parse_status("Correct"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kbench
+
+namespace kbench {
+namespace {
+
+TEST(MachineCache, KeepsEachFactWithWhenItWasMeasured) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("kbench-machine-cache-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  MachineCache cache(dir);
+  EXPECT_EQ(cache.get("probe/m1/threads=1"), std::nullopt);
+  ASSERT_TRUE(cache.put("probe/m1/threads=1", R"({"fp32": 1})"));
+  ASSERT_TRUE(cache.put("gemm 4x3x8:nn:bf16:t1", ""));
+  const std::optional<CachedFact> fact = MachineCache(dir).get("probe/m1/threads=1");
+  ASSERT_TRUE(fact);
+  EXPECT_EQ(fact->value, R"({"fp32": 1})");
+  EXPECT_EQ(fact->measured_at.size(), std::string("2026-12-02T07:40:00Z").size());
+  EXPECT_EQ(cache.get("gemm 4x3x8:nn:bf16:t1")->value, "");  // present but empty is not absent
+  ASSERT_TRUE(cache.put("probe/m1/threads=1", "second"));
+  EXPECT_EQ(cache.get("probe/m1/threads=1")->value, "second");
+
+  // Each file answers only for its own key, and a damaged one is a miss, not an error.
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ofstream(entry.path()) << R"({"key": "another", "value": "x", "measured_at": "t"})";
+  }
+  EXPECT_EQ(cache.get("probe/m1/threads=1"), std::nullopt);
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    std::ofstream(entry.path()) << "{not json";
+  EXPECT_EQ(cache.get("gemm 4x3x8:nn:bf16:t1"), std::nullopt);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MachineCache, ADirectoryThatCannotBeMadeLosesOnlyTheReuse) {
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("kbench-machine-cache-file-" + std::to_string(::getpid()));
+  std::ofstream(file) << "a file where the cache's parent directory would be";
+  MachineCache cache(file / "machine");
+  std::string why;
+  EXPECT_FALSE(cache.put("k", "v", &why));
+  EXPECT_NE(why.find("cannot write the machine cache in '" + (file / "machine").string() + "'"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(cache.get("k"), std::nullopt);
+  std::filesystem::remove(file);
 }
 
 }  // namespace

@@ -73,7 +73,6 @@ void add_agent_commands(CLI::App& app, AgentCli& cli) {
   context->add_option("--context-dir", c.context_dir, "Context artifact root (default: context/)");
   context->add_flag("--write", c.write, "Measure this machine and write <target>/hardware.md");
   context->add_option("--threads", c.threads, "Threads for the probe")->capture_default_str();
-  context->add_option("--db", c.db, "Results database (the probe's cache)");
   cli.context_cmd = context;
 }
 

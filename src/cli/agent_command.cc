@@ -151,7 +151,7 @@ int agent_command(const AgentOptions& options) {
   settings.seed = options.seed.value_or(std::stoull(sha256_hex(key).substr(0, 15), nullptr, 16));
   settings.menu = menu;
 
-  const PeakReport peaks = machine_peaks(store, options.threads);
+  const PeakReport peaks = machine_peaks(options.threads).peaks;
   agents::SampleJournal journal(store, run.id, current_environment());
   for (const std::string& name : workloads) {
     const Workload& workload = workload_or_usage_error(name);
@@ -162,7 +162,7 @@ int agent_command(const AgentOptions& options) {
     eval.time_budget_s = options.time_budget_s;
     eval.worker_exe = worker_executable();
     eval.cache_dir = default_cache_dir();
-    resolve_baseline(store, eval);
+    resolve_baseline(eval);
     const std::string work_dir = (std::filesystem::path(default_cache_dir()) / "agent-runs" /
                                   ("run-" + std::to_string(run.id)) / name)
                                      .string();

@@ -27,8 +27,7 @@ void write_hardware_summary(const AgentContextOptions& options, const std::strin
     throw UsageError("--write records measured facts of this machine, whose target is '" + here +
                      "', not '" + target + "'; run it on a machine of that target");
   const int threads = threads_or_usage_error(options.threads);
-  ResultStore store = open_store(options.db);
-  const PeakReport peaks = machine_peaks(store, threads);
+  const PeakReport peaks = machine_peaks(threads).peaks;
   const fs::path path = fs::path(dir) / target / "hardware.md";
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);

@@ -39,7 +39,7 @@ std::string render(const agents::AgentMetrics& metrics, ReportFormat format) {
 int agent_report_command(const AgentReportOptions& options) {
   // The format is checked before the store is opened: a typo should not cost a database read.
   const ReportFormat format = report_format_or_usage_error(options.format);
-  ResultStore store = open_store(options.db);
+  ResultStore store = open_store_for_reading(options.db);
   const std::string report =
       render(agents::compute_metrics(store.agent_samples(options.runs)), format);
   if (options.out.empty()) {

@@ -146,16 +146,17 @@ class PinnedLikeWorker {
 // A measurement cached per machine under `key`: {"path": fastest, "best_ms": {path: ms, ...}}.
 // Measured by `measure` (path -> best ms) when missing or unreadable.
 json cached_path_timings(
-    ResultStore& store, const std::string& key, int threads, const std::string& what,
+    const std::string& key, int threads, const std::string& what,
     const std::function<std::vector<std::pair<std::string, double>>()>& measure) {
-  if (const auto cached = store.cache_get(key)) {
+  if (const auto cached = machine_cache().get(key)) {
     try {
-      json entry = json::parse(*cached);
+      json entry = json::parse(cached->value);
       if (entry.at("path").is_string() && entry.at("best_ms").is_object()) return entry;
     } catch (const std::exception&) {
       // measured again below
     }
   }
+  say_measuring("every library path at " + what);
   ProgressLine progress("plan");
   progress.update("timing every library path at " + what);
   std::vector<std::pair<std::string, double>> timings;
@@ -172,14 +173,14 @@ json cached_path_timings(
       best = ms;
     }
   }
-  store.cache_put(key, entry.dump());
+  remember(key, entry.dump());
   return entry;
 }
 
-json gemm_timings(ResultStore& store, const ops::GemmShapeClass& shape) {
+json gemm_timings(const ops::GemmShapeClass& shape) {
   return cached_path_timings(
-      store, "gemm-path-v2/" + current_environment().machine_id() + "/" + shape.key(),
-      shape.threads, shape.key(), [&] {
+      "gemm-path-v2/" + current_environment().machine_id() + "/" + shape.key(), shape.threads,
+      shape.key(), [&] {
         std::vector<ops::PathTiming> timings;
         const ops::GemmPath fastest = ops::measure_fastest_path(shape, &timings);
         std::vector<std::pair<std::string, double>> out;
@@ -193,15 +194,15 @@ json gemm_timings(ResultStore& store, const ops::GemmShapeClass& shape) {
       });
 }
 
-json conv_timings(ResultStore& store, const ops::ConvCall& call) {
+json conv_timings(const ops::ConvCall& call) {
   return cached_path_timings(
-      store, "conv-path-v1/" + current_environment().machine_id() + "/" + call.key(), call.threads,
+      "conv-path-v1/" + current_environment().machine_id() + "/" + call.key(), call.threads,
       call.key(), [&] { return ops::measure_conv_paths(call); });
 }
 
 }  // namespace
 
-void resolve_baseline(ResultStore& store, EvalOptions& eval) {
+void resolve_baseline(EvalOptions& eval) {
   const Workload& workload = *eval.workload;
   omp_set_num_threads(eval.threads);
   openblas_set_num_threads(eval.threads);
@@ -215,9 +216,9 @@ void resolve_baseline(ResultStore& store, EvalOptions& eval) {
                          current_environment().kbench_commit != "unknown";
   std::optional<Discovery> discovery;
   if (cacheable) {
-    if (const auto cached = store.cache_get(discovery_key)) {
+    if (const auto cached = machine_cache().get(discovery_key)) {
       try {
-        discovery = discovery_from_json(json::parse(*cached));
+        discovery = discovery_from_json(json::parse(cached->value));
       } catch (const std::exception&) {
         // a damaged entry is discovered again and overwritten
       }
@@ -227,12 +228,12 @@ void resolve_baseline(ResultStore& store, EvalOptions& eval) {
     ProgressLine progress("plan");
     progress.update("finding the library calls of " + std::string(workload.name) + "'s baseline");
     discovery = discover(workload, eval.size, eval.threads);
-    if (cacheable) store.cache_put(discovery_key, discovery_to_json(*discovery).dump());
+    if (cacheable) remember(discovery_key, discovery_to_json(*discovery).dump());
   }
 
   std::string plan;
   for (const ops::GemmShapeClass& shape : discovery->classes) {
-    const std::string path = gemm_timings(store, shape).at("path");
+    const std::string path = gemm_timings(shape).at("path");
     if (!plan.empty()) plan += ';';
     plan += shape.key() + "=" + path;
   }
@@ -242,7 +243,7 @@ void resolve_baseline(ResultStore& store, EvalOptions& eval) {
   LibraryCeiling ceiling;
   for (const ops::LibraryCall& call : discovery->calls) {
     const bool gemm = call.kind == ops::LibraryCall::Kind::kGemm;
-    const json timings = gemm ? gemm_timings(store, call.gemm) : conv_timings(store, call.conv);
+    const json timings = gemm ? gemm_timings(call.gemm) : conv_timings(call.conv);
     const std::string path = timings.at("path");
     if (path.empty()) continue;  // no library path ran it: no ceiling part to stand on
     LibraryCeilingPart part{call.key(), call.count, call.flops(), path,

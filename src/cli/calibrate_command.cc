@@ -101,8 +101,8 @@ int calibrate_command(const CalibrateOptions& options) {
   eval.worker_exe = worker_executable();
 
   ResultStore store = open_store(options.db);
-  const PeakReport peaks = machine_peaks(store, options.threads);
-  resolve_baseline(store, eval);
+  const PeakReport peaks = machine_peaks(options.threads).peaks;
+  resolve_baseline(eval);
 
   std::vector<EvalResult> results;
   for (int run = 0; run < options.runs; ++run) {

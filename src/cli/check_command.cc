@@ -26,8 +26,8 @@ int check_command(const CheckOptions& options) {
   // Open the store first: a bad --db must fail before the oracle is computed, not after.
   std::optional<ResultStore> store;
   if (!options.no_record) store.emplace(open_store(options.db));
-  const EvalResult result = check_output_files(w, size, *seed, options.outputs);
-  if (store) store->record(result, current_environment());
+  EvalResult result = check_output_files(w, size, *seed, options.outputs);
+  if (store) result.id = store->record(result, current_environment());
 
   print_result(result, options.json);
   return 0;

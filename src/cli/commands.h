@@ -16,7 +16,6 @@ struct ProbeOptions {
   int threads = 1;
   bool json = false;
   bool force = false;  // measure again even when this machine's peaks are cached
-  std::string db;
 };
 
 // Each baseline against its reference, each workload's faithful bf16 program against the oracle,
@@ -164,7 +163,6 @@ struct AgentContextOptions {
   std::string context_dir;  // default: the checkout's context/
   bool write = false;       // regenerate hardware.md from `kbench probe` (else only list)
   int threads = 1;
-  std::string db;
 };
 
 // `kbench tune`: the grid search over an expert's declared space (docs/experts.md).

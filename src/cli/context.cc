@@ -43,27 +43,64 @@ std::string worker_executable() {
   return (self.parent_path() / "kbench-worker").string();
 }
 
-ResultStore open_store(const std::string& db_option) {
-  return ResultStore::open(db_option.empty() ? default_db_path() : db_option);
+namespace {
+
+std::string db_path_or_usage_error(const std::string& db_option) {
+  const std::string path = db_option.empty() ? default_db_path() : db_option;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError("--db '" + path + "' is a directory; give the path of a database file");
+  return path;
 }
 
-PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure) {
+}  // namespace
+
+ResultStore open_store(const std::string& db_option) {
+  return ResultStore::open(db_path_or_usage_error(db_option));
+}
+
+ResultStore open_store_for_reading(const std::string& db_option) {
+  return ResultStore::open_read_only(db_path_or_usage_error(db_option));
+}
+
+MachineCache& machine_cache() {
+  static MachineCache cache = MachineCache::from_environment();
+  return cache;
+}
+
+void remember(const std::string& key, const std::string& value) {
+  static bool warned = false;
+  std::string why;
+  if (!machine_cache().put(key, value, &why) && !warned) {
+    warned = true;
+    std::fprintf(stderr, "kbench: %s; this machine will be measured again next time\n",
+                 why.c_str());
+  }
+}
+
+void say_measuring(const std::string& what) {
+  std::fprintf(stderr, "kbench: measuring %s (once per machine; kept in %s)\n", what.c_str(),
+               machine_cache().dir().c_str());
+}
+
+MachinePeaks machine_peaks(int threads, bool force_measure) {
   const std::string key =
       "probe/" + current_environment().machine_id() + "/threads=" + std::to_string(threads);
   if (!force_measure) {
-    if (const auto cached = store.cache_get(key)) {
+    if (const auto cached = machine_cache().get(key)) {
       try {
-        return PeakReport::from_json(nlohmann::json::parse(*cached));
+        return {PeakReport::from_json(nlohmann::json::parse(cached->value)), cached->measured_at};
       } catch (const std::exception&) {
         // A damaged cache entry is measured again below and overwritten.
       }
     }
   }
+  say_measuring("this machine's peaks with " + std::to_string(threads) + " thread(s), ~20 s");
   ProgressLine progress("probe");
   progress.update("measuring this machine's peaks with " + std::to_string(threads) + " thread(s)");
-  const PeakReport peaks = measure_peaks(threads);
-  store.cache_put(key, peaks.to_json().dump());
-  return peaks;
+  PeakReport peaks = measure_peaks(threads);
+  remember(key, peaks.to_json().dump());
+  return {std::move(peaks), utc_now_iso8601()};
 }
 
 void print_result(const EvalResult& result, bool json) {

@@ -9,6 +9,7 @@
 #include "harness/eval_result.h"
 #include "harness/evaluator.h"
 #include "probe/probe.h"
+#include "store/machine_cache.h"
 #include "store/store.h"
 #include "workloads/workload.h"
 
@@ -28,19 +29,36 @@ int threads_or_usage_error(int threads);
 // kbench-worker beside this executable ($KBENCH_WORKER overrides).
 std::string worker_executable();
 
+// The database --db names (else default_db_path()), for a command that records; a directory is a
+// usage error.
 ResultStore open_store(const std::string& db_option);
+// The same for a command that only reads: never created, migrated or written (a read-only mount).
+ResultStore open_store_for_reading(const std::string& db_option);
 
-// This machine's peaks for `threads` threads from the store's cache, measured (and cached) when
-// missing. Progress goes to stderr.
-PeakReport machine_peaks(ResultStore& store, int threads, bool force_measure = false);
+// Where this process finds and keeps its machine facts (MachineCache::from_environment).
+MachineCache& machine_cache();
+// Keeps a fact just measured in the machine cache; when the cache cannot be written, says so on
+// stderr once per process and carries on with the value in hand.
+void remember(const std::string& key, const std::string& value);
+// One line on stderr, terminal or not, before a measurement of the machine that takes seconds, so
+// a command is never silent for that long without saying why.
+void say_measuring(const std::string& what);
+
+// This machine's peaks for `threads` threads and when they were measured, from the machine cache,
+// measured (and cached) when missing or when `force_measure`.
+struct MachinePeaks {
+  PeakReport peaks;
+  std::string measured_at;
+};
+MachinePeaks machine_peaks(int threads, bool force_measure = false);
 
 // What `eval`'s baseline runs and is measured against, for its workload, size and threads: the
 // GEMM path per shape class (eval.gemm_plan, ops::set_gemm_plan's encoding; also installed in this
-// process, for the in-process oracle) and the library ceiling (eval.library_ceiling). The baseline's
-// library calls are found by running it once (cached per kbench build); each GEMM class and
-// convolution is timed on every library path once per machine and cached in the store like the
-// peaks. Progress goes to stderr.
-void resolve_baseline(ResultStore& store, EvalOptions& eval);
+// process, for the in-process oracle) and the library ceiling (eval.library_ceiling). The
+// baseline's library calls are found by running it once (cached per kbench build); each GEMM class
+// and convolution is timed on every library path once per machine and kept in the machine cache
+// like the peaks. Progress goes to stderr.
+void resolve_baseline(EvalOptions& eval);
 
 // One evaluation's outcome on stdout: the verdict block, or with `json` one object (samples
 // included, source left out). Shared by eval and check so both report alike.

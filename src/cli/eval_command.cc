@@ -44,7 +44,7 @@ int eval_command(const EvalCommandOptions& options) {
 
   // Open the store first: a bad --db must fail before minutes of evaluation, not after.
   ResultStore store = open_store(options.db);
-  const PeakReport peaks = machine_peaks(store, options.threads);
+  const PeakReport peaks = machine_peaks(options.threads).peaks;
   std::string expert_name;
   if (options.expert) {
     const std::optional<experts::ExpertKernel> expert =
@@ -57,13 +57,13 @@ int eval_command(const EvalCommandOptions& options) {
     eval.candidate_path = experts::write_configured_source(*expert, config, eval.cache_dir);
     expert_name = experts::point_name(*expert, config);
   }
-  resolve_baseline(store, eval);
+  resolve_baseline(eval);
   ProgressLine progress(std::string(eval.workload->name));
   eval.progress = [&](const std::string& line) { progress.update(line); };
   EvalResult result = evaluate(eval, peaks);
   progress.update("");
   if (!expert_name.empty()) result.candidate_path = expert_name;
-  if (!options.no_record) store.record(result, current_environment());
+  if (!options.no_record) result.id = store.record(result, current_environment());
 
   print_result(result, options.json);
   return 0;

@@ -56,15 +56,12 @@ int main(int argc, char** argv) {
   list_cmd->add_flag("--json", list.json, "Print a JSON array");
 
   ProbeOptions probe;
-  auto* probe_cmd =
-      app.add_subcommand("probe", "Measure this machine's compute and memory peaks (cached)");
+  auto* probe_cmd = app.add_subcommand(
+      "probe", "Measure this machine's compute and memory peaks (cached per machine)");
   probe_cmd->add_option("--threads", probe.threads, "Threads to measure with")
       ->capture_default_str();
   probe_cmd->add_flag("--force", probe.force, "Measure again even when cached");
   probe_cmd->add_flag("--json", probe.json, "Print JSON");
-  probe_cmd->add_option(
-      "--db", probe.db,
-      "Results database (default: $KBENCH_DB or ~/.local/share/kbench/results.db)");
 
   ScaffoldOptions scaffold;
   auto* scaffold_cmd =

@@ -11,10 +11,12 @@ namespace kbench::cli {
 
 int probe_command(const ProbeOptions& options) {
   threads_or_usage_error(options.threads);
-  ResultStore store = open_store(options.db);
-  const PeakReport peaks = machine_peaks(store, options.threads, options.force);
+  const MachinePeaks measured = machine_peaks(options.threads, options.force);
+  const PeakReport& peaks = measured.peaks;
   if (options.json) {
     nlohmann::json j = peaks.to_json();
+    j["measured_at"] = measured.measured_at;
+    j["cache_dir"] = machine_cache().dir().string();
     j["machine_id"] = current_environment().machine_id();
     j["cpu_model"] = current_environment().cpu_model;
     std::cout << j.dump(2) << "\n";
@@ -23,6 +25,8 @@ int probe_command(const ProbeOptions& options) {
   const Environment& env = current_environment();
   std::printf("machine      %s (%d logical CPUs; %s)\n", env.cpu_model.c_str(), env.logical_cpus,
               env.cpu_flags.c_str());
+  std::printf("measured     %s  (kept in %s; --force measures again)\n",
+              measured.measured_at.c_str(), machine_cache().dir().c_str());
   std::printf("threads      %d\n", peaks.threads);
   const auto method = [&peaks](const char* figure) -> std::string {
     const auto it = peaks.methods.find(figure);

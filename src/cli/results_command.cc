@@ -13,7 +13,7 @@ int results_command(const ResultsOptions& options) {
       options.json ? std::optional<Format>(Format::kJson) : parse_format(options.format);
   if (!format) throw UsageError("unknown format '" + options.format + "' (table, json or csv)");
   if (!options.workload.empty()) workload_or_usage_error(options.workload);
-  ResultStore store = open_store(options.db);
+  ResultStore store = open_store_for_reading(options.db);
   std::optional<std::string> workload, kind;
   if (!options.workload.empty())
     workload = std::string(workload_or_usage_error(options.workload).name);

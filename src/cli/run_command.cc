@@ -154,7 +154,7 @@ int run_command(const RunCommandOptions& options) {
                    static_cast<long long>(start.id), done, workloads.size());
     }
   }
-  const PeakReport peaks = machine_peaks(store, options.threads);
+  const PeakReport peaks = machine_peaks(options.threads).peaks;
 
   std::vector<EvalResult> results;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
@@ -173,7 +173,7 @@ int run_command(const RunCommandOptions& options) {
     run.time_budget_s = options.time_budget_s;
     run.seed = options.seed;
     run.worker_exe = worker_executable();
-    resolve_baseline(store, run);
+    resolve_baseline(run);
     ProgressLine progress(std::to_string(i + 1) + "/" + std::to_string(workloads.size()) + " " +
                           std::string(workloads[i]->name));
     run.progress = [&](const std::string& line) { progress.update(line); };

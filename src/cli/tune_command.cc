@@ -56,7 +56,7 @@ int tune_command(const TuneOptions& options) {
       experts::select_configs(*expert, options.max_configs, options.seed.value_or(1));
 
   ResultStore store = open_store(options.db);
-  const PeakReport peaks = machine_peaks(store, options.threads);
+  const PeakReport peaks = machine_peaks(options.threads).peaks;
   EvalOptions eval;
   eval.workload = &workload;
   eval.size = size;
@@ -65,7 +65,7 @@ int tune_command(const TuneOptions& options) {
   eval.seed = options.seed;
   eval.worker_exe = worker_executable();
   eval.cache_dir = default_cache_dir();
-  resolve_baseline(store, eval);
+  resolve_baseline(eval);
   const std::string work_dir =
       (std::filesystem::path(default_cache_dir()) / "tune" / std::string(workload.name)).string();
   LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);

@@ -2,10 +2,14 @@
 // linked libraries themselves.
 #include "core/environment.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -156,6 +160,36 @@ void set_kbench_build_info(std::string commit, std::string build_type) {
 
 bool cpu_has(const std::string& flag) {
   return cpuinfo().flags.contains(flag);
+}
+
+std::string home_directory() {
+  if (const char* home = std::getenv("HOME"); home && *home) return home;
+  std::array<char, 4096> buffer{};
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found &&
+      found->pw_dir && *found->pw_dir) {
+    return found->pw_dir;
+  }
+  return "";
+}
+
+std::string kbench_cache_dir() {
+  if (const char* dir = std::getenv("KBENCH_CACHE"); dir && *dir) return dir;
+  // The XDG spec says to ignore relative values.
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/')
+    return std::string(xdg) + "/kbench";
+  const std::string home = home_directory();
+  return (home.empty() ? std::string("/tmp") : home) + "/.cache/kbench";
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
 
 }  // namespace kbench

@@ -29,4 +29,15 @@ void set_kbench_build_info(std::string commit, std::string build_type);
 // True when /proc/cpuinfo lists `flag` (e.g. "avx512f").
 bool cpu_has(const std::string& flag);
 
+// $HOME, or the passwd entry's home where $HOME is unset (cron jobs, some containers); empty when
+// neither knows.
+std::string home_directory();
+
+// Where kbench keeps what it can rebuild (compiled candidates, the machine cache): $KBENCH_CACHE,
+// else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench (else /tmp/.cache/kbench without a home).
+std::string kbench_cache_dir();
+
+// The current UTC time as "2026-12-02T07:40:00Z", the form every record and cache entry carries.
+std::string utc_now_iso8601();
+
 }  // namespace kbench

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/environment.h"
 #include "core/sha256.h"
 #include "harness/subprocess.h"
 
@@ -62,11 +63,7 @@ std::string candidate_command_line() {
 }
 
 std::string default_cache_dir() {
-  if (const char* dir = std::getenv("KBENCH_CACHE"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return std::string(xdg) + "/kbench";
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/kbench";
+  return kbench_cache_dir();
 }
 
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options) {

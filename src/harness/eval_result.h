@@ -16,7 +16,7 @@ const char* status_name(Status status);  // "correct", "incorrect", "compile_err
 
 struct CorrectnessReport {
   bool passed = false;
-  int trials = 0;                    // input sets checked
+  int trials = 0;                    // input sets whose outputs were compared with the oracle
   std::vector<std::uint64_t> seeds;  // the fresh seeds drawn for them
   double max_abs_err = 0;
   double max_rel_err = 0;  // max |out-ref| / |ref| over elements with |ref| > atol
@@ -142,6 +142,7 @@ struct ExpertSummary {
 // What `kbench eval` produces (kind "eval") and `kbench run` per workload (kind "run": baseline
 // only, plus the expert's summary where the workload has one).
 struct EvalResult {
+  std::int64_t id = 0;  // the record's id in the store; 0 for a result not (yet) recorded
   std::string kind = "eval";
   std::string workload;  // full name, e.g. "8p_GEMM"
   std::string size;      // "smoke" | "cpu" | "full"

@@ -14,6 +14,7 @@
 #include <map>
 #include <random>
 
+#include "core/environment.h"
 #include "core/stats.h"
 #include "core/timer.h"
 #include "harness/call_preamble.h"
@@ -177,7 +178,6 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
     const std::vector<kb_tensor> oracle = views_of(oracle_tensors);
     const std::vector<kb_tensor> magnitudes = views_of(magnitude_tensors);
     const CallOutcome call = call_side(candidate, options.call_timeout_s);
-    r.correctness.trials = trial + 1;
     r.correctness.seeds.push_back(seed);
     if (call.status != CallStatus::kOk) {
       fail(r, status_of(call), call.message, candidate.worker->log_tail());
@@ -189,6 +189,8 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
     }
     const CheckResult c = check_outputs(instance.problem(), candidate.outputs.views(), oracle,
                                         w.tolerance, magnitudes);
+    // Only a trial whose outputs were compared counts: a crash or a timeout measured no error.
+    r.correctness.trials = trial + 1;
     merge_check(r.correctness, c);
     if (!c.passed) {
       if (channel_broken(options, candidate, r)) return false;
@@ -234,7 +236,7 @@ EvalResult new_result(const EvalOptions& options, const char* kind) {
   r.threads = options.threads;
   r.warmup = options.warmup;
   r.baseline_gemm_plan = options.gemm_plan;
-  r.created_at = now_iso8601();
+  r.created_at = utc_now_iso8601();
   return r;
 }
 
@@ -255,13 +257,6 @@ std::string below_physical_floor(double median_ms, const std::optional<Utilizati
                 "%.4g GB/s): an algebraic shortcut, or a measurement to distrust",
                 median_ms, util->roofline_ms, util->bound.c_str(), util->peak_gflops,
                 util->peak_gbps);
-  return buf;
-}
-
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
 

@@ -74,9 +74,6 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
 // bandwidth) of `util`; empty when it did not or the roofs were not measured.
 std::string below_physical_floor(double median_ms, const std::optional<Utilization>& util);
 
-// The current UTC time as ISO-8601 ("2025-01-31T12:00:00Z"), as EvalResult::created_at holds it.
-std::string now_iso8601();
-
 // The seat every worker of an evaluation with `options` starts in, pinned to `cpus`, reading the
 // inputs on `inputs_fd`: the candidate's and the baseline's alike.
 SeatConditions seat_conditions(const EvalOptions& options, int inputs_fd, std::vector<int> cpus);

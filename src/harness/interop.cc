@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "core/bf16.h"
+#include "core/environment.h"
 #include "core/f16.h"
 #include "core/npy.h"
 #include "core/timer.h"
@@ -295,9 +296,8 @@ EvalResult check_output_files(const Workload& workload, Size size, std::uint64_t
   r.size = size_name(size);
   r.threads = kOracleThreads;
   r.warmup = 0;
-  r.created_at = now_iso8601();
+  r.created_at = utc_now_iso8601();
   r.candidate_path = dir.string();
-  r.correctness.trials = 1;
   r.correctness.seeds.push_back(seed);
 
   ProblemInstance instance(workload, size);
@@ -318,6 +318,7 @@ EvalResult check_output_files(const Workload& workload, Size size, std::uint64_t
   std::vector<HostTensor> magnitudes = instance.term_magnitudes(kOracleThreads);
   const CheckResult c = check_outputs(instance.problem(), outputs, to_f32(oracle_tensors),
                                       workload.tolerance, to_f32(magnitudes));
+  r.correctness.trials = 1;  // compared: a file of the wrong shape above measured no error
   merge_check(r.correctness, c);
   r.correctness.passed = c.passed;
   r.status = c.passed ? Status::kCorrect : Status::kIncorrect;

@@ -9,8 +9,10 @@ namespace kbench {
 struct CommandResult {
   bool timed_out = false;
   int exit_code = -1;  // -1 when killed by a signal or not started
-  std::string output;  // stdout and stderr interleaved, truncated to the last `max_output` bytes
-  std::string error;   // why it could not start, if it could not
+  // stdout and stderr interleaved; beyond `max_output` bytes, the first three quarters and the last
+  // quarter of that, with a line between them saying how much was left out.
+  std::string output;
+  std::string error;  // why it could not start, if it could not
 };
 
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_s,

@@ -153,6 +153,14 @@ void read(const json& object, const char* key, int& out) {
   out = value->get<int>();
 }
 
+void read(const json& object, const char* key, std::int64_t& out) {
+  const json* value = find(object, key);
+  if (!value) return;
+  if (!integer_within(*value, 0, std::numeric_limits<std::int64_t>::max()))
+    bad_field(key, "expected a non-negative integer of 64 bits");
+  out = value->get<std::int64_t>();
+}
+
 void read(const json& object, const char* key, bool& out) {
   const json* value = find(object, key);
   if (!value) return;
@@ -374,6 +382,8 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
                                         {"missing", result.sandbox->missing}}
                                  : json(nullptr)},
   };
+  // Only a recorded result has an id; the record's own full_json is written before it has one.
+  if (result.id != 0) out["id"] = result.id;
   if (options.include_source) out["candidate_source"] = result.candidate_source;
   if (result.library_ceiling) {
     json parts = json::array();
@@ -424,6 +434,7 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
                                 in.type_name());
   }
   EvalResult result;
+  read(in, "id", result.id);
   read(in, "kind", result.kind);
   read(in, "workload", result.workload);
   read(in, "size", result.size);

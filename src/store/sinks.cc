@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -82,6 +83,15 @@ std::string short_hash(const std::string& hash) {
   return hex_digest ? hash.substr(0, kShown) : hash;
 }
 
+// The table's candidate column: the file's name without its directories (the full path is in
+// `results --json` and the verdict), "baseline" for an A/A run or a baseline's own record.
+std::string candidate_name(const EvalResult& r) {
+  if (r.candidate_path.empty()) return "baseline";
+  std::filesystem::path path(r.candidate_path);
+  if (path.filename().empty()) path = path.parent_path();  // a directory given as "out/"
+  return terminal_safe(path.filename().string());
+}
+
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return text;
@@ -107,12 +117,14 @@ void write_table(std::ostream& out, std::span<const EvalResult> results) {
     };
   };
   const std::vector<Column> columns = {
+      {"id", true, [](const EvalResult& r) { return std::to_string(r.id); }},
       {"created_at", false, [](const EvalResult& r) { return r.created_at; }},
       {"kind", false, [](const EvalResult& r) { return r.kind; }},
       {"workload", false, [](const EvalResult& r) { return r.workload; }},
       {"size", false, [](const EvalResult& r) { return r.size; }},
       {"threads", true, [](const EvalResult& r) { return std::to_string(r.threads); }},
       {"status", false, [](const EvalResult& r) { return std::string(status_name(r.status)); }},
+      {"candidate", false, candidate_name},
       {"speedup [95% CI]", false, format_speedup},
       {"cand_ms", true, [&](const EvalResult& r) { return median(r.candidate); }},
       {"base_ms", true, [&](const EvalResult& r) { return median(r.baseline); }},
@@ -193,6 +205,7 @@ struct CsvColumn {
 std::vector<CsvColumn> csv_columns() {
   using R = const EvalResult&;
   std::vector<CsvColumn> columns = {
+      {"id", [](R r) { return std::to_string(r.id); }},
       {"created_at", [](R r) { return r.created_at; }},
       {"kind", [](R r) { return r.kind; }},
       {"workload", [](R r) { return r.workload; }},
@@ -327,7 +340,8 @@ void write_timing(std::ostream& out, const char* label, const TimingSummary& t,
   out << '\n';
 }
 
-// "stable; 3 of 80 calls disturbed, steal 0.2%, CV 4.1% / 3.9%; ci_target after 40 pairs"
+// "stable; 3 of 80 calls disturbed, steal 0.2%, per-call spread (IQR/median) 4.1% / 3.9%;
+// ci_target after 40 pairs (CI +-1.2%)"
 void write_noise(std::ostream& out, const std::string& label, const EvalResult& r) {
   const NoiseReport& n = *r.noise;
   out << "  " << label << (n.stable ? "stable" : "UNSTABLE");
@@ -335,9 +349,17 @@ void write_noise(std::ostream& out, const std::string& label, const EvalResult& 
   out << "; " << n.disturbed_calls << " of " << n.calls << " calls disturbed";
   if (n.unadjustable_calls > 0) out << " (" << n.unadjustable_calls << " beyond adjustment)";
   if (!n.accounted) out << " (unmeasured: no schedstat)";
-  out << ", steal " << format_pct(n.steal_pct) << "%, CV ";
-  if (r.candidate) out << format_pct(100 * n.cv_candidate) << "% / ";
-  out << format_pct(100 * n.cv_baseline) << "%";
+  // The per-call spread of the times the medians are of (run-queue waits taken out), as IQR /
+  // median. The stored CV (stddev / mean of every call's wall time) is not shown: at microsecond
+  // calls one preempted call puts it in the hundreds of percent beside a stable verdict, which
+  // rests on the paired ratios' CI below, not on single calls.
+  const auto spread = [](const std::optional<TimingSummary>& t) {
+    return t && t->median_ms > 0 ? format_pct(100 * (t->p75_ms - t->p25_ms) / t->median_ms) + "%"
+                                 : std::string("n/a");
+  };
+  out << ", steal " << format_pct(n.steal_pct) << "%, per-call spread (IQR/median) ";
+  if (r.candidate) out << spread(r.candidate) << " / ";
+  out << spread(r.baseline);
   if (!n.stop_reason.empty()) {
     const int iters = r.baseline ? r.baseline->iters : 0;
     out << "; " << n.stop_reason << " after " << iters << (r.candidate ? " pairs" : " calls")
@@ -388,6 +410,49 @@ std::string csv_field(std::string_view text) {
   return quoted;
 }
 
+std::string terminal_safe(std::string_view text) {
+  std::string safe;
+  safe.reserve(text.size());
+  const auto escape = [&safe](unsigned char byte) {
+    char hex[5];
+    std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+    safe += hex;
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      if ((byte < 0x20 && byte != '\t') || byte == 0x7f)
+        escape(byte);
+      else
+        safe += static_cast<char>(byte);
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence (no overlongs, surrogates or code points past U+10FFFF) passes
+    // whole; anything else is escaped a byte at a time.
+    const std::size_t length = byte >= 0xc2 && byte <= 0xdf   ? 2
+                               : byte >= 0xe0 && byte <= 0xef ? 3
+                               : byte >= 0xf0 && byte <= 0xf4 ? 4
+                                                              : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (std::size_t k = 1; valid && k < length; ++k)
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (valid && length >= 3) {
+      const auto second = static_cast<unsigned char>(text[i + 1]);
+      valid = !(byte == 0xe0 && second < 0xa0) && !(byte == 0xed && second >= 0xa0) &&
+              !(byte == 0xf0 && second < 0x90) && !(byte == 0xf4 && second >= 0x90);
+    }
+    if (!valid) {
+      escape(byte);
+      ++i;
+      continue;
+    }
+    safe.append(text.substr(i, length));
+    i += length;
+  }
+  return safe;
+}
+
 void write_results(std::ostream& out, std::span<const EvalResult> results, Format format,
                    const JsonOptions& json_options) {
   switch (format) {
@@ -414,21 +479,29 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
   out << r.workload << "  size=" << r.size << "  threads=" << r.threads;
   if (r.kind != "eval") out << "  kind=" << r.kind;
   out << "  ->  " << upper(status_name(r.status)) << '\n';
-  if (!r.error.empty()) out << "  " << label("error") << r.error << '\n';
+  if (!r.error.empty()) out << "  " << label("error") << terminal_safe(r.error) << '\n';
   if (!r.candidate_path.empty()) {
-    out << "  " << label("candidate") << r.candidate_path;
+    out << "  " << label("candidate") << terminal_safe(r.candidate_path);
     if (!r.candidate_hash.empty()) out << "  (" << short_hash(r.candidate_hash) << ")";
     out << '\n';
   }
 
   const CorrectnessReport& c = r.correctness;
+  // Errors are shown only where outputs were compared: a crash, a timeout or a rejection before
+  // the first comparison measured none, and "max_abs_err 0" would read as a perfect result.
   if (c.trials > 0) {
-    out << "  " << label("correctness") << (c.passed ? "passed" : "FAILED") << " over " << c.trials
-        << (c.trials == 1 ? " trial" : " trials") << "; max_abs_err " << format_err(c.max_abs_err)
-        << ", max_rel_err " << format_err(c.max_rel_err) << ", rel_l2_err "
-        << format_err(c.rel_l2_err) << '\n';
+    const char* trials = c.trials == 1 ? " trial" : " trials";
+    out << "  " << label("correctness");
+    if (c.passed)
+      out << "passed over " << c.trials << trials;
+    else if (!c.detail.empty())
+      out << "FAILED over " << c.trials << trials;
+    else
+      out << c.trials << trials << " compared, within tolerance, before the check stopped";
+    out << "; max_abs_err " << format_err(c.max_abs_err) << ", max_rel_err "
+        << format_err(c.max_rel_err) << ", rel_l2_err " << format_err(c.rel_l2_err) << '\n';
   }
-  if (!c.detail.empty()) out << "  " << label("detail") << c.detail << '\n';
+  if (!c.detail.empty()) out << "  " << label("detail") << terminal_safe(c.detail) << '\n';
 
   if (r.candidate) write_timing(out, label("candidate").c_str(), *r.candidate);
   if (r.baseline) write_timing(out, label("baseline").c_str(), *r.baseline, r.baseline_gemm_plan);
@@ -459,7 +532,8 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
         << format_sig(u->peak_gbps) << " peak\n";
     write_roofline(out, label("roofline"), *u);
   }
-  if (!r.suspicious.empty()) out << "  " << label("suspicious") << r.suspicious << '\n';
+  if (!r.suspicious.empty())
+    out << "  " << label("suspicious") << terminal_safe(r.suspicious) << '\n';
   if (r.sandbox) {
     out << "  " << label("sandbox");
     for (std::size_t i = 0; i < r.sandbox->layers.size(); ++i)
@@ -481,13 +555,16 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
       lines.push_back(rest.substr(0, eol));
       rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
     }
-    const std::size_t first =
-        lines.size() > kVerdictDiagnosticLines ? lines.size() - kVerdictDiagnosticLines : 0;
+    // A compiler's first errors explain the rest; a crashed worker's log ends with its cause.
+    const bool head = r.status == Status::kCompileError;
+    const std::size_t shown = std::min(lines.size(), kVerdictDiagnosticLines);
+    const std::size_t first = head ? 0 : lines.size() - shown;
     out << "  " << label("diagnostics");
-    if (first > 0)
-      out << "(last " << kVerdictDiagnosticLines << " of " << lines.size() << " lines)";
+    if (shown < lines.size())
+      out << "(" << (head ? "first " : "last ") << shown << " of " << lines.size() << " lines)";
     out << '\n';
-    for (std::size_t i = first; i < lines.size(); ++i) out << "    | " << lines[i] << '\n';
+    for (std::size_t i = first; i < first + shown; ++i)
+      out << "    | " << terminal_safe(lines[i]) << '\n';
   }
 }
 

@@ -31,10 +31,17 @@ void write_results(std::ostream& out, std::span<const EvalResult> results, Forma
 
 // The human-readable outcome of one evaluation: status line, error and failing check, correctness
 // numbers, candidate and baseline timing with p25/p75, speedup with its CI, utilization, and the
-// tail of the diagnostics when the candidate did not compile or crashed.
+// diagnostics when the candidate did not compile (their first lines) or crashed (their last), all
+// of it passed through terminal_safe.
 void write_verdict(std::ostream& out, const EvalResult& result);
 
 // One CSV field: quoted when it contains a comma, double quote, CR or LF, with quotes doubled.
 std::string csv_field(std::string_view text);
+
+// `text` as it may go to a terminal: control characters other than tab and bytes that are not
+// valid UTF-8 become \xNN, so a candidate's output (a compiler quoting a binary "source", a log
+// with escape sequences) can neither garble nor drive the user's terminal. Newlines are escaped
+// too: callers print line by line.
+std::string terminal_safe(std::string_view text);
 
 }  // namespace kbench

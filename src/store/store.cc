@@ -2,7 +2,6 @@
 // the one-transaction record() that keeps a killed process from leaving half a result behind.
 #include "store/store.h"
 
-#include <pwd.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/environment.h"
 #include "store/result_json.h"
 
 namespace kbench {
@@ -177,15 +177,6 @@ CREATE TABLE agent_samples (
 )sql",
 };
 
-std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
 // Names the file in every message: with several stores (tests, --db) "database is locked" alone
 // does not say which.
 std::string db_label(sqlite3* db) {
@@ -194,7 +185,7 @@ std::string db_label(sqlite3* db) {
 }
 
 [[noreturn]] void fail(sqlite3* db, std::string_view what) {
-  throw StoreError("kbench store '" + db_label(db) + "': " + std::string(what) + ": " +
+  throw StoreError("database '" + db_label(db) + "': " + std::string(what) + ": " +
                    sqlite3_errmsg(db));
 }
 
@@ -281,7 +272,7 @@ class Statement {
   int index(const char* name) const {
     const int i = sqlite3_bind_parameter_index(stmt_, name);
     if (i == 0) {
-      throw StoreError(std::string("kbench store: no parameter ") + name + " in '" +
+      throw StoreError(std::string("database: no parameter ") + name + " in '" +
                        sqlite3_sql(stmt_) + "'");
     }
     return i;
@@ -332,8 +323,8 @@ void migrate(sqlite3* db) {
   Transaction txn(db, "BEGIN IMMEDIATE");
   const int version = user_version(db);
   if (version > ResultStore::kSchemaVersion) {
-    throw StoreError("kbench store '" + db_label(db) + "': schema version " +
-                     std::to_string(version) + " is newer than this kbench understands (" +
+    throw StoreError("database '" + db_label(db) + "': schema version " + std::to_string(version) +
+                     " is newer than this kbench understands (" +
                      std::to_string(ResultStore::kSchemaVersion) + "); upgrade kbench");
   }
   for (int v = version; v < ResultStore::kSchemaVersion; ++v) exec(db, kMigrations[v]);
@@ -361,7 +352,7 @@ std::int64_t upsert_environment(sqlite3* db, const Environment& env, const std::
   upsert.bind_text(":build_type", env.build_type);
   upsert.bind_text(":now", now);
   if (!upsert.step())
-    throw StoreError("kbench store '" + db_label(db) + "': environment upsert returned no id");
+    throw StoreError("database '" + db_label(db) + "': environment upsert returned no id");
   const std::int64_t id = upsert.column_int(0);
   upsert.run();  // a RETURNING statement stays active until stepped to SQLITE_DONE
   return id;
@@ -425,9 +416,10 @@ std::vector<EvalResult> read_results(sqlite3* db, const std::string& path, State
     try {
       result = eval_result_from_json(json::parse(rows.column_text(1)));
     } catch (const std::exception& e) {
-      throw StoreError("kbench store '" + path + "': result " + std::to_string(id) +
+      throw StoreError("database '" + path + "': result " + std::to_string(id) +
                        " has unreadable full_json: " + e.what());
     }
+    result.id = id;
     result.candidate_source = rows.column_text(2);
     for (std::optional<TimingSummary>* timing : {&result.candidate, &result.baseline}) {
       if (!*timing) continue;
@@ -454,7 +446,7 @@ std::vector<EvalResult> read_results(sqlite3* db, const std::string& path, State
         const std::int64_t disturbed = samples.column_int(6);
         // 0 clean, 1 waited, 2 disturbed: anything else is a damaged row, not a flag to wrap.
         if (disturbed < 0 || disturbed > 2)
-          throw StoreError("kbench store '" + path + "': result " + std::to_string(id) +
+          throw StoreError("database '" + path + "': result " + std::to_string(id) +
                            " has a sample with disturbed = " + std::to_string(disturbed) +
                            " (0, 1 or 2)");
         timing->disturbed.push_back(static_cast<std::uint8_t>(disturbed));
@@ -468,8 +460,7 @@ std::vector<EvalResult> read_results(sqlite3* db, const std::string& path, State
 // Inside record()'s transaction: a result may join only an open run, and only once per workload.
 void check_run_accepts(sqlite3* db, std::int64_t run_id, const std::string& workload) {
   const auto refuse = [&](const std::string& why) {
-    throw StoreError("kbench store '" + db_label(db) + "': run " + std::to_string(run_id) + " " +
-                     why);
+    throw StoreError("database '" + db_label(db) + "': run " + std::to_string(run_id) + " " + why);
   };
   Statement run(db, "SELECT completed_at IS NOT NULL FROM runs WHERE id = :id");
   run.bind_int(":id", run_id);
@@ -482,19 +473,6 @@ void check_run_accepts(sqlite3* db, std::int64_t run_id, const std::string& work
     refuse("already has result " + std::to_string(existing.column_int(0)) + " for " + workload +
            " (is another kbench running the same command?)");
   }
-}
-
-std::string home_directory() {
-  if (const char* home = std::getenv("HOME"); home && *home) return home;
-  // Cron jobs and some containers run without $HOME; the passwd entry still knows.
-  std::array<char, 4096> buffer{};
-  passwd entry{};
-  passwd* found = nullptr;
-  if (getpwuid_r(getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found &&
-      found->pw_dir && *found->pw_dir) {
-    return found->pw_dir;
-  }
-  return "";
 }
 
 // Why the file at `path` cannot be written, when it cannot: SQLite's own words for a read-only
@@ -519,14 +497,14 @@ std::string default_db_path() {
   }
   const std::string home = home_directory();
   if (home.empty()) {
-    throw StoreError("kbench store: no database path: set KBENCH_DB, XDG_DATA_HOME or HOME");
+    throw StoreError("database: no database path: set KBENCH_DB, XDG_DATA_HOME or HOME");
   }
   return (std::filesystem::path(home) / ".local" / "share" / "kbench" / "results.db").string();
 }
 
 ResultStore ResultStore::open(const std::string& path) {
   const auto error = [&](const std::string& what) {
-    return StoreError("kbench store '" + path + "': " + what);
+    return StoreError("database '" + path + "': " + what);
   };
   if (path.empty()) throw error("empty database path");
   const bool in_memory = path == ":memory:";
@@ -555,6 +533,76 @@ ResultStore ResultStore::open(const std::string& path) {
     throw;
   }
   return store;
+}
+
+namespace {
+
+// `path` as an SQLite URI filename, so that query parameters can be added.
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
+      uri += escaped;
+    } else {
+      uri += c;
+    }
+  }
+  return uri;
+}
+
+}  // namespace
+
+ResultStore ResultStore::open_read_only(const std::string& path) {
+  const auto error = [&](const std::string& what) {
+    return StoreError("database '" + path + "': " + what);
+  };
+  if (path.empty()) throw error("empty database path");
+  if (path == ":memory:") return open(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw error("is a directory, not a database file");
+  if (!std::filesystem::exists(path, ec)) return open(":memory:");
+
+  // mode=ro still needs the -shm file of a WAL database, which a read-only directory without one
+  // cannot give; there nobody can be writing through this mount, and immutable=1 reads the file
+  // as it stands.
+  const auto try_open = [&](const std::string& uri, std::string& message) -> sqlite3* {
+    sqlite3* raw = nullptr;
+    const int rc =
+        sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    if (rc == SQLITE_OK) {
+      sqlite3_extended_result_codes(raw, 1);
+      sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+      sqlite3_stmt* probe = nullptr;
+      if (sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &probe, nullptr) == SQLITE_OK &&
+          sqlite3_step(probe) == SQLITE_ROW) {
+        sqlite3_finalize(probe);
+        return raw;
+      }
+      sqlite3_finalize(probe);
+    }
+    message = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    sqlite3_close(raw);
+    return nullptr;
+  };
+  std::string message;
+  sqlite3* raw = try_open(file_uri(path) + "?mode=ro", message);
+  if (!raw && read_only_reason(path)) raw = try_open(file_uri(path) + "?immutable=1", message);
+  if (!raw) throw error("cannot open: " + message);
+  ResultStore store(raw, path);
+  const int version = user_version(raw);
+  if (version == kSchemaVersion) return store;
+  if (version > kSchemaVersion) {
+    throw error("schema version " + std::to_string(version) +
+                " is newer than this kbench understands (" + std::to_string(kSchemaVersion) +
+                "); upgrade kbench");
+  }
+  if (const auto why = read_only_reason(path)) {
+    throw error("schema version " + std::to_string(version) + " is older than this kbench's (" +
+                std::to_string(kSchemaVersion) + ") and cannot be upgraded here (" + *why + ")");
+  }
+  return open(path);
 }
 
 void ResultStore::set_up() {
@@ -594,7 +642,7 @@ ResultStore::~ResultStore() {
 }
 
 sqlite3* ResultStore::handle() const {
-  if (!db_) throw StoreError("kbench store: used after being moved from");
+  if (!db_) throw StoreError("database: used after being moved from");
   return db_;
 }
 
@@ -611,7 +659,7 @@ std::int64_t ResultStore::record(const EvalResult& result, const Environment& en
 std::int64_t ResultStore::insert_result(const EvalResult& result, const Environment& env,
                                         std::optional<std::int64_t> run_id) {
   sqlite3* db = handle();
-  const std::string now = utc_now();
+  const std::string now = utc_now_iso8601();
   const std::string created_at = result.created_at.empty() ? now : result.created_at;
 
   // Samples live in their own table and the source in its own column; full_json carries the rest.
@@ -733,8 +781,8 @@ std::int64_t ResultStore::record_agent_sample(agents::AgentSample& sample,
   sqlite3* db = handle();
   Transaction txn(db, "BEGIN IMMEDIATE");
   const auto refuse = [&](const std::string& why) {
-    throw StoreError("kbench store '" + db_label(db) + "': run " + std::to_string(sample.run_id) +
-                     " " + why);
+    throw StoreError("database '" + db_label(db) + "': run " + std::to_string(sample.run_id) + " " +
+                     why);
   };
   Statement run(db, "SELECT completed_at IS NOT NULL FROM runs WHERE id = :id");
   run.bind_int(":id", sample.run_id);
@@ -751,7 +799,7 @@ std::int64_t ResultStore::record_agent_sample(agents::AgentSample& sample,
            " (is another kbench resuming the same agent run?)");
   }
   if (evaluation) sample.result_id = insert_result(*evaluation, env, std::nullopt);
-  if (sample.created_at.empty()) sample.created_at = utc_now();
+  if (sample.created_at.empty()) sample.created_at = utc_now_iso8601();
   Statement insert(
       db,
       "INSERT INTO agent_samples (run_id, method, workload, size, model, idx, round, parent_idx, "
@@ -886,7 +934,7 @@ ResultStore::RunStart ResultStore::begin_or_resume_run(const std::string& key,
                      "INSERT INTO runs (key, command, created_at) VALUES (:key, :command, :now)");
     insert.bind_text(":key", key);
     insert.bind_text(":command", command);
-    insert.bind_text(":now", utc_now());
+    insert.bind_text(":now", utc_now_iso8601());
     insert.run();
     start = {.id = sqlite3_last_insert_rowid(db), .resumed = false};
   }
@@ -911,11 +959,11 @@ void ResultStore::complete_run(std::int64_t run_id) {
   // COALESCE keeps the first completion time and still counts the row as changed.
   Statement update(db,
                    "UPDATE runs SET completed_at = COALESCE(completed_at, :now) WHERE id = :id");
-  update.bind_text(":now", utc_now());
+  update.bind_text(":now", utc_now_iso8601());
   update.bind_int(":id", run_id);
   update.run();
   if (sqlite3_changes(db) == 0) {
-    throw StoreError("kbench store '" + db_label(db) + "': run " + std::to_string(run_id) +
+    throw StoreError("database '" + db_label(db) + "': run " + std::to_string(run_id) +
                      " does not exist");
   }
 }
@@ -934,7 +982,7 @@ void ResultStore::cache_put(const std::string& key, const std::string& value) {
       "ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at");
   upsert.bind_text(":key", key);
   upsert.bind_text(":value", value);
-  upsert.bind_text(":now", utc_now());
+  upsert.bind_text(":now", utc_now_iso8601());
   upsert.run();
 }
 

@@ -65,6 +65,11 @@ class ResultStore {
   // Opens or creates the database at `path` (creating parent directories) and brings its schema up
   // to kSchemaVersion. ":memory:" gives a private in-memory store. Throws StoreError naming `path`.
   static ResultStore open(const std::string& path);
+  // Opens the database at `path` for reading only, never creating, migrating or writing it, so a
+  // file on a read-only mount (or another user's) can be read. A missing file reads as an empty
+  // store. A database of an older schema is upgraded when the file is writable, else refused.
+  // Throws StoreError naming `path`.
+  static ResultStore open_read_only(const std::string& path);
 
   ResultStore(ResultStore&& other) noexcept;
   ResultStore& operator=(ResultStore&& other) noexcept;

@@ -39,7 +39,6 @@ void declare(CLI::App& app, Options& o) {
   probe->add_option("--threads", o.probe.threads)->capture_default_str();
   probe->add_flag("--force", o.probe.force);
   probe->add_flag("--json", o.probe.json);
-  probe->add_option("--db", o.probe.db);
 
   app.add_subcommand("scaffold")->add_option("workload", o.scaffold.workload)->required();
 
