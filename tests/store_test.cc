@@ -653,8 +653,8 @@ TEST_F(StoreTest, KilledWriterLeavesNoPartialRecordInItsRun) {
   EXPECT_EQ(store.results_of_run(run).size(), 2u);
 }
 
-agents::AgentSample make_agent_sample(std::int64_t run, const std::string& workload, int index) {
-  agents::AgentSample s;
+AgentSample make_agent_sample(std::int64_t run, const std::string& workload, int index) {
+  AgentSample s;
   s.run_id = run;
   s.method = "iterative";
   s.workload = workload;
@@ -677,17 +677,17 @@ agents::AgentSample make_agent_sample(std::int64_t run, const std::string& workl
 TEST_F(StoreTest, AgentSamplesRoundTripWithTheirEvaluations) {
   ResultStore store = ResultStore::open(db_path_);
   const std::int64_t run = store.begin_or_resume_run("agent-key", "kbench agent ...").id;
-  agents::AgentSample no_code = make_agent_sample(run, "8p_GEMM", 0);
+  AgentSample no_code = make_agent_sample(run, "8p_GEMM", 0);
   store.record_agent_sample(no_code, nullptr, test_environment());
   EXPECT_FALSE(no_code.result_id.has_value());
-  agents::AgentSample evaluated = make_agent_sample(run, "8p_GEMM", 1);
+  AgentSample evaluated = make_agent_sample(run, "8p_GEMM", 1);
   evaluated.speedup = 1.25;
   evaluated.pct_roofline = 40;
   const EvalResult evaluation = make_result(7);
   store.record_agent_sample(evaluated, &evaluation, test_environment());
   ASSERT_TRUE(evaluated.result_id.has_value());
 
-  const std::vector<agents::AgentSample> back = store.agent_samples({run});
+  const std::vector<AgentSample> back = store.agent_samples({run});
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0].status, "no_code");
   EXPECT_EQ(back[0].reply, no_code.reply);
@@ -702,7 +702,7 @@ TEST_F(StoreTest, AgentSamplesRoundTripWithTheirEvaluations) {
   EXPECT_FALSE(store.result_by_id(*evaluated.result_id + 100).has_value());
   // Every run when none is named; none of another run's.
   const std::int64_t other = store.begin_or_resume_run("other", "kbench agent ...").id;
-  agents::AgentSample elsewhere = make_agent_sample(other, "12p_RMSNorm", 0);
+  AgentSample elsewhere = make_agent_sample(other, "12p_RMSNorm", 0);
   store.record_agent_sample(elsewhere, nullptr, test_environment());
   EXPECT_EQ(store.agent_samples({}).size(), 3u);
   EXPECT_EQ(store.agent_samples({other}).size(), 1u);
@@ -723,7 +723,7 @@ TEST_F(StoreTest, Schema3FileGainsAgentSamplesAndKeepsItsRuns) {
   ResultStore store = ResultStore::open(db_path_);
   EXPECT_EQ(query("PRAGMA user_version"), "4");
   EXPECT_EQ(store.results_of_run(run).size(), 1u);
-  agents::AgentSample sample = make_agent_sample(run, "8p_GEMM", 0);
+  AgentSample sample = make_agent_sample(run, "8p_GEMM", 0);
   store.record_agent_sample(sample, nullptr, test_environment());
   EXPECT_EQ(store.agent_samples({}).size(), 1u);
 }
@@ -731,15 +731,15 @@ TEST_F(StoreTest, Schema3FileGainsAgentSamplesAndKeepsItsRuns) {
 TEST_F(StoreTest, AgentSampleRefusesRepeatsUnknownAndCompletedRunsAndWritesNothing) {
   ResultStore store = ResultStore::open(db_path_);
   const std::int64_t run = store.begin_or_resume_run("agent-key", "kbench agent ...").id;
-  agents::AgentSample first = make_agent_sample(run, "8p_GEMM", 1);
+  AgentSample first = make_agent_sample(run, "8p_GEMM", 1);
   store.record_agent_sample(first, nullptr, test_environment());
   const EvalResult evaluation = make_result(3);
-  agents::AgentSample again = make_agent_sample(run, "8p_GEMM", 1);
+  AgentSample again = make_agent_sample(run, "8p_GEMM", 1);
   EXPECT_THROW(store.record_agent_sample(again, &evaluation, test_environment()), StoreError);
-  agents::AgentSample unknown = make_agent_sample(run + 5, "8p_GEMM", 0);
+  AgentSample unknown = make_agent_sample(run + 5, "8p_GEMM", 0);
   EXPECT_THROW(store.record_agent_sample(unknown, nullptr, test_environment()), StoreError);
   store.complete_run(run);
-  agents::AgentSample late = make_agent_sample(run, "8p_GEMM", 2);
+  AgentSample late = make_agent_sample(run, "8p_GEMM", 2);
   EXPECT_THROW(store.record_agent_sample(late, &evaluation, test_environment()), StoreError);
   // The refused evaluations left no results row behind.
   EXPECT_TRUE(store.recent(-1).empty());

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "agents/llm.h"
-#include "agents/sample.h"
+#include "store/agent_sample.h"
 #include "core/environment.h"
 #include "harness/executor.h"
 #include "store/store.h"

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "agents/sample.h"
+#include "store/agent_sample.h"
 
 namespace kbench::agents {
 

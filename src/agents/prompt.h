@@ -6,7 +6,7 @@
 #include <string>
 
 #include "agents/llm.h"
-#include "agents/sample.h"
+#include "store/agent_sample.h"
 #include "harness/eval_result.h"
 #include "workloads/workload.h"
 

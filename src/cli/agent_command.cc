@@ -72,7 +72,7 @@ void write_summary(const std::string& path, const std::string& text) {
   if (!out || !out.flush()) throw std::runtime_error("cannot write the summary to '" + path + "'");
 }
 
-void print_sample(const agents::AgentSample& s) {
+void print_sample(const AgentSample& s) {
   std::string line = "[" + s.method + " " + s.workload + " #" + std::to_string(s.index) +
                      " round " + std::to_string(s.round) + "] " + s.status;
   if (s.speedup) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -12,7 +13,10 @@ namespace kbench {
 // kRejected: the candidate broke the sandbox's rules (a forbidden system call, a forged reply on
 // kbench's channel, running while frozen, more CPU than its threads allow), whatever its outputs.
 enum class Status { kCorrect, kIncorrect, kCompileError, kRuntimeError, kTimeout, kRejected };
+// The names are part of the JSON, CSV and SQLite formats, so they never change.
 const char* status_name(Status status);  // "correct", "incorrect", "compile_error", ...
+// The inverse of status_name(): "correct" -> kCorrect, ...; nullopt for any other text.
+std::optional<Status> parse_status(std::string_view name);
 
 struct CorrectnessReport {
   bool passed = false;

@@ -1,4 +1,4 @@
-// Converts EvalResult to and from JSON, and implements the status names both directions use.
+// Converts EvalResult to and from JSON.
 #include "store/result_json.h"
 
 #include <array>
@@ -12,16 +12,6 @@ namespace kbench {
 namespace {
 
 using nlohmann::json;
-
-// The names are part of the JSON, CSV and SQLite formats, so they never change.
-constexpr std::array<std::pair<Status, const char*>, 6> kStatusNames = {{
-    {Status::kCorrect, "correct"},
-    {Status::kIncorrect, "incorrect"},
-    {Status::kCompileError, "compile_error"},
-    {Status::kRuntimeError, "runtime_error"},
-    {Status::kTimeout, "timeout"},
-    {Status::kRejected, "rejected"},
-}};
 
 // JSON has no NaN or infinity; nlohmann would silently print null, which readers would take for
 // "not measured". A string keeps the value and still parses everywhere.
@@ -284,20 +274,6 @@ std::optional<NoiseReport> noise_from_json(const json& object) {
 }
 
 }  // namespace
-
-const char* status_name(Status status) {
-  for (const auto& [value, name] : kStatusNames) {
-    if (value == status) return name;
-  }
-  return "unknown";
-}
-
-std::optional<Status> parse_status(std::string_view name) {
-  for (const auto& [value, status_text] : kStatusNames) {
-    if (name == status_text) return value;
-  }
-  return std::nullopt;
-}
 
 json expert_to_json(const ExpertSummary& e) {
   return {{"config", e.config},

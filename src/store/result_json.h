@@ -12,9 +12,6 @@
 
 namespace kbench {
 
-// The inverse of status_name(): "correct" -> kCorrect, ...; nullopt for any other text.
-std::optional<Status> parse_status(std::string_view name);
-
 struct JsonOptions {
   bool include_samples = true;  // candidate/baseline "samples_ms": one number per timed call
   bool include_source = true;   // "candidate_source": the whole kernel file, often kilobytes

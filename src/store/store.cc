@@ -1,5 +1,7 @@
-// ResultStore over the SQLite C API: RAII statements and transactions, versioned migrations, and
-// the one-transaction record() that keeps a killed process from leaving half a result behind.
+// ResultStore: opening (read-write with migrations, or read-only), the one-transaction record()
+// that keeps a killed process from leaving half a result behind, runs, results and the cache.
+// The SQLite wrapper is store/sqlite.h, the tables store/schema.cc, agent samples
+// store/agent_samples.cc.
 #include "store/store.h"
 
 #include <sqlite3.h>
@@ -21,316 +23,23 @@
 
 #include "core/environment.h"
 #include "store/result_json.h"
+#include "store/schema.h"
+#include "store/sqlite.h"
 
 namespace kbench {
 namespace {
 
 using nlohmann::json;
+using schema::migrate;
+using schema::user_version;
+using sqlite::db_label;
+using sqlite::exec;
+using sqlite::Statement;
+using sqlite::Transaction;
 
 // Long enough to queue behind another process's record() (milliseconds of inserts) or a WAL
 // checkpoint, short enough that a wedged writer surfaces as an error instead of a hang.
 constexpr int kBusyTimeoutMs = 5000;
-
-// Migration i takes a database from user_version i to i + 1; append, never edit, so that existing
-// files upgrade in place.
-constexpr std::array<const char*, ResultStore::kSchemaVersion> kMigrations = {
-    R"sql(
-CREATE TABLE environments (
-  id            INTEGER PRIMARY KEY,
-  cpu_model     TEXT NOT NULL,
-  cpu_flags     TEXT NOT NULL,
-  logical_cpus  INTEGER NOT NULL,
-  hostname      TEXT NOT NULL,
-  compiler      TEXT NOT NULL,
-  libraries     TEXT NOT NULL,
-  kbench_commit TEXT NOT NULL,
-  build_type    TEXT NOT NULL,
-  first_seen    TEXT NOT NULL,
-  last_seen     TEXT NOT NULL,
-  UNIQUE (cpu_model, cpu_flags, logical_cpus, hostname, compiler, libraries, kbench_commit,
-          build_type)
-);
-
--- AUTOINCREMENT: ids are never reused, so an id printed in a report keeps naming the same result.
-CREATE TABLE results (
-  id                  INTEGER PRIMARY KEY AUTOINCREMENT,
-  created_at          TEXT NOT NULL,
-  kind                TEXT NOT NULL,
-  workload            TEXT NOT NULL,
-  size                TEXT NOT NULL,
-  threads             INTEGER NOT NULL,
-  status              TEXT NOT NULL,
-  error               TEXT NOT NULL,
-  diagnostics         TEXT NOT NULL,
-  candidate_path      TEXT NOT NULL,
-  candidate_hash      TEXT NOT NULL,
-  candidate_source    TEXT NOT NULL,
-  passed              INTEGER NOT NULL,
-  trials              INTEGER NOT NULL,
-  seeds               TEXT NOT NULL,
-  max_abs_err         REAL,
-  max_rel_err         REAL,
-  rel_l2_err          REAL,
-  correctness_detail  TEXT NOT NULL,
-  candidate_median_ms REAL,
-  candidate_p25_ms    REAL,
-  candidate_p75_ms    REAL,
-  candidate_iters     INTEGER,
-  baseline_median_ms  REAL,
-  baseline_p25_ms     REAL,
-  baseline_p75_ms     REAL,
-  baseline_iters      INTEGER,
-  speedup             REAL,
-  speedup_ci_lo       REAL,
-  speedup_ci_hi       REAL,
-  gflops              REAL,
-  pct_peak_flops      REAL,
-  gbps                REAL,
-  pct_peak_bw         REAL,
-  warmup              INTEGER NOT NULL,
-  wall_s              REAL,
-  env_id              INTEGER NOT NULL REFERENCES environments (id),
-  full_json           TEXT NOT NULL
-);
-CREATE INDEX results_by_workload ON results (workload, id);
-CREATE INDEX results_by_kind ON results (kind, id);
-CREATE INDEX results_by_candidate_hash ON results (candidate_hash);
-
-CREATE TABLE samples (
-  result_id INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
-  side      TEXT NOT NULL CHECK (side IN ('candidate', 'baseline')),
-  iter      INTEGER NOT NULL,
-  ms        REAL,
-  PRIMARY KEY (result_id, side, iter)
-) WITHOUT ROWID;
-
-CREATE TABLE cache (
-  key        TEXT PRIMARY KEY,
-  value      TEXT NOT NULL,
-  updated_at TEXT NOT NULL
-);
-)sql",
-    // 2: the timing conditions and the roofline (also in full_json; columns for queries), the
-    // baseline's GEMM path, and per-call scheduler measurements beside every sample.
-    R"sql(
-ALTER TABLE results ADD COLUMN speedup_verdict TEXT;
-ALTER TABLE results ADD COLUMN stable INTEGER;
-ALTER TABLE results ADD COLUMN steal_pct REAL;
-ALTER TABLE results ADD COLUMN disturbed_calls INTEGER;
-ALTER TABLE results ADD COLUMN stop_reason TEXT;
-ALTER TABLE results ADD COLUMN pct_roofline REAL;
-ALTER TABLE results ADD COLUMN bound TEXT;
-ALTER TABLE results ADD COLUMN baseline_gemm_plan TEXT;
-ALTER TABLE samples ADD COLUMN wait_ms REAL;
-ALTER TABLE samples ADD COLUMN offcpu_ms REAL;
-ALTER TABLE samples ADD COLUMN cpu_ms REAL;
-ALTER TABLE samples ADD COLUMN adjusted_ms REAL;
-ALTER TABLE samples ADD COLUMN disturbed INTEGER;
-)sql",
-    // 3: resumable runs. A suite pass records each workload's result as it completes; a rerun of
-    // the same command after a kill finds its incomplete run by key and times only what is
-    // missing. The unique index makes "each workload once per run" a property of the file, whatever
-    // the writers do.
-    R"sql(
-CREATE TABLE runs (
-  id           INTEGER PRIMARY KEY AUTOINCREMENT,
-  key          TEXT NOT NULL,
-  command      TEXT NOT NULL,
-  created_at   TEXT NOT NULL,
-  completed_at TEXT
-);
-CREATE INDEX runs_by_key ON runs (key, id);
-ALTER TABLE results ADD COLUMN run_id INTEGER REFERENCES runs (id);
-CREATE UNIQUE INDEX results_once_per_run ON results (run_id, workload) WHERE run_id IS NOT NULL;
-)sql",
-    // 4: agent runs. Each generated sample of `kbench agent`, evaluated or not (a reply without
-    // code is a sample too), in the run that produced it; its evaluation, when there was one, is a
-    // results row of its own. The unique key is what lets a resumed run replay what it already has.
-    R"sql(
-CREATE TABLE agent_samples (
-  id                INTEGER PRIMARY KEY AUTOINCREMENT,
-  run_id            INTEGER NOT NULL REFERENCES runs (id),
-  method            TEXT NOT NULL,
-  workload          TEXT NOT NULL,
-  size              TEXT NOT NULL,
-  model             TEXT NOT NULL,
-  idx               INTEGER NOT NULL,
-  round             INTEGER NOT NULL,
-  parent_idx        INTEGER,
-  phase             TEXT NOT NULL,
-  plan              TEXT NOT NULL,
-  prompt_hash       TEXT NOT NULL,
-  prompt_tokens     INTEGER NOT NULL,
-  completion_tokens INTEGER NOT NULL,
-  latency_s         REAL,
-  status            TEXT NOT NULL,
-  error             TEXT NOT NULL,
-  speedup           REAL,
-  speedup_verdict   TEXT NOT NULL,
-  pct_roofline      REAL,
-  result_id         INTEGER REFERENCES results (id),
-  reply             TEXT NOT NULL,
-  code              TEXT NOT NULL,
-  created_at        TEXT NOT NULL,
-  UNIQUE (run_id, workload, idx)
-);
-)sql",
-};
-
-// Names the file in every message: with several stores (tests, --db) "database is locked" alone
-// does not say which.
-std::string db_label(sqlite3* db) {
-  const char* file = sqlite3_db_filename(db, "main");
-  return file && *file ? file : ":memory:";
-}
-
-[[noreturn]] void fail(sqlite3* db, std::string_view what) {
-  throw StoreError("database '" + db_label(db) + "': " + std::string(what) + ": " +
-                   sqlite3_errmsg(db));
-}
-
-// Enough of a statement to tell which one failed, on one line: a whole INSERT or migration would
-// make an error message a screenful.
-std::string sql_excerpt(std::string_view sql) {
-  constexpr std::size_t kMaxChars = 48;
-  std::string text;
-  for (const char c : sql) {
-    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
-    if (space && (text.empty() || text.back() == ' ')) continue;
-    text += space ? ' ' : c;
-  }
-  while (!text.empty() && text.back() == ' ') text.pop_back();
-  if (text.size() > kMaxChars) text = text.substr(0, kMaxChars) + "...";
-  return text;
-}
-
-void exec(sqlite3* db, const std::string& sql) {
-  // Only for fixed SQL (schema, pragmas, BEGIN/COMMIT); anything carrying data goes through
-  // Statement.
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
-    fail(db, sql_excerpt(sql));
-}
-
-// One prepared statement with named parameters (":workload"), finalized on scope exit.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
-      fail(db, "preparing statement");
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  void bind_text(const char* name, std::string_view text) {
-    // A null data pointer would bind SQL NULL; an empty string_view may carry one.
-    const char* data = text.data() ? text.data() : "";
-    check(sqlite3_bind_text64(stmt_, index(name), data, text.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
-          name);
-  }
-  void bind_int(const char* name, std::int64_t value) {
-    check(sqlite3_bind_int64(stmt_, index(name), value), name);
-  }
-  // NaN becomes NULL (SQLite has no NaN); infinities are stored as such.
-  void bind_double(const char* name, double value) {
-    if (std::isnan(value)) return bind_null(name);
-    check(sqlite3_bind_double(stmt_, index(name), value), name);
-  }
-  void bind_double(const char* name, const std::optional<double>& value) {
-    if (value) return bind_double(name, *value);
-    bind_null(name);
-  }
-  void bind_null(const char* name) { check(sqlite3_bind_null(stmt_, index(name)), name); }
-
-  // True while a row is available; false when done.
-  bool step() {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    fail(db_, "executing '" + sql_excerpt(sqlite3_sql(stmt_)) + "'");
-  }
-  void run() {
-    while (step()) {
-    }
-  }
-  void reset() { sqlite3_reset(stmt_); }
-
-  std::int64_t column_int(int column) const { return sqlite3_column_int64(stmt_, column); }
-  bool column_is_null(int column) const {
-    return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
-  }
-  double column_double(int column) const {
-    if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nan("");
-    return sqlite3_column_double(stmt_, column);
-  }
-  std::string column_text(int column) const {
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
-    return text ? std::string(text, sqlite3_column_bytes(stmt_, column)) : std::string();
-  }
-
- private:
-  int index(const char* name) const {
-    const int i = sqlite3_bind_parameter_index(stmt_, name);
-    if (i == 0) {
-      throw StoreError(std::string("database: no parameter ") + name + " in '" +
-                       sqlite3_sql(stmt_) + "'");
-    }
-    return i;
-  }
-  void check(int rc, const char* name) const {
-    if (rc != SQLITE_OK) fail(db_, std::string("binding ") + name);
-  }
-
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-// BEGIN on construction; ROLLBACK on scope exit unless commit() succeeded. Exceptions, early
-// returns and a failed COMMIT all leave the database as it was.
-class Transaction {
- public:
-  Transaction(sqlite3* db, const char* begin) : db_(db) { exec(db, begin); }
-  ~Transaction() {
-    // SQLite rolls back by itself after some errors (SQLITE_FULL, IOERR, ...); autocommit then is
-    // on again and a second ROLLBACK would only fail.
-    if (!committed_ && !sqlite3_get_autocommit(db_)) {
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    }
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-
-  void commit() {
-    exec(db_, "COMMIT");
-    committed_ = true;
-  }
-
- private:
-  sqlite3* db_;
-  bool committed_ = false;
-};
-
-int user_version(sqlite3* db) {
-  Statement query(db, "PRAGMA user_version");
-  return query.step() ? static_cast<int>(query.column_int(0)) : 0;
-}
-
-void migrate(sqlite3* db) {
-  // Most opens find the schema current; checking first avoids taking the write lock for them.
-  if (user_version(db) == ResultStore::kSchemaVersion) return;
-  // Two processes may open a fresh file at once: the write lock serializes them and the second one
-  // re-reads the version inside it and finds nothing to do.
-  Transaction txn(db, "BEGIN IMMEDIATE");
-  const int version = user_version(db);
-  if (version > ResultStore::kSchemaVersion) {
-    throw StoreError("database '" + db_label(db) + "': schema version " + std::to_string(version) +
-                     " is newer than this kbench understands (" +
-                     std::to_string(ResultStore::kSchemaVersion) + "); upgrade kbench");
-  }
-  for (int v = version; v < ResultStore::kSchemaVersion; ++v) exec(db, kMigrations[v]);
-  exec(db, "PRAGMA user_version = " + std::to_string(ResultStore::kSchemaVersion));
-  txn.commit();
-}
 
 std::int64_t upsert_environment(sqlite3* db, const Environment& env, const std::string& now) {
   Statement upsert(
@@ -358,19 +67,18 @@ std::int64_t upsert_environment(sqlite3* db, const Environment& env, const std::
   return id;
 }
 
-void bind_timing(Statement& insert, const std::string& side,
-                 const std::optional<TimingSummary>& timing) {
-  const std::string prefix = ":" + side + "_";
-  const auto name = [&](const char* field) { return prefix + field; };
+void add_timing(sqlite::Row& row, const std::string& side,
+                const std::optional<TimingSummary>& timing) {
+  const auto column = [&](const char* field) { return side + "_" + field; };
+  const std::string median = column("median_ms"), p25 = column("p25_ms"), p75 = column("p75_ms"),
+                    iters = column("iters");
   if (timing) {
-    insert.bind_double(name("median_ms").c_str(), timing->median_ms);
-    insert.bind_double(name("p25_ms").c_str(), timing->p25_ms);
-    insert.bind_double(name("p75_ms").c_str(), timing->p75_ms);
-    insert.bind_int(name("iters").c_str(), timing->iters);
+    row.real(median.c_str(), timing->median_ms)
+        .real(p25.c_str(), timing->p25_ms)
+        .real(p75.c_str(), timing->p75_ms)
+        .integer(iters.c_str(), timing->iters);
   } else {
-    for (const char* field : {"median_ms", "p25_ms", "p75_ms", "iters"}) {
-      insert.bind_null(name(field).c_str());
-    }
+    for (const std::string* name : {&median, &p25, &p75, &iters}) row.null(name->c_str());
   }
 }
 
@@ -667,91 +375,64 @@ std::int64_t ResultStore::insert_result(const EvalResult& result, const Environm
   full["created_at"] = created_at;
   const std::int64_t env_id = upsert_environment(db, env, now);
 
-  Statement insert(
-      db,
-      "INSERT INTO results (created_at, kind, workload, size, threads, status, error, diagnostics, "
-      "candidate_path, candidate_hash, candidate_source, passed, trials, seeds, max_abs_err, "
-      "max_rel_err, rel_l2_err, correctness_detail, candidate_median_ms, candidate_p25_ms, "
-      "candidate_p75_ms, candidate_iters, baseline_median_ms, baseline_p25_ms, baseline_p75_ms, "
-      "baseline_iters, speedup, speedup_ci_lo, speedup_ci_hi, gflops, pct_peak_flops, gbps, "
-      "pct_peak_bw, warmup, wall_s, env_id, full_json, speedup_verdict, stable, steal_pct, "
-      "disturbed_calls, stop_reason, pct_roofline, bound, baseline_gemm_plan, run_id) "
-      "VALUES (:created_at, :kind, :workload, :size, :threads, :status, :error, :diagnostics, "
-      ":candidate_path, :candidate_hash, :candidate_source, :passed, :trials, :seeds, "
-      ":max_abs_err, "
-      ":max_rel_err, :rel_l2_err, :correctness_detail, :candidate_median_ms, :candidate_p25_ms, "
-      ":candidate_p75_ms, :candidate_iters, :baseline_median_ms, :baseline_p25_ms, "
-      ":baseline_p75_ms, :baseline_iters, :speedup, :speedup_ci_lo, :speedup_ci_hi, :gflops, "
-      ":pct_peak_flops, :gbps, :pct_peak_bw, :warmup, :wall_s, :env_id, :full_json, "
-      ":speedup_verdict, :stable, :steal_pct, :disturbed_calls, :stop_reason, :pct_roofline, "
-      ":bound, :baseline_gemm_plan, :run_id)");
-  insert.bind_text(":created_at", created_at);
-  insert.bind_text(":kind", result.kind);
-  insert.bind_text(":workload", result.workload);
-  insert.bind_text(":size", result.size);
-  insert.bind_int(":threads", result.threads);
-  insert.bind_text(":status", status_name(result.status));
-  insert.bind_text(":error", result.error);
-  insert.bind_text(":diagnostics", result.diagnostics);
-  insert.bind_text(":candidate_path", result.candidate_path);
-  insert.bind_text(":candidate_hash", result.candidate_hash);
-  insert.bind_text(":candidate_source", result.candidate_source);
   const CorrectnessReport& correctness = result.correctness;
-  insert.bind_int(":passed", correctness.passed ? 1 : 0);
-  insert.bind_int(":trials", correctness.trials);
-  insert.bind_text(":seeds", json(correctness.seeds).dump());
-  insert.bind_double(":max_abs_err", correctness.max_abs_err);
-  insert.bind_double(":max_rel_err", correctness.max_rel_err);
-  insert.bind_double(":rel_l2_err", correctness.rel_l2_err);
-  insert.bind_text(":correctness_detail", correctness.detail);
-  bind_timing(insert, "candidate", result.candidate);
-  bind_timing(insert, "baseline", result.baseline);
-  insert.bind_double(":speedup", result.speedup);
-  if (result.speedup_ci95) {
-    insert.bind_double(":speedup_ci_lo", result.speedup_ci95->first);
-    insert.bind_double(":speedup_ci_hi", result.speedup_ci95->second);
-  } else {
-    insert.bind_null(":speedup_ci_lo");
-    insert.bind_null(":speedup_ci_hi");
-  }
   const std::optional<Utilization>& util = result.utilization;
-  insert.bind_double(":gflops", util ? std::optional(util->gflops) : std::nullopt);
-  insert.bind_double(":pct_peak_flops", util ? std::optional(util->pct_peak_flops) : std::nullopt);
-  insert.bind_double(":gbps", util ? std::optional(util->gbps) : std::nullopt);
-  insert.bind_double(":pct_peak_bw", util ? std::optional(util->pct_peak_bw) : std::nullopt);
-  insert.bind_int(":warmup", result.warmup);
-  insert.bind_double(":wall_s", result.wall_s);
-  insert.bind_int(":env_id", env_id);
-  insert.bind_text(":full_json", dump_json(full));
-  if (result.speedup_verdict.empty()) {
-    insert.bind_null(":speedup_verdict");
-  } else {
-    insert.bind_text(":speedup_verdict", result.speedup_verdict);
-  }
+  const auto from_util = [&util](double Utilization::*field) {
+    return util ? std::optional(util.value().*field) : std::nullopt;
+  };
+  sqlite::Row row;
+  row.text("created_at", created_at)
+      .text("kind", result.kind)
+      .text("workload", result.workload)
+      .text("size", result.size)
+      .integer("threads", result.threads)
+      .text("status", status_name(result.status))
+      .text("error", result.error)
+      .text("diagnostics", result.diagnostics)
+      .text("candidate_path", result.candidate_path)
+      .text("candidate_hash", result.candidate_hash)
+      .text("candidate_source", result.candidate_source)
+      .integer("passed", correctness.passed ? 1 : 0)
+      .integer("trials", correctness.trials)
+      .text("seeds", json(correctness.seeds).dump())
+      .real("max_abs_err", correctness.max_abs_err)
+      .real("max_rel_err", correctness.max_rel_err)
+      .real("rel_l2_err", correctness.rel_l2_err)
+      .text("correctness_detail", correctness.detail);
+  add_timing(row, "candidate", result.candidate);
+  add_timing(row, "baseline", result.baseline);
+  row.real("speedup", result.speedup)
+      .real("speedup_ci_lo",
+            result.speedup_ci95 ? std::optional(result.speedup_ci95->first) : std::nullopt)
+      .real("speedup_ci_hi",
+            result.speedup_ci95 ? std::optional(result.speedup_ci95->second) : std::nullopt)
+      .real("gflops", from_util(&Utilization::gflops))
+      .real("pct_peak_flops", from_util(&Utilization::pct_peak_flops))
+      .real("gbps", from_util(&Utilization::gbps))
+      .real("pct_peak_bw", from_util(&Utilization::pct_peak_bw))
+      .integer("warmup", result.warmup)
+      .real("wall_s", result.wall_s)
+      .integer("env_id", env_id)
+      .text("full_json", dump_json(full));
+  if (result.speedup_verdict.empty())
+    row.null("speedup_verdict");
+  else
+    row.text("speedup_verdict", result.speedup_verdict);
   if (const std::optional<NoiseReport>& noise = result.noise) {
-    insert.bind_int(":stable", noise->stable ? 1 : 0);
-    insert.bind_double(":steal_pct", noise->steal_pct);
-    insert.bind_int(":disturbed_calls", noise->disturbed_calls);
-    insert.bind_text(":stop_reason", noise->stop_reason);
+    row.integer("stable", noise->stable ? 1 : 0)
+        .real("steal_pct", noise->steal_pct)
+        .integer("disturbed_calls", noise->disturbed_calls)
+        .text("stop_reason", noise->stop_reason);
   } else {
-    for (const char* name : {":stable", ":steal_pct", ":disturbed_calls", ":stop_reason"})
-      insert.bind_null(name);
+    for (const char* column : {"stable", "steal_pct", "disturbed_calls", "stop_reason"})
+      row.null(column);
   }
-  if (util && !util->bound.empty()) {
-    insert.bind_double(":pct_roofline", util->pct_roofline);
-    insert.bind_text(":bound", util->bound);
-  } else {
-    insert.bind_null(":pct_roofline");
-    insert.bind_null(":bound");
-  }
-  insert.bind_text(":baseline_gemm_plan", result.baseline_gemm_plan);
-  if (run_id) {
-    insert.bind_int(":run_id", *run_id);
-  } else {
-    insert.bind_null(":run_id");
-  }
-  insert.run();
-  const std::int64_t id = sqlite3_last_insert_rowid(db);
+  if (util && !util->bound.empty())
+    row.real("pct_roofline", util->pct_roofline).text("bound", util->bound);
+  else
+    row.null("pct_roofline").null("bound");
+  row.text("baseline_gemm_plan", result.baseline_gemm_plan).integer("run_id", run_id);
+  const std::int64_t id = row.insert_into(db, "results");
 
   Statement sample(
       db,
@@ -773,121 +454,6 @@ std::optional<EvalResult> ResultStore::result_by_id(std::int64_t id) const {
   snapshot.commit();
   if (results.empty()) return std::nullopt;
   return std::move(results.front());
-}
-
-std::int64_t ResultStore::record_agent_sample(agents::AgentSample& sample,
-                                              const EvalResult* evaluation,
-                                              const Environment& env) {
-  sqlite3* db = handle();
-  Transaction txn(db, "BEGIN IMMEDIATE");
-  const auto refuse = [&](const std::string& why) {
-    throw StoreError("database '" + db_label(db) + "': run " + std::to_string(sample.run_id) + " " +
-                     why);
-  };
-  Statement run(db, "SELECT completed_at IS NOT NULL FROM runs WHERE id = :id");
-  run.bind_int(":id", sample.run_id);
-  if (!run.step()) refuse("does not exist");
-  if (run.column_int(0) != 0) refuse("is already complete");
-  Statement existing(db,
-                     "SELECT id FROM agent_samples WHERE run_id = :run AND workload = :workload "
-                     "AND idx = :idx");
-  existing.bind_int(":run", sample.run_id);
-  existing.bind_text(":workload", sample.workload);
-  existing.bind_int(":idx", sample.index);
-  if (existing.step()) {
-    refuse("already has sample " + std::to_string(sample.index) + " of " + sample.workload +
-           " (is another kbench resuming the same agent run?)");
-  }
-  if (evaluation) sample.result_id = insert_result(*evaluation, env, std::nullopt);
-  if (sample.created_at.empty()) sample.created_at = utc_now_iso8601();
-  Statement insert(
-      db,
-      "INSERT INTO agent_samples (run_id, method, workload, size, model, idx, round, parent_idx, "
-      "phase, plan, prompt_hash, prompt_tokens, completion_tokens, latency_s, status, error, "
-      "speedup, speedup_verdict, pct_roofline, result_id, reply, code, created_at) VALUES (:run, "
-      ":method, :workload, :size, :model, :idx, :round, :parent, :phase, :plan, :hash, :ptok, "
-      ":ctok, :latency, :status, :error, :speedup, :verdict, :roofline, :result, :reply, :code, "
-      ":created_at)");
-  insert.bind_int(":run", sample.run_id);
-  insert.bind_text(":method", sample.method);
-  insert.bind_text(":workload", sample.workload);
-  insert.bind_text(":size", sample.size);
-  insert.bind_text(":model", sample.model);
-  insert.bind_int(":idx", sample.index);
-  insert.bind_int(":round", sample.round);
-  if (sample.parent) {
-    insert.bind_int(":parent", *sample.parent);
-  } else {
-    insert.bind_null(":parent");
-  }
-  insert.bind_text(":phase", sample.phase);
-  insert.bind_text(":plan", sample.plan);
-  insert.bind_text(":hash", sample.prompt_hash);
-  insert.bind_int(":ptok", sample.prompt_tokens);
-  insert.bind_int(":ctok", sample.completion_tokens);
-  insert.bind_double(":latency", sample.latency_s);
-  insert.bind_text(":status", sample.status);
-  insert.bind_text(":error", sample.error);
-  insert.bind_double(":speedup", sample.speedup);
-  insert.bind_text(":verdict", sample.speedup_verdict);
-  insert.bind_double(":roofline", sample.pct_roofline);
-  if (sample.result_id) {
-    insert.bind_int(":result", *sample.result_id);
-  } else {
-    insert.bind_null(":result");
-  }
-  insert.bind_text(":reply", sample.reply);
-  insert.bind_text(":code", sample.code);
-  insert.bind_text(":created_at", sample.created_at);
-  insert.run();
-  const std::int64_t id = sqlite3_last_insert_rowid(db);
-  txn.commit();
-  return id;
-}
-
-std::vector<agents::AgentSample> ResultStore::agent_samples(
-    const std::vector<std::int64_t>& run_ids) const {
-  sqlite3* db = handle();
-  Transaction snapshot(db, "BEGIN");
-  // json_each over the id list keeps the statement fixed however many runs are asked for.
-  Statement rows(db,
-                 "SELECT run_id, method, workload, size, model, idx, round, parent_idx, phase, "
-                 "plan, prompt_hash, prompt_tokens, completion_tokens, latency_s, status, error, "
-                 "speedup, speedup_verdict, pct_roofline, result_id, reply, code, created_at "
-                 "FROM agent_samples WHERE :all OR run_id IN (SELECT value FROM json_each(:ids)) "
-                 "ORDER BY run_id, workload, idx");
-  rows.bind_int(":all", run_ids.empty() ? 1 : 0);
-  rows.bind_text(":ids", json(run_ids).dump());
-  std::vector<agents::AgentSample> samples;
-  while (rows.step()) {
-    agents::AgentSample s;
-    s.run_id = rows.column_int(0);
-    s.method = rows.column_text(1);
-    s.workload = rows.column_text(2);
-    s.size = rows.column_text(3);
-    s.model = rows.column_text(4);
-    s.index = static_cast<int>(rows.column_int(5));
-    s.round = static_cast<int>(rows.column_int(6));
-    if (!rows.column_is_null(7)) s.parent = static_cast<int>(rows.column_int(7));
-    s.phase = rows.column_text(8);
-    s.plan = rows.column_text(9);
-    s.prompt_hash = rows.column_text(10);
-    s.prompt_tokens = static_cast<int>(rows.column_int(11));
-    s.completion_tokens = static_cast<int>(rows.column_int(12));
-    s.latency_s = rows.column_is_null(13) ? 0 : rows.column_double(13);
-    s.status = rows.column_text(14);
-    s.error = rows.column_text(15);
-    if (!rows.column_is_null(16)) s.speedup = rows.column_double(16);
-    s.speedup_verdict = rows.column_text(17);
-    if (!rows.column_is_null(18)) s.pct_roofline = rows.column_double(18);
-    if (!rows.column_is_null(19)) s.result_id = rows.column_int(19);
-    s.reply = rows.column_text(20);
-    s.code = rows.column_text(21);
-    s.created_at = rows.column_text(22);
-    samples.push_back(std::move(s));
-  }
-  snapshot.commit();
-  return samples;
 }
 
 std::vector<EvalResult> ResultStore::recent(int limit, std::optional<std::string> workload,

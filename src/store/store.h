@@ -1,36 +1,30 @@
-// The SQLite sink: every evaluation with its environment and raw timing samples, plus a small
-// key-value cache (machine probe results), in one database file shared by concurrent kbench
-// processes.
+// The SQLite sink: every evaluation with its environment and raw timing samples, the agents'
+// samples, and a small key-value cache (the experts' tuned configurations), in one database file
+// shared by concurrent kbench processes.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "agents/sample.h"
 #include "core/environment.h"
 #include "harness/eval_result.h"
+#include "store/agent_sample.h"
+#include "store/schema.h"
+#include "store/store_error.h"
 
 struct sqlite3;
 
 namespace kbench {
-
-// Any failure to open, migrate, read or write the store. The message names the database file and
-// carries SQLite's own explanation ("file is not a database", "database is locked", ...).
-class StoreError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // $KBENCH_DB if set, else $XDG_DATA_HOME/kbench/results.db, else
 // $HOME/.local/share/kbench/results.db. Throws StoreError when none of them (nor the passwd home
 // directory) is available.
 std::string default_db_path();
 
-// Schema (user_version 3; older files are migrated in place on open):
+// Schema (user_version schema::kVersion, 4; older files are migrated in place on open):
 //   environments(id, cpu_model, cpu_flags, logical_cpus, hostname, compiler, libraries,
 //                kbench_commit, build_type, first_seen, last_seen) -- one row per distinct content
 //   results(id, created_at, kind, workload, size, threads, status, error, diagnostics,
@@ -52,7 +46,8 @@ std::string default_db_path();
 //           parent_idx, phase, plan, prompt_hash, prompt_tokens, completion_tokens, latency_s,
 //           status, error, speedup, speedup_verdict, pct_roofline, result_id, reply, code,
 //           created_at) -- every sample of `kbench agent`, unique per (run_id, workload, idx)
-//   cache(key, value, updated_at)
+//   cache(key, value, updated_at) -- the experts' tuned configurations (machine facts such as
+//           the probe's peaks live in the machine cache, store/machine_cache.h, not here)
 // REAL columns hold NULL for values that are absent or NaN (SQLite cannot store NaN); full_json
 // keeps them exactly.
 //
@@ -60,7 +55,7 @@ std::string default_db_path();
 // a file; writers queue for up to 5 s (busy_timeout) before StoreError("database is locked").
 class ResultStore {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = schema::kVersion;
 
   // Opens or creates the database at `path` (creating parent directories) and brings its schema up
   // to kSchemaVersion. ":memory:" gives a private in-memory store. Throws StoreError naming `path`.
@@ -111,10 +106,10 @@ class ResultStore {
   // Writes an agent's sample and, when it was evaluated, its evaluation (whose new id goes into
   // sample.result_id) in one transaction. Fills created_at when empty. Throws StoreError when the
   // run does not exist, is complete, or already holds this (workload, index). Returns the row id.
-  std::int64_t record_agent_sample(agents::AgentSample& sample, const EvalResult* evaluation,
+  std::int64_t record_agent_sample(AgentSample& sample, const EvalResult* evaluation,
                                    const Environment& env);
   // The samples of the given runs (every agent run when empty), by run, workload and index.
-  std::vector<agents::AgentSample> agent_samples(const std::vector<std::int64_t>& run_ids) const;
+  std::vector<AgentSample> agent_samples(const std::vector<std::int64_t>& run_ids) const;
 
   std::optional<std::string> cache_get(const std::string& key) const;
   void cache_put(const std::string& key, const std::string& value);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/sample.h"
+#include "store/agent_sample.h"
 
 namespace kbench::agents::testing {
 

@@ -1,12 +1,12 @@
-// One generated candidate of an agent run, as methods produce it, the store keeps it and the
-// metrics read it.
+// One generated candidate of an agent run, as the agents' methods produce it, the store keeps it
+// and the metrics read it. A record of the store, so that the store depends on nothing above it.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace kbench::agents {
+namespace kbench {
 
 // The outcome of a sample: an evaluation status ("correct", "incorrect", "compile_error",
 // "runtime_error", "timeout", "rejected"), or one that ended before evaluation: "no_code" (no
@@ -38,4 +38,4 @@ struct AgentSample {
   std::string created_at;
 };
 
-}  // namespace kbench::agents
+}  // namespace kbench
