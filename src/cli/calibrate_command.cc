@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/timing_options.h"
 #include "core/environment.h"
 #include "core/stats.h"
 #include "harness/evaluator.h"
@@ -82,32 +83,23 @@ void print_spread(std::ostream& out, const char* label, const Spread& s) {
 }  // namespace
 
 int calibrate_command(const CalibrateOptions& options) {
-  EvalOptions eval;
+  EvalOptions eval = timed_eval_options(options.timing);
   eval.workload = &workload_or_usage_error(options.workload);
-  eval.size = size_or_usage_error(options.size);
-  threads_or_usage_error(options.threads);
   if (options.runs < 1) throw UsageError("--runs must be at least 1");
-  if (options.iters < 1 || options.warmup < 0 || options.trials < 1)
-    throw UsageError("--iters and --trials must be at least 1, --warmup at least 0");
-  if (options.max_iters < options.iters) throw UsageError("--max-iters must be at least --iters");
-  if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+  if (options.trials < 1) throw UsageError("--trials must be at least 1");
   eval.baseline_as_candidate = true;
-  eval.threads = options.threads;
-  eval.warmup = options.warmup;
-  eval.iters = options.iters;
-  eval.max_iters = options.max_iters;
-  eval.time_budget_s = options.time_budget_s;
   eval.trials = options.trials;
   eval.worker_exe = worker_executable();
 
   ResultStore store = open_store(options.db);
-  const PeakReport peaks = machine_peaks(options.threads).peaks;
+  const PeakReport peaks = machine_peaks(eval.threads).peaks;
   resolve_baseline(eval);
 
   std::vector<EvalResult> results;
   for (int run = 0; run < options.runs; ++run) {
     // Seeds far apart, so no two runs share an input set; fresh ones unless --seed is given.
-    if (options.seed) eval.seed = *options.seed + static_cast<std::uint64_t>(run) * 10'000'000;
+    if (options.timing.seed)
+      eval.seed = *options.timing.seed + static_cast<std::uint64_t>(run) * 10'000'000;
     ProgressLine progress("calibrate " + std::to_string(run + 1) + "/" +
                           std::to_string(options.runs));
     eval.progress = [&](const std::string& line) { progress.update(line); };

@@ -8,6 +8,18 @@
 
 namespace kbench::cli {
 
+// The timing options eval, run and calibrate share: registered by add_timing_options() and checked
+// and applied by timed_eval_options() (cli/timing_options.h), declared once here.
+struct TimingOptions {
+  std::string size = "cpu";
+  int threads = 1;
+  int warmup = 2;
+  int iters = 5;  // the minimum; timing goes on until the CI is within 2% or the budget is spent
+  int max_iters = 500;
+  double time_budget_s = 10;
+  std::optional<std::uint64_t> seed;  // drawn fresh when unset
+};
+
 struct ListOptions {
   bool json = false;
 };
@@ -37,16 +49,10 @@ struct EvalCommandOptions {
   std::string candidate;
   bool aa = false;      // A/A: the baseline evaluated as a candidate against itself
   bool expert = false;  // the workload's expert at its tuned (else default) configuration
-  std::string size = "cpu";
-  int threads = 1;
-  int warmup = 2;
-  int iters = 5;  // the minimum; timing goes on until the CI is within 2% or the budget is spent
-  int max_iters = 500;
-  double time_budget_s = 10;
+  TimingOptions timing;
   int trials = 3;
   double timeout_s = 10;
   long long mem_limit_mb = 4096;
-  std::optional<std::uint64_t> seed;
   bool json = false;
   bool no_record = false;
   std::string db;
@@ -55,13 +61,7 @@ struct EvalCommandOptions {
 struct RunCommandOptions {
   std::vector<std::string> workloads;
   std::string suite = "all";
-  std::string size = "cpu";
-  int threads = 1;
-  int warmup = 2;
-  int iters = 5;
-  int max_iters = 500;
-  double time_budget_s = 10;
-  std::optional<std::uint64_t> seed;
+  TimingOptions timing;
   bool json = false;
   bool markdown = false;    // docs/baselines.md's table instead of the console table
   std::string xla;          // scripts/xla-peer.sh --json output, for the table's XLA:CPU column
@@ -75,14 +75,8 @@ struct RunCommandOptions {
 struct CalibrateOptions {
   std::string workload;
   int runs = 10;
-  std::string size = "cpu";
-  int threads = 1;
-  int warmup = 2;
-  int iters = 5;
-  int max_iters = 500;
-  double time_budget_s = 10;
+  TimingOptions timing;
   int trials = 1;  // correctness of the baseline is not what is calibrated
-  std::optional<std::uint64_t> seed;
   bool json = false;
   bool no_record = false;
   std::string db;

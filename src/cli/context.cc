@@ -55,6 +55,22 @@ std::string db_path_or_usage_error(const std::string& db_option) {
 
 }  // namespace
 
+EvalOptions timed_eval_options(const TimingOptions& options) {
+  EvalOptions eval;
+  eval.size = size_or_usage_error(options.size);
+  eval.threads = threads_or_usage_error(options.threads);
+  if (options.iters < 1 || options.warmup < 0)
+    throw UsageError("--iters must be at least 1, --warmup at least 0");
+  if (options.max_iters < options.iters) throw UsageError("--max-iters must be at least --iters");
+  if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+  eval.warmup = options.warmup;
+  eval.iters = options.iters;
+  eval.max_iters = options.max_iters;
+  eval.time_budget_s = options.time_budget_s;
+  eval.seed = options.seed;
+  return eval;
+}
+
 ResultStore open_store(const std::string& db_option) {
   return ResultStore::open(db_path_or_usage_error(db_option));
 }

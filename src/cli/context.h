@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cli/commands.h"
 #include "harness/eval_result.h"
 #include "harness/evaluator.h"
 #include "probe/probe.h"
@@ -25,6 +26,10 @@ const Workload& workload_or_usage_error(const std::string& id_or_name);
 Size size_or_usage_error(const std::string& text);
 // --threads must be between 1 and the number of CPUs this process may run on (workers are pinned).
 int threads_or_usage_error(int threads);
+
+// EvalOptions with the size, threads, warmup, iteration bounds, time budget and seed of `options`;
+// throws UsageError for a value out of range.
+EvalOptions timed_eval_options(const TimingOptions& options);
 
 // kbench-worker beside this executable ($KBENCH_WORKER overrides).
 std::string worker_executable();

@@ -14,6 +14,7 @@
 #include "cli/agent_cli.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/timing_options.h"
 #include "core/environment.h"
 #include "harness/build_info.h"
 #include "harness/evaluator.h"
@@ -79,22 +80,7 @@ int main(int argc, char** argv) {
   eval_cmd->add_flag("--expert", eval.expert,
                      "Evaluate the workload's expert (experts/), at this machine's tuned "
                      "configuration or its default");
-  eval_cmd->add_option("--size", eval.size, "smoke, cpu or full")->capture_default_str();
-  eval_cmd->add_option("--threads", eval.threads, "Threads (cores the kernels are pinned to)")
-      ->capture_default_str();
-  eval_cmd->add_option("--warmup", eval.warmup, "Untimed calls per side before timing")
-      ->capture_default_str();
-  eval_cmd
-      ->add_option("--iters", eval.iters,
-                   "Minimum timed pairs; timing goes on until the speedup's 95% CI is within 2%, "
-                   "the time budget is spent or --max-iters is reached")
-      ->capture_default_str();
-  eval_cmd->add_option("--max-iters", eval.max_iters, "Maximum timed pairs")->capture_default_str();
-  eval_cmd
-      ->add_option("--time-budget-s", eval.time_budget_s,
-                   "Seconds of timing (warmup included) after which no new pair starts, once "
-                   "--iters pairs are timed")
-      ->capture_default_str();
+  add_timing_options(eval_cmd, eval.timing, "pairs", "");
   eval_cmd->add_option("--trials", eval.trials, "Correctness input sets (fresh seeds)")
       ->capture_default_str();
   eval_cmd->add_option("--timeout-s", eval.timeout_s, "Wall-time limit per kb_run call")
@@ -103,8 +89,6 @@ int main(int argc, char** argv) {
       ->add_option("--mem-limit-mb", eval.mem_limit_mb,
                    "Address-space limit of the candidate's process")
       ->capture_default_str();
-  eval_cmd->add_option("--seed", eval.seed,
-                       "Base seed (default: drawn fresh), to reproduce a verdict");
   eval_cmd->add_flag("--json", eval.json, "Print the result as one JSON object");
   eval_cmd->add_flag("--no-record", eval.no_record, "Do not write the result to the database");
   eval_cmd->add_option("--db", eval.db, "Results database");
@@ -115,18 +99,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--workload,-w", run.workloads, "Workload ids or names (default: the suite)");
   run_cmd->add_option("--suite", run.suite, "all, production or kernelbench")
       ->capture_default_str();
-  run_cmd->add_option("--size", run.size, "smoke, cpu or full")->capture_default_str();
-  run_cmd->add_option("--threads", run.threads, "Threads")->capture_default_str();
-  run_cmd->add_option("--warmup", run.warmup, "Untimed calls before timing")->capture_default_str();
-  run_cmd->add_option("--iters", run.iters, "Minimum timed calls per workload")
-      ->capture_default_str();
-  run_cmd->add_option("--max-iters", run.max_iters, "Maximum timed calls per workload")
-      ->capture_default_str();
-  run_cmd
-      ->add_option("--time-budget-s", run.time_budget_s,
-                   "Seconds of timing per workload, until the median's 95% CI is within 2%")
-      ->capture_default_str();
-  run_cmd->add_option("--seed", run.seed, "Base seed (default: drawn fresh)");
+  add_timing_options(run_cmd, run.timing, "calls", " per workload");
   run_cmd->add_flag("--json", run.json, "Print JSON");
   run_cmd->add_flag("--markdown", run.markdown,
                     "Print docs/baselines.md's table (machine, sizes, roofline, XLA:CPU, TPU)");
@@ -145,19 +118,9 @@ int main(int argc, char** argv) {
       "Repeated A/A runs (the baseline against itself): how far this machine's speedups scatter");
   calibrate_cmd->add_option("--workload,-w", calibrate.workload, "Workload id or name")->required();
   calibrate_cmd->add_option("--runs", calibrate.runs, "A/A evaluations")->capture_default_str();
-  calibrate_cmd->add_option("--size", calibrate.size, "smoke, cpu or full")->capture_default_str();
-  calibrate_cmd->add_option("--threads", calibrate.threads, "Threads")->capture_default_str();
-  calibrate_cmd->add_option("--warmup", calibrate.warmup, "Untimed pairs per run")
-      ->capture_default_str();
-  calibrate_cmd->add_option("--iters", calibrate.iters, "Minimum timed pairs per run")
-      ->capture_default_str();
-  calibrate_cmd->add_option("--max-iters", calibrate.max_iters, "Maximum timed pairs per run")
-      ->capture_default_str();
-  calibrate_cmd->add_option("--time-budget-s", calibrate.time_budget_s, "Seconds of timing per run")
-      ->capture_default_str();
+  add_timing_options(calibrate_cmd, calibrate.timing, "pairs", " per run");
   calibrate_cmd->add_option("--trials", calibrate.trials, "Correctness input sets per run")
       ->capture_default_str();
-  calibrate_cmd->add_option("--seed", calibrate.seed, "Base seed of the first run");
   calibrate_cmd->add_flag("--json", calibrate.json, "Print one JSON object");
   calibrate_cmd->add_flag("--no-record", calibrate.no_record,
                           "Do not write the runs to the database (kind 'calibrate')");

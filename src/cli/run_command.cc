@@ -10,6 +10,7 @@
 #include "cli/baselines_markdown.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/timing_options.h"
 #include "core/environment.h"
 #include "experts/tuner.h"
 #include "harness/compiler.h"
@@ -58,11 +59,13 @@ std::string command_line(const RunCommandOptions& options,
   } else {
     for (const Workload* w : workloads) command += " -w " + std::string(w->id);
   }
-  command += " --size " + options.size + " --threads " + std::to_string(options.threads) +
-             " --warmup " + std::to_string(options.warmup) + " --iters " +
-             std::to_string(options.iters) + " --max-iters " + std::to_string(options.max_iters) +
-             " --time-budget-s " + number_text(options.time_budget_s);
-  if (options.seed) command += " --seed " + std::to_string(*options.seed);
+  command += " --size " + options.timing.size + " --threads " +
+             std::to_string(options.timing.threads) + " --warmup " +
+             std::to_string(options.timing.warmup) + " --iters " +
+             std::to_string(options.timing.iters) + " --max-iters " +
+             std::to_string(options.timing.max_iters) + " --time-budget-s " +
+             number_text(options.timing.time_budget_s);
+  if (options.timing.seed) command += " --seed " + std::to_string(*options.timing.seed);
   return command;
 }
 
@@ -78,11 +81,13 @@ std::string run_key(const RunCommandOptions& options, const std::vector<const Wo
     if (i) key += ',';
     key += workloads[i]->id;
   }
-  key += std::string(" size=") + size_name(size) + " threads=" + std::to_string(options.threads) +
-         " warmup=" + std::to_string(options.warmup) + " iters=" + std::to_string(options.iters) +
-         " max_iters=" + std::to_string(options.max_iters) +
-         " time_budget_s=" + number_text(options.time_budget_s) +
-         " seed=" + (options.seed ? std::to_string(*options.seed) : "fresh") +
+  key += std::string(" size=") + size_name(size) +
+         " threads=" + std::to_string(options.timing.threads) +
+         " warmup=" + std::to_string(options.timing.warmup) +
+         " iters=" + std::to_string(options.timing.iters) +
+         " max_iters=" + std::to_string(options.timing.max_iters) +
+         " time_budget_s=" + number_text(options.timing.time_budget_s) +
+         " seed=" + (options.timing.seed ? std::to_string(*options.timing.seed) : "fresh") +
          " experts=" + (options.no_experts ? "off" : "on") + " commit=" + env.kbench_commit +
          " build=" + env.build_type + " machine=" + env.machine_id() + " host=" + env.hostname;
   return key;
@@ -122,18 +127,14 @@ void write_or_explain(std::int64_t run_id, const std::string& what, Write write)
 
 int run_command(const RunCommandOptions& options) {
   const std::vector<const Workload*> workloads = selected_workloads(options);
-  const Size size = size_or_usage_error(options.size);
-  threads_or_usage_error(options.threads);
-  if (options.iters < 1 || options.warmup < 0)
-    throw UsageError("--iters must be at least 1, --warmup at least 0");
-  if (options.max_iters < options.iters) throw UsageError("--max-iters must be at least --iters");
-  if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+  const EvalOptions timed = timed_eval_options(options.timing);
+  const Size size = timed.size;
   if (options.json && options.markdown)
     throw UsageError("--json and --markdown exclude each other");
   // Read before hours of timing, so a bad file fails first.
-  const std::map<std::string, XlaTiming> xla_ms = options.xla.empty()
-                                                      ? std::map<std::string, XlaTiming>{}
-                                                      : read_xla_times(options.xla, options.size);
+  const std::map<std::string, XlaTiming> xla_ms =
+      options.xla.empty() ? std::map<std::string, XlaTiming>{}
+                          : read_xla_times(options.xla, options.timing.size);
   ResultStore store = open_store(options.db);
 
   // Before the peaks are measured: a database that cannot be written fails here, in a second.
@@ -154,7 +155,7 @@ int run_command(const RunCommandOptions& options) {
                    static_cast<long long>(start.id), done, workloads.size());
     }
   }
-  const PeakReport peaks = machine_peaks(options.threads).peaks;
+  const PeakReport peaks = machine_peaks(options.timing.threads).peaks;
 
   std::vector<EvalResult> results;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
@@ -163,15 +164,8 @@ int run_command(const RunCommandOptions& options) {
       results.push_back(std::move(earlier->second));
       continue;
     }
-    EvalOptions run;
+    EvalOptions run = timed;
     run.workload = workloads[i];
-    run.size = size;
-    run.threads = options.threads;
-    run.warmup = options.warmup;
-    run.iters = options.iters;
-    run.max_iters = options.max_iters;
-    run.time_budget_s = options.time_budget_s;
-    run.seed = options.seed;
     run.worker_exe = worker_executable();
     resolve_baseline(run);
     ProgressLine progress(std::to_string(i + 1) + "/" + std::to_string(workloads.size()) + " " +
@@ -193,8 +187,8 @@ int run_command(const RunCommandOptions& options) {
     std::string command = "kbench run";
     if (options.workloads.empty()) command += " --suite " + options.suite;
     for (const std::string& w : options.workloads) command += " -w " + w;
-    command +=
-        " --size " + options.size + " --threads " + std::to_string(options.threads) + " --markdown";
+    command += " --size " + options.timing.size + " --threads " +
+               std::to_string(options.timing.threads) + " --markdown";
     if (!options.xla.empty()) command += " --xla FILE";
     write_baselines_markdown(std::cout, results, peaks, xla_ms, command);
   } else if (options.json) {

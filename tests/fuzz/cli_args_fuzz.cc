@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/timing_options.h"
 
 namespace {
 
@@ -46,16 +47,10 @@ void declare(CLI::App& app, Options& o) {
   eval->add_option("--workload,-w", o.eval.workload)->required();
   eval->add_option("--candidate,-c", o.eval.candidate);
   eval->add_flag("--aa", o.eval.aa);
-  eval->add_option("--size", o.eval.size)->capture_default_str();
-  eval->add_option("--threads", o.eval.threads)->capture_default_str();
-  eval->add_option("--warmup", o.eval.warmup)->capture_default_str();
-  eval->add_option("--iters", o.eval.iters)->capture_default_str();
-  eval->add_option("--max-iters", o.eval.max_iters)->capture_default_str();
-  eval->add_option("--time-budget-s", o.eval.time_budget_s)->capture_default_str();
+  add_timing_options(eval, o.eval.timing, "pairs", "");
   eval->add_option("--trials", o.eval.trials)->capture_default_str();
   eval->add_option("--timeout-s", o.eval.timeout_s)->capture_default_str();
   eval->add_option("--mem-limit-mb", o.eval.mem_limit_mb)->capture_default_str();
-  eval->add_option("--seed", o.eval.seed);
   eval->add_flag("--json", o.eval.json);
   eval->add_flag("--no-record", o.eval.no_record);
   eval->add_option("--db", o.eval.db);
@@ -63,13 +58,7 @@ void declare(CLI::App& app, Options& o) {
   auto* run = app.add_subcommand("run");
   run->add_option("--workload,-w", o.run.workloads);
   run->add_option("--suite", o.run.suite)->capture_default_str();
-  run->add_option("--size", o.run.size)->capture_default_str();
-  run->add_option("--threads", o.run.threads)->capture_default_str();
-  run->add_option("--warmup", o.run.warmup)->capture_default_str();
-  run->add_option("--iters", o.run.iters)->capture_default_str();
-  run->add_option("--max-iters", o.run.max_iters)->capture_default_str();
-  run->add_option("--time-budget-s", o.run.time_budget_s)->capture_default_str();
-  run->add_option("--seed", o.run.seed);
+  add_timing_options(run, o.run.timing, "calls", " per workload");
   run->add_flag("--json", o.run.json);
   run->add_flag("--markdown", o.run.markdown);
   run->add_option("--xla", o.run.xla)->type_name("FILE");
@@ -79,14 +68,8 @@ void declare(CLI::App& app, Options& o) {
   auto* calibrate = app.add_subcommand("calibrate");
   calibrate->add_option("--workload,-w", o.calibrate.workload)->required();
   calibrate->add_option("--runs", o.calibrate.runs)->capture_default_str();
-  calibrate->add_option("--size", o.calibrate.size)->capture_default_str();
-  calibrate->add_option("--threads", o.calibrate.threads)->capture_default_str();
-  calibrate->add_option("--warmup", o.calibrate.warmup)->capture_default_str();
-  calibrate->add_option("--iters", o.calibrate.iters)->capture_default_str();
-  calibrate->add_option("--max-iters", o.calibrate.max_iters)->capture_default_str();
-  calibrate->add_option("--time-budget-s", o.calibrate.time_budget_s)->capture_default_str();
+  add_timing_options(calibrate, o.calibrate.timing, "pairs", " per run");
   calibrate->add_option("--trials", o.calibrate.trials)->capture_default_str();
-  calibrate->add_option("--seed", o.calibrate.seed);
   calibrate->add_flag("--json", o.calibrate.json);
   calibrate->add_flag("--no-record", o.calibrate.no_record);
   calibrate->add_option("--db", o.calibrate.db);

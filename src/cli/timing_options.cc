@@ -1,0 +1,29 @@
+#include "cli/timing_options.h"
+
+namespace kbench::cli {
+
+void add_timing_options(CLI::App* command, TimingOptions& options, const std::string& step,
+                        const std::string& scope) {
+  command->add_option("--size", options.size, "smoke, cpu or full")->capture_default_str();
+  command->add_option("--threads", options.threads, "Threads (cores the kernels are pinned to)")
+      ->capture_default_str();
+  command->add_option("--warmup", options.warmup, "Untimed " + step + scope + " before timing")
+      ->capture_default_str();
+  command
+      ->add_option("--iters", options.iters,
+                   "Minimum timed " + step + scope +
+                       "; timing goes on until the 95% CI is within 2%, the time budget is spent "
+                       "or --max-iters is reached")
+      ->capture_default_str();
+  command->add_option("--max-iters", options.max_iters, "Maximum timed " + step + scope)
+      ->capture_default_str();
+  command
+      ->add_option("--time-budget-s", options.time_budget_s,
+                   "Seconds of timing" + scope + " (warmup included) after which no new " + step +
+                       " start, once --iters are timed")
+      ->capture_default_str();
+  command->add_option("--seed", options.seed,
+                      "Base seed (default: drawn fresh), to reproduce a verdict");
+}
+
+}  // namespace kbench::cli
