@@ -109,7 +109,7 @@ static_assert(KB_KC >= 16 && KB_MC >= KB_MR && KB_NC >= KB_NR, "blocks of at lea
 namespace {
 
 using blocked_gemm::Gemm;
-using blocked_gemm::Path;
+using blocked_gemm::Isa;
 using std::int64_t;
 
 // Zero rows [from, to) of the (rows x n) bf16 output: +0 is the all-zero bit pattern.
@@ -164,30 +164,30 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   zero_rows(c, n, covered_to, m);
   if (products.empty()) return 0;
 
-  static const Path path = blocked_gemm::select_path();
+  static const Isa path = blocked_gemm::select_path();
   const int threads = cfg->num_threads > 0 ? cfg->num_threads : 1;
   const blocked_gemm::Blocking blocking{KB_KC, KB_MC, KB_NC, KB_SHARE_A != 0};
   const Gemm* p = products.data();
   const auto count = static_cast<int64_t>(products.size());
   bool ok = false;  // false: scratch could not be allocated
   switch (path) {
-    case Path::kAmx:
+    case Isa::kAmx:
       ok = blocked_gemm::gemm_amx(p, count, threads);
       break;
-    case Path::kAvx512:
+    case Isa::kAvx512:
       ok = blocked_gemm::gemm_blocked<KB_MR, KB_NR, false>(
           p, count, blocking, threads,
           blocked_gemm::ukernel_avx512<KB_MR, KB_NR, KB_PF, KB_PFA, false>,
           KB_PACK_IN_KERNEL ? blocked_gemm::ukernel_avx512<KB_MR, KB_NR, KB_PF, KB_PFA, false, true>
                             : nullptr);
       break;
-    case Path::kAvx2: {
+    case Isa::kAvx2: {
       constexpr int kMr = blocked_gemm::kMrAvx2, kNr = blocked_gemm::kNrAvx2;
       ok = blocked_gemm::gemm_blocked<kMr, kNr, false>(
           p, count, blocking, threads, blocked_gemm::ukernel_avx2<kMr, kNr, KB_PF, KB_PFA>);
       break;
     }
-    case Path::kScalar:
+    case Isa::kScalar:
       ok = blocked_gemm::gemm_scalar(p, count);
       break;
   }

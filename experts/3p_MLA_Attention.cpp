@@ -25,7 +25,7 @@
 // GEMMs go through oneDNN's f32 matmul (KB_GEMM 1; OpenBLAS sgemm measured ~5% slower for these
 // shapes on one thread), on operands widened from bf16 once. The elementwise passes (widening,
 // RoPE, the GEMM path's softmax, rounding) are plain loops compiled per ISA with function-level
-// target attributes (AVX-512, AVX2+FMA, baseline x86-64) and chosen with __builtin_cpu_supports;
+// target attributes (AVX-512, AVX2+FMA, baseline x86-64) and chosen by isa::best_isa();
 // the flash driver dispatches the same way. No AMX / AVX512-BF16 path (see the doc).
 #include <cblas.h>
 
@@ -86,10 +86,6 @@
 #endif
 #ifndef KB_PV_NV
 #define KB_PV_NV 4
-#endif
-// Testing only: 2 AVX-512, 1 AVX2+FMA, 0 scalar at most (for this file's loops and the driver's).
-#ifndef KB_MAX_PATH
-#define KB_MAX_PATH 2
 #endif
 static_assert(KB_AQ >= 1, "KB_AQ: at least one query position per block");
 
@@ -216,20 +212,24 @@ KB_DEFINE_ISA(avx512, KB_TARGET_AVX512)
 KB_DEFINE_ISA(avx2, KB_TARGET_AVX2)
 KB_DEFINE_ISA(generic, )
 
-struct Isa {
+struct RowOps {
   void (*widen)(const uint16_t*, int64_t, float*, int64_t, int64_t, int64_t);
   void (*narrow)(const float*, uint16_t*, int64_t);
   void (*softmax)(float*, int64_t, int64_t, int64_t, int64_t, int64_t);
   void (*rope)(float*, int64_t, int64_t, int64_t, const float*, const float*);
 };
 
-Isa select_isa() {
-  __builtin_cpu_init();
-  if (KB_MAX_PATH >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return {widen_avx512, narrow_avx512, softmax_avx512, rope_avx512};
-  if (KB_MAX_PATH >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {widen_avx2, narrow_avx2, softmax_avx2, rope_avx2};
+// The row operations of the best path this CPU takes (AVX-512 at most).
+RowOps select_row_ops() {
+  switch (isa::best_isa(isa::Isa::kAvx512)) {
+    case isa::Isa::kAvx512:
+    case isa::Isa::kAmx:
+      return {widen_avx512, narrow_avx512, softmax_avx512, rope_avx512};
+    case isa::Isa::kAvx2:
+      return {widen_avx2, narrow_avx2, softmax_avx2, rope_avx2};
+    case isa::Isa::kScalar:
+      break;
+  }
   return {widen_generic, narrow_generic, softmax_generic, rope_generic};
 }
 
@@ -344,7 +344,7 @@ bool shape_of(const kb_tensor* in, int32_t num_inputs, const kb_tensor* out, int
 }
 
 int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
-  static const Isa isa = select_isa();
+  static const RowOps row_ops = select_row_ops();
   static Scratch sc;
   const int64_t T = s.tokens(), H = s.heads, E = s.emb, ql = s.ql, kvl = s.kvl, rope = s.rope;
   const int64_t dk = s.dk(), kvw = kvl + rope, wdw = ql + kvw, qin = s.qk_in();
@@ -363,13 +363,13 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
   float* kupf = sized(sc.kup, kvl * H * s.nope);
   float* vupf = sized(sc.vup, kvl * H * s.vd);
   float* of = sized(sc.oproj, H * s.vd * E);
-  isa.widen(x, E, xf, E, T, E);
-  isa.widen(q_down, ql, wd, wdw, E, ql);
-  isa.widen(kv_down, kvw, wd + ql, wdw, E, kvw);
-  isa.widen(q_up, H * qin, qupf, H * qin, ql, H * qin);
-  isa.widen(k_up, H * s.nope, kupf, H * s.nope, kvl, H * s.nope);
-  isa.widen(v_up, H * s.vd, vupf, H * s.vd, kvl, H * s.vd);
-  isa.widen(o_proj, E, of, E, H * s.vd, E);
+  row_ops.widen(x, E, xf, E, T, E);
+  row_ops.widen(q_down, ql, wd, wdw, E, ql);
+  row_ops.widen(kv_down, kvw, wd + ql, wdw, E, kvw);
+  row_ops.widen(q_up, H * qin, qupf, H * qin, ql, H * qin);
+  row_ops.widen(k_up, H * s.nope, kupf, H * s.nope, kvl, H * s.nope);
+  row_ops.widen(v_up, H * s.vd, vupf, H * s.vd, kvl, H * s.vd);
+  row_ops.widen(o_proj, E, of, E, H * s.vd, E);
 
   // [cq | kv] = x [q_down | kv_down].
   float* cqkv = sized(sc.cqkv, T * wdw);
@@ -410,8 +410,8 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
   }
   for (int64_t t = 0; t < T; ++t) {
     const int64_t pos = t % s.seq;
-    isa.rope(q + t * H * dk + kvl, H, dk, half, cs + pos * half, sn + pos * half);
-    isa.rope(cqkv + t * wdw + ql + kvl, 1, 0, half, cs + pos * half, sn + pos * half);
+    row_ops.rope(q + t * H * dk + kvl, H, dk, half, cs + pos * half, sn + pos * half);
+    row_ops.rope(cqkv + t * wdw + ql + kvl, 1, 0, half, cs + pos * half, sn + pos * half);
   }
 
   // Attention: keys [latent, k_rope] and values latent, both inside cqkv's kv part (ld wdw).
@@ -420,8 +420,8 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
     uint16_t* qb = sized(sc.qb, T * H * dk);
     uint16_t* kvb = sized(sc.kvb, T * kvw);
     uint16_t* yb = sized(sc.yb, T * H * kvl);
-    isa.narrow(q, qb, T * H * dk);
-    for (int64_t t = 0; t < T; ++t) isa.narrow(cqkv + t * wdw + ql, kvb + t * kvw, kvw);
+    row_ops.narrow(q, qb, T * H * dk);
+    for (int64_t t = 0; t < T; ++t) row_ops.narrow(cqkv + t * wdw + ql, kvb + t * kvw, kvw);
     std::vector<flash::KvHead> kv(static_cast<size_t>(s.batch));
     std::vector<flash::QueryItem> items;
     items.reserve(static_cast<size_t>(s.batch * H));
@@ -435,7 +435,7 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
     const flash::Problem fp{dk,        kvl,          static_cast<float>(score_scale),
                             kv.data(), items.data(), static_cast<int64_t>(items.size())};
     if (flash::attend(fp, threads) != 0) return 1;
-    isa.widen(yb, T * H * kvl, y, T * H * kvl, 1, T * H * kvl);
+    row_ops.widen(yb, T * H * kvl, y, T * H * kvl, 1, T * H * kvl);
   } else {
     const int64_t bq = std::min<int64_t>(KB_AQ, s.seq);
     float* scores = sized(sc.scores, bq * H * s.seq);
@@ -446,7 +446,7 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
         const int64_t keys = std::min(s.seq, i0 + bq);  // the causal prefix of this block
         const float* qblk = q + (b * s.seq + i0) * H * dk;
         sgemm(rows, keys, dk, 1.0f, qblk, dk, kv, wdw, true, scores, keys);
-        isa.softmax(scores, keys, rows, keys, H, i0 + 1);
+        row_ops.softmax(scores, keys, rows, keys, H, i0 + 1);
         sgemm(rows, kvl, keys, 1.0f, scores, keys, kv, wdw, false, y + (b * s.seq + i0) * H * kvl,
               kvl);
       }
@@ -458,7 +458,7 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
   sgemm_batch(H, kvl, E, s.vd, 1.0f, vupf, H * s.vd, s.vd, of, E, s.vd * E, false, wvo, E, kvl * E);
   float* outf = sized(sc.out, T * E);
   sgemm(T, E, H * kvl, 1.0f, y, H * kvl, wvo, E, false, outf, E);
-  isa.narrow(outf, static_cast<uint16_t*>(out[0].data), T * E);
+  row_ops.narrow(outf, static_cast<uint16_t*>(out[0].data), T * E);
   return 0;
 }
 

@@ -33,7 +33,7 @@
 // states (m, l, O) of a split sequence are merged afterwards. kv_lens[s] <= 0 masks every key: the
 // original's softmax over equal scores, i.e. the mean of all S_max values (scale 0 here).
 //
-// Paths, chosen at the first call with __builtin_cpu_supports:
+// Paths, chosen at the first call by isa::best_isa() (include/isa.h):
 //   AVX-512F/BW/VL/DQ: the above, 16 lanes, up to 8 query rows per pass (16 accumulators);
 //   AVX2+FMA: the same with 8 lanes, 16-element chunks and up to 4 rows per pass (G = 8 runs as
 //     two passes over each block, which stays in L1/L2 between them), hadd reduction;
@@ -84,12 +84,8 @@
 #ifndef KB_PF_MODE
 #define KB_PF_MODE 0
 #endif
-// Not tunables. KB_MAX_PATH caps the path (2 AVX-512, 1 AVX2, 0 scalar) so the slower paths can be
-// checked on a machine that has the faster ones; KB_MIN_SPLITS forces every sequence's keys to be
-// split that many ways (the merge path) whatever the thread count.
-#ifndef KB_MAX_PATH
-#define KB_MAX_PATH 2
-#endif
+// Not tunables. KB_MAX_ISA (include/isa.h) caps the path for tests; KB_MIN_SPLITS forces every
+// sequence's keys to be split that many ways (the merge path) whatever the thread count.
 #ifndef KB_MIN_SPLITS
 #define KB_MIN_SPLITS 1
 #endif
@@ -764,11 +760,15 @@ void run_unit_scalar(const Unit& u) {
 using UnitFn = void (*)(const Unit&);
 
 UnitFn select_path() {
-  if (KB_MAX_PATH >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return run_unit_avx512;
-  if (KB_MAX_PATH >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return run_unit_avx2;
+  switch (isa::best_isa(isa::Isa::kAvx512)) {
+    case isa::Isa::kAvx512:
+    case isa::Isa::kAmx:
+      return run_unit_avx512;
+    case isa::Isa::kAvx2:
+      return run_unit_avx2;
+    case isa::Isa::kScalar:
+      break;
+  }
   return run_unit_scalar;
 }
 

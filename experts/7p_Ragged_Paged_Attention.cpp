@@ -53,11 +53,7 @@
 #ifndef KB_PV_NV
 #define KB_PV_NV 4
 #endif
-// Not a tunable: caps the path (2 AVX-512, 1 AVX2, 0 scalar) so the slower paths can be checked on
-// a machine that has the faster ones.
-#ifndef KB_MAX_PATH
-#define KB_MAX_PATH 2
-#endif
+// Not a tunable: KB_MAX_ISA (include/isa.h) caps the path for tests.
 
 #include "include/flash_attention.h"
 

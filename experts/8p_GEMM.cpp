@@ -89,7 +89,7 @@ static_assert(KB_KC >= 16 && KB_MC >= KB_MR && KB_NC >= KB_NR, "blocks of at lea
 namespace {
 
 using blocked_gemm::Gemm;
-using blocked_gemm::Path;
+using blocked_gemm::Isa;
 using blocked_gemm::ScratchPool;  // (also used by tests/experts/8p_GEMM_check.cpp)
 using blocked_gemm::TileIo;
 using std::int64_t;
@@ -126,25 +126,25 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
     std::memset(g.c, 0, static_cast<size_t>(m * n) * sizeof(uint16_t));
     return 0;
   }
-  static const Path path = blocked_gemm::select_path();
+  static const Isa path = blocked_gemm::select_path();
   const int threads = cfg->num_threads > 0 ? cfg->num_threads : 1;
   const blocked_gemm::Blocking blocking{KB_KC, KB_MC, KB_NC};
   bool ok = false;  // false: scratch could not be allocated
   switch (path) {
-    case Path::kAmx:
+    case Isa::kAmx:
       ok = blocked_gemm::gemm_amx(&g, 1, threads);
       break;
-    case Path::kAvx512:
+    case Isa::kAvx512:
       ok = blocked_gemm::gemm_blocked<KB_MR, KB_NR, KB_BF16B != 0>(&g, 1, blocking, threads,
                                                                    ukernel_avx512<KB_MR, KB_NR>);
       break;
-    case Path::kAvx2: {
+    case Isa::kAvx2: {
       constexpr int kMr = blocked_gemm::kMrAvx2, kNr = blocked_gemm::kNrAvx2;
       ok = blocked_gemm::gemm_blocked<kMr, kNr, false>(
           &g, 1, blocking, threads, blocked_gemm::ukernel_avx2<kMr, kNr, KB_PF, KB_PFA>);
       break;
     }
-    case Path::kScalar:
+    case Isa::kScalar:
       ok = blocked_gemm::gemm_scalar(&g, 1);
       break;
   }

@@ -32,10 +32,7 @@
 // internal linkage.
 #pragma once
 
-#include <cpuid.h>
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -48,6 +45,7 @@
 #include <omp.h>
 #endif
 
+#include "isa.h"
 #include "kbench/kernel.h"
 
 // GCC 12 flags its own _mm512_undefined_*() placeholders inside the conversion intrinsics as
@@ -152,12 +150,12 @@ void pack_a_panel(const Gemm& g, int64_t panel, int64_t p0, int64_t kc, float* d
 // pack_a_panel with 8x8 transposes in ymm registers, for the vector paths (every CPU they run on
 // has AVX2): 8 k of up to 8 rows are widened, transposed and stored as 8 runs of the rows' floats,
 // so a panel costs ~0.5 shuffle-port cycles per element instead of a scalar load and store each.
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 widen8_avx2(const uint16_t* src) {
+KB_TARGET_AVX2 __attribute__((always_inline)) inline __m256 widen8_avx2(const uint16_t* src) {
   const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-__attribute__((target("avx2,fma"), always_inline)) inline void transpose8x8_avx2(__m256 (&v)[8]) {
+KB_TARGET_AVX2 __attribute__((always_inline)) inline void transpose8x8_avx2(__m256 (&v)[8]) {
   __m256 t[8], u[8];
   for (int r = 0; r < 8; r += 2) {
     t[r] = _mm256_unpacklo_ps(v[r], v[r + 1]);
@@ -176,8 +174,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void transpose8x8_avx2
 }
 
 template <int MR>
-__attribute__((target("avx2,fma"))) void pack_a_panel_avx2(const Gemm& g, int64_t panel, int64_t p0,
-                                                           int64_t kc, float* dst) {
+KB_TARGET_AVX2 void pack_a_panel_avx2(const Gemm& g, int64_t panel, int64_t p0, int64_t kc,
+                                      float* dst) {
   const int64_t i0 = panel * MR, valid = std::min<int64_t>(MR, g.m - i0);
   for (int r0 = 0; r0 < MR; r0 += 8) {
     const int rows = std::min(8, MR - r0);  // of the panel, in this group of 8
@@ -275,8 +273,7 @@ using UkernelFn = void (*)(int64_t, const float*, const void*, const TileIo&);
 // ---- AVX-512: MR x NR micro-kernel, NR/16 zmm columns ----
 
 // f32 -> bf16 bits, round to nearest even, NaN -> quiet NaN: kb_f32_to_bf16 on 16 lanes.
-__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m256i bf16_avx512(
-    __m512 v) {
+KB_TARGET_AVX512 __attribute__((always_inline)) inline __m256i bf16_avx512(__m512 v) {
   const __m512i x = _mm512_castps_si512(v);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
   __m512i r =
@@ -292,8 +289,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m25
 // FMAs instead of waiting on memory by itself; the widening costs 2 ALU uops per vector on the
 // FMA ports, so only the first row panel of a B block runs this way (see gemm_blocked).
 template <int MR, int NR, int PF, int PFA, bool kBf16B, bool kPackB = false>
-__attribute__((target("avx512f,avx512bw,avx512vl,fma"), noinline)) void ukernel_avx512(
-    int64_t kc, const float* __restrict a, const void* __restrict b_packed, const TileIo& io) {
+KB_TARGET_AVX512 __attribute__((noinline)) void ukernel_avx512(int64_t kc,
+                                                               const float* __restrict a,
+                                                               const void* __restrict b_packed,
+                                                               const TileIo& io) {
   constexpr int NV = NR / 16;
   // 32 zmm registers: the accumulators, NV B vectors, and at least one spare; 4-cycle FMA latency
   // on two FMA ports needs at least 8 independent accumulators.
@@ -392,10 +391,9 @@ constexpr int kMrAvx2 = 6;
 constexpr int kNrAvx2 = 16;
 
 template <int MR, int NR, int PF, int PFA>
-__attribute__((target("avx2,fma"), noinline)) void ukernel_avx2(int64_t kc,
-                                                                const float* __restrict a,
-                                                                const void* __restrict b_packed,
-                                                                const TileIo& io) {
+KB_TARGET_AVX2 __attribute__((noinline)) void ukernel_avx2(int64_t kc, const float* __restrict a,
+                                                           const void* __restrict b_packed,
+                                                           const TileIo& io) {
   static_assert(MR == kMrAvx2 && NR == kNrAvx2, "the AVX2 tile is 6x16");
   const float* __restrict b = static_cast<const float*>(b_packed);
   __m256 acc[MR][2];
@@ -614,23 +612,6 @@ constexpr int64_t kTile = 16;   // rows of A and C tiles, columns of B and C til
 constexpr int64_t kTileK = 32;  // bf16 k per tile row (64 bytes)
 constexpr int64_t kTileElems = kTile * kTileK;
 
-inline bool cpu_has_amx_bf16() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  return (edx & (1u << 22)) && (edx & (1u << 24));  // AMX-BF16, AMX-TILE
-}
-
-// Linux 5.16+ grants the tile-data state (XFEATURE_XTILEDATA = 18) only on request; the first
-// tile instruction without it is SIGILL. kbench's worker has asked already; asking again is
-// harmless, and the granted mask is checked, not assumed.
-inline bool amx_permitted() {
-  constexpr long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023;
-  constexpr int kXtileData = 18;
-  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXtileData) != 0) return false;
-  unsigned long mask = 0;
-  return syscall(SYS_arch_prctl, kArchGetXcompPerm, &mask) == 0 && (mask & (1ul << kXtileData));
-}
-
 struct alignas(64) TileConfig {
   uint8_t palette = 1;
   uint8_t start_row = 0;
@@ -639,7 +620,7 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-__attribute__((target("amx-tile"), noinline)) inline void amx_configure() {
+KB_TARGET_AMX __attribute__((noinline)) inline void amx_configure() {
   TileConfig cfg;
   for (int t = 0; t < 8; ++t) {  // every tile: 16 rows of 64 bytes
     cfg.rows[t] = kTile;
@@ -650,15 +631,17 @@ __attribute__((target("amx-tile"), noinline)) inline void amx_configure() {
   _tile_loadconfig(&cfg);
 }
 
-__attribute__((target("amx-tile"), noinline)) inline void amx_release() {
+KB_TARGET_AMX __attribute__((noinline)) inline void amx_release() {
   _tile_release();
 }
 
 // c (32 x 32 f32, rows 32 apart) = row tiles a0, a1 times column tiles b0, b1 over k_tiles;
 // consecutive k tiles of one strip are kTileElems apart.
-__attribute__((target("amx-tile,amx-bf16"), noinline)) inline void amx_block_32x32(
-    const uint16_t* a0, const uint16_t* a1, const uint16_t* b0, const uint16_t* b1, int64_t k_tiles,
-    float* c) {
+KB_TARGET_AMX __attribute__((noinline)) inline void amx_block_32x32(const uint16_t* a0,
+                                                                    const uint16_t* a1,
+                                                                    const uint16_t* b0,
+                                                                    const uint16_t* b1,
+                                                                    int64_t k_tiles, float* c) {
   constexpr long kStride = kTileK * sizeof(uint16_t);
   constexpr long kCStride = 2 * kTile * sizeof(float);
   asm volatile("" : : : "memory");  // the packed tiles were stored before this call
@@ -697,10 +680,8 @@ inline void amx_pack_a(const Gemm& g, int64_t mt, int64_t k_tiles, uint16_t* pac
 // Column tile nt of B over all k tiles, pair-interleaved, zero outside B. Every AMX CPU has
 // AVX-512, so the interleave is vector code: zero-extend 16 bf16 of rows 2q and 2q+1 to 32 bits
 // and merge the second into the high halves, giving one 64-byte tile row (B[2q][n], B[2q+1][n]).
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void amx_pack_b(const Gemm& g,
-                                                                            int64_t nt,
-                                                                            int64_t k_tiles,
-                                                                            uint16_t* packed) {
+KB_TARGET_AVX512 inline void amx_pack_b(const Gemm& g, int64_t nt, int64_t k_tiles,
+                                        uint16_t* packed) {
   const int64_t n0 = nt * kTile, width = std::clamp<int64_t>(g.n - n0, 0, kTile);
   const __mmask16 cols = static_cast<__mmask16>((1u << width) - 1);
   for (int64_t kt = 0; kt < k_tiles; ++kt) {
@@ -719,8 +700,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline void amx_pack_b(cons
 }
 
 // The valid rows x cols of a 32x32 f32 block (rows 32 apart) rounded to bf16 into C.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline void amx_store_block(
-    const float* block, int64_t rows, int64_t cols, uint16_t* c, int64_t ldc) {
+KB_TARGET_AVX512 inline void amx_store_block(const float* block, int64_t rows, int64_t cols,
+                                             uint16_t* c, int64_t ldc) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < cols; j += 16) {
       const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - j)) - 1);
@@ -819,21 +800,11 @@ inline bool gemm_scalar(const Gemm* g, int64_t count) {
 
 // ---- Dispatch ----
 
-enum class Path { kAmx, kAvx512, kAvx2, kScalar };
+using isa::Isa;
 
-// The best path this CPU (and kernel, for AMX) allows. AMX needs both the cpuid bits and the
-// kernel's grant of the tile state, so it cannot be chosen on a CPU without it.
-inline Path select_path() {
-#ifdef KB_FORCE_PATH  // testing only: 1 AVX-512, 2 AVX2, 3 scalar (0, AMX, on a tile model)
-  return static_cast<Path>(KB_FORCE_PATH);
-#endif
-  __builtin_cpu_init();
-  if (cpu_has_amx_bf16() && amx_permitted()) return Path::kAmx;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl"))
-    return Path::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Path::kAvx2;
-  return Path::kScalar;
+// The path this CPU takes: every ISA up to AMX has one.
+inline Isa select_path() {
+  return isa::best_isa(Isa::kAmx);
 }
 
 }  // namespace blocked_gemm

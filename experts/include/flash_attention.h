@@ -1,8 +1,8 @@
 // Flash attention over bf16 query, key and value rows with f32 arithmetic: the block kernels
 // (AVX-512, AVX2+FMA, scalar), the path chosen at run time, and a generic driver shared by the
 // causal-attention experts (1p, 2p, 4p, 7p). The including file declares the tunables first
-// (KB_BQ, KB_BK, KB_QK_MR, KB_QK_NV, KB_PV_MR, KB_PV_NV and the non-tunable KB_MAX_PATH), with
-// their `// tune:` lines, so each expert owns its search space.
+// (KB_BQ, KB_BK, KB_QK_MR, KB_QK_NV, KB_PV_MR, KB_PV_NV; and KB_MAX_ISA, include/isa.h, for tests),
+// with their `// tune:` lines, so each expert owns its search space.
 //
 // The driver takes query items, one per (batch, query head) or packed sequence: a strided block of
 // query rows, the kv head it reads (K and V rows at any row stride, optionally scattered over
@@ -37,7 +37,7 @@
 // once per thread); otherwise (item, query block) units by a dynamic schedule, each item's longest
 // (last) query blocks first, since the causal triangle makes block i cost about i + 1 key blocks.
 //
-// Paths, chosen at the first call with __builtin_cpu_supports:
+// Paths, chosen at the first call by isa::best_isa() (isa.h):
 //   AVX-512F (+BW/VL/DQ): 16-lane tiles above; exp2 as vreduceps (x - floor x), a degree-5
 //     polynomial and vscalefps (relative error 1.2e-7 from the fit, f32 rounding on top);
 //     K transposed 16 x 16 in registers;
@@ -67,9 +67,6 @@
 #if !defined(KB_BQ) || !defined(KB_BK) || !defined(KB_QK_MR) || !defined(KB_QK_NV) || \
     !defined(KB_PV_MR) || !defined(KB_PV_NV)
 #error "declare the flash-attention tunables before including flash_attention.h"
-#endif
-#ifndef KB_MAX_PATH
-#define KB_MAX_PATH 2
 #endif
 
 // GCC 12 flags its own _mm512_undefined_*() placeholders inside intrinsics as "maybe
@@ -583,11 +580,15 @@ KB_TARGET_AVX2 void accumulate_avx2(const BlockArgs& a) {
 // ---- Driver ----
 
 inline Path select_path() {
-  if (KB_MAX_PATH >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return {16 * KB_QK_NV, pack_keys_avx512, scores_avx512, softmax_avx512, accumulate_avx512};
-  if (KB_MAX_PATH >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {16, pack_keys_scalar, scores_avx2, softmax_avx2, accumulate_avx2};
+  switch (isa::best_isa(isa::Isa::kAvx512)) {
+    case isa::Isa::kAvx512:
+    case isa::Isa::kAmx:
+      return {16 * KB_QK_NV, pack_keys_avx512, scores_avx512, softmax_avx512, accumulate_avx512};
+    case isa::Isa::kAvx2:
+      return {16, pack_keys_scalar, scores_avx2, softmax_avx2, accumulate_avx2};
+    case isa::Isa::kScalar:
+      break;
+  }
   return {16, pack_keys_scalar, scores_scalar, softmax_scalar, accumulate_scalar};
 }
 

@@ -1,6 +1,6 @@
-// What the attention experts' vector paths share: the ISA target attributes, 2^x on x <= 0 for
-// AVX-512 and AVX2 (the softmax runs on exp2, its scale folded into the scores), lane masks for a
-// row's first n elements, and a grow-only aligned scratch buffer.
+// What the attention experts' vector paths share: the ISA switch and target attributes (isa.h),
+// 2^x on x <= 0 for AVX-512 and AVX2 (the softmax runs on exp2, its scale folded into the scores),
+// lane masks for a row's first n elements, and a grow-only aligned scratch buffer.
 #pragma once
 
 #include <immintrin.h>
@@ -10,8 +10,7 @@
 #include <cstdlib>
 #include <memory>
 
-#define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
-#define KB_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#include "isa.h"
 
 namespace vector_math {
 

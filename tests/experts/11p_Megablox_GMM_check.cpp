@@ -4,7 +4,8 @@
 // with a double-precision reference rounded to bf16, allowing 1 bf16 ulp.
 //
 //   11p_check M K N G max_expert_size threads seed
-// With -DKB_FORCE_PATH=0..3 a path is forced (0: AMX on the software tile model, -DKB_AMX_MODEL).
+// With -DKB_MAX_ISA=0..3 a path is forced (0 scalar, 1 AVX2, 2 AVX-512, 3 AMX on the software tile
+// model, -DKB_AMX_MODEL).
 #ifdef KB_AMX_MODEL
 #include "amx_tile_model.h"
 #endif
@@ -16,11 +17,10 @@
 #include "../../experts/11p_Megablox_GMM.cpp"
 
 int main(int argc, char** argv) {
-#if defined(KB_FORCE_PATH) && (KB_FORCE_PATH == 0 || KB_FORCE_PATH == 1)
-  // The AVX-512 path, and the AMX path's AVX-512 epilogue on the tile model, need the CPU's
-  // AVX-512: elsewhere the test is skipped (CTest's SKIP_RETURN_CODE).
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) return 77;
-#endif
+  // The path asked for (KB_MAX_ISA) must be the one this CPU takes, or the test is skipped (CTest's
+  // SKIP_RETURN_CODE): the AVX-512 path, and the AMX path's AVX-512 epilogue on the tile model,
+  // need the CPU's AVX-512.
+  if (blocked_gemm::select_path() != static_cast<isa::Isa>(KB_MAX_ISA)) return 77;
   if (argc != 8) {
     std::fprintf(stderr, "usage: %s M K N G max_expert_size threads seed\n", argv[0]);
     return 2;

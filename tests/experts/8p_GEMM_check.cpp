@@ -3,9 +3,9 @@
 // the best CPU time of a few calls and an in-L1 micro-kernel rate for comparison.
 //
 //   g++ -std=c++20 -O2 -march=native -fopenmp -Iinclude [-DKB_MR=8 -DKB_NR=48 ...]
-//       [-DKB_FORCE_PATH=1|2|3] tests/experts/8p_GEMM_check.cpp -o /tmp/check
+//       [-DKB_MAX_ISA=0|1|2] tests/experts/8p_GEMM_check.cpp -o /tmp/check
 //   /tmp/check M K N [calls [threads]]
-// With -DKB_AMX_MODEL (and -DKB_FORCE_PATH=0) the AMX path runs on the software tile model.
+// With -DKB_AMX_MODEL (and -DKB_MAX_ISA=3) the AMX path runs on the software tile model.
 #ifdef KB_AMX_MODEL
 #include "amx_tile_model.h"
 #endif
@@ -22,11 +22,10 @@ static double cpu_now() {
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 int main(int argc, char** argv) {
-#if defined(KB_FORCE_PATH) && (KB_FORCE_PATH == 0 || KB_FORCE_PATH == 1)
-  // The AVX-512 path, and the AMX path's AVX-512 epilogue on the tile model, need the CPU's
-  // AVX-512: elsewhere the test is skipped (CTest's SKIP_RETURN_CODE).
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) return 77;
-#endif
+  // The path asked for (KB_MAX_ISA) must be the one this CPU takes, or the test is skipped (CTest's
+  // SKIP_RETURN_CODE): the AVX-512 path, and the AMX path's AVX-512 epilogue on the tile model,
+  // need the CPU's AVX-512.
+  if (blocked_gemm::select_path() != static_cast<isa::Isa>(KB_MAX_ISA)) return 77;
   int64_t M = argc > 1 ? atol(argv[1]) : 768, K = argc > 2 ? atol(argv[2]) : 768,
           N = argc > 3 ? atol(argv[3]) : 2688;
   int reps = argc > 4 ? atoi(argv[4]) : 10;

@@ -1,0 +1,66 @@
+// The instruction sets the experts' paths are written for, and the one switch that picks among
+// them: Isa ordered by capability, best_isa() for this CPU, one override for tests (KB_MAX_ISA),
+// and the target attributes of the vector paths.
+#pragma once
+
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+// Testing only: the most capable path an expert may take (0 scalar, 1 AVX2, 2 AVX-512, 3 AMX), so
+// the slower paths can be checked on a machine that has the faster ones.
+#ifndef KB_MAX_ISA
+#define KB_MAX_ISA 3
+#endif
+
+#define KB_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#define KB_TARGET_AMX __attribute__((target("amx-tile,amx-bf16")))
+
+namespace {
+namespace isa {
+
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAmx = 3 };
+
+inline bool cpu_has_amx_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx & (1u << 22)) && (edx & (1u << 24));  // AMX-BF16, AMX-TILE
+}
+
+// Linux 5.16+ grants the tile-data state (XFEATURE_XTILEDATA = 18) only on request; the first
+// tile instruction without it is SIGILL. kbench's worker has asked already; asking again is
+// harmless, and the granted mask is checked, not assumed.
+inline bool amx_permitted() {
+  constexpr long kArchGetXcompPerm = 0x1022, kArchReqXcompPerm = 0x1023;
+  constexpr int kXtileData = 18;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXtileData) != 0) return false;
+  unsigned long mask = 0;
+  return syscall(SYS_arch_prctl, kArchGetXcompPerm, &mask) == 0 && (mask & (1ul << kXtileData));
+}
+
+// The most capable ISA this CPU allows, at most `highest` (the best the expert implements) and
+// KB_MAX_ISA. AMX needs the cpuid bits and the kernel's grant of the tile state; a test's software
+// model of the tile instructions (KB_AMX_MODEL) stands in for both, its epilogue still AVX-512.
+inline Isa best_isa(Isa highest) {
+  __builtin_cpu_init();
+  const int cap = std::min(KB_MAX_ISA, static_cast<int>(highest));
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+#ifdef KB_AMX_MODEL
+  const bool amx = avx512;
+#else
+  const bool amx = avx512 && cpu_has_amx_bf16() && amx_permitted();
+#endif
+  if (cap >= static_cast<int>(Isa::kAmx) && amx) return Isa::kAmx;
+  if (cap >= static_cast<int>(Isa::kAvx512) && avx512) return Isa::kAvx512;
+  if (cap >= static_cast<int>(Isa::kAvx2) && __builtin_cpu_supports("avx2") &&
+      __builtin_cpu_supports("fma"))
+    return Isa::kAvx2;
+  return Isa::kScalar;
+}
+
+}  // namespace isa
+}  // namespace
