@@ -275,7 +275,7 @@ void store_state(const Unit& u, int64_t r0, int rows, int chunk, const float* o,
 
 // One thread's scratch: queries, scores, state of one row group.
 struct Scratch {
-  Buffer q, s, o, state;
+  AlignedBuffer q, s, o, state;
 };
 
 Scratch& thread_scratch() {
@@ -812,7 +812,7 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inp
   const int64_t units = seqs * splits;
   const int64_t unit_state = q_heads * (2 + dim);  // m, l, o of one unit
 
-  static Buffer state_buf;  // partial states only, rewritten every call
+  static AlignedBuffer state_buf;  // partial states only, rewritten every call
   float* state = state_buf.get(units * unit_state);
   const auto* kv_lens = static_cast<const std::int32_t*>(in[3].data);
   const auto* cu_q_lens = static_cast<const std::int32_t*>(in[5].data);

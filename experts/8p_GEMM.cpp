@@ -90,7 +90,6 @@ namespace {
 
 using blocked_gemm::Gemm;
 using blocked_gemm::Isa;
-using blocked_gemm::ScratchPool;  // (also used by tests/experts/8p_GEMM_check.cpp)
 using blocked_gemm::TileIo;
 using std::int64_t;
 

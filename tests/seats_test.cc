@@ -220,6 +220,13 @@ TEST_F(SeatsTest, ASecondBusyCpuIsSeen) {
       start(conditions, instance.problem(), compiled("tests/candidates/second_busy_thread.cpp"));
   ASSERT_TRUE(s.worker);
   const AwakeTime awake = run_calls(*s.worker, 20);
+  // Load that arrived after the check above keeps the second thread off its CPU just the same.
+  if (awake.cpu_s <= 1.5 * awake.wall_s) {
+    for (const int cpu : conditions.cpus)
+      if (const double share = free_share_of(cpu); share < 0.8)
+        GTEST_SKIP() << "CPU " << cpu << " became busy during the test: a thread got " << share
+                     << " of it";
+  }
   EXPECT_GT(awake.cpu_s, 1.5 * awake.wall_s);
   EXPECT_TRUE(exceeds_thread_budget(awake, 1))
       << awake.cpu_s << " s of CPU in " << awake.wall_s << " s awake";

@@ -137,7 +137,8 @@ TEST(CsvSinkTest, HostileFieldsParseBackExactly) {
 TEST(CsvSinkTest, EmptyListIsHeaderOnly) {
   const auto rows = parse_csv(render({}, Format::kCsv));
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0][0], "created_at");
+  EXPECT_EQ(rows[0][0], "id");
+  EXPECT_EQ(rows[0][1], "created_at");
 }
 
 TEST(JsonSinkTest, ValidWithNaNAndInfinityMetrics) {

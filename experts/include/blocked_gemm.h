@@ -71,30 +71,6 @@ struct Gemm {
   int64_t m, k, n;
 };
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-// One grow-only, 64-byte aligned scratch area per call site. Holds packed operands and partial
-// sums only (never results across calls); keeping it avoids faulting in fresh pages every call.
-// kb_run is not called concurrently, so a plain static is safe.
-class ScratchPool {
- public:
-  template <typename T>
-  T* get(int64_t count) {
-    const size_t bytes = (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
-    if (bytes > size_) {
-      mem_.reset(static_cast<char*>(std::aligned_alloc(64, bytes)));
-      size_ = mem_ ? bytes : 0;
-    }
-    return reinterpret_cast<T*>(mem_.get());
-  }
-
- private:
-  std::unique_ptr<char[], FreeDeleter> mem_;
-  size_t size_ = 0;
-};
-
 inline float widen(uint16_t h) {
   return kb_bf16_to_f32(h);
 }
@@ -498,7 +474,7 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
   // Scratch: packed A (all panels x kc, or one MC x KC block per thread), one packed B block per
   // thread (kc x nc), f32 partial sums of every C only when K takes several passes. Each region
   // starts on a 64-byte line, as the micro-kernel's aligned B loads need.
-  static ScratchPool pool;
+  static AlignedBuffer pool;
   const bool share_a = blocking.share_a;
   const int64_t a_elems = ceil_div((share_a ? total_panels * MR : mc) * kc, 16) * 16;
   const int64_t a_copies = share_a ? 1 : threads;
@@ -734,7 +710,7 @@ inline bool gemm_amx(const Gemm* g, int64_t count, int threads) {
         cost.push_back(k_tiles);
       }
   }
-  static ScratchPool pool;
+  static AlignedBuffer pool;
   uint16_t* a_packed = pool.get<uint16_t>(a_start[count] + b_start[count]);
   if (!a_packed) return false;
   uint16_t* b_packed = a_packed + a_start[count];
@@ -780,7 +756,7 @@ inline bool gemm_amx(const Gemm* g, int64_t count, int threads) {
 
 // One row of C at a time, an f32 row accumulator, i-k-j order.
 inline bool gemm_scalar(const Gemm* g, int64_t count) {
-  static ScratchPool pool;
+  static AlignedBuffer pool;
   for (int64_t q = 0; q < count; ++q) {
     const Gemm& gq = g[q];
     float* row = pool.get<float>(gq.n);

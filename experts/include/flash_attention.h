@@ -596,7 +596,7 @@ inline Path select_path() {
 // `v`: packs are reused between query blocks and query heads of the same kv head within one call
 // only.
 struct Scratch {
-  Buffer kt, v, q, s, o, state;
+  AlignedBuffer kt, v, q, s, o, state;
   std::uint64_t packed_call = 0;
   int64_t packed_kv = -1;
 };

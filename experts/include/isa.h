@@ -1,6 +1,6 @@
-// The instruction sets the experts' paths are written for, and the one switch that picks among
-// them: Isa ordered by capability, best_isa() for this CPU, one override for tests (KB_MAX_ISA),
-// and the target attributes of the vector paths.
+// What every expert's paths share: the instruction sets they are written for and the one switch
+// that picks among them (Isa ordered by capability, best_isa() for this CPU, one override for
+// tests, KB_MAX_ISA), the target attributes of the vector paths, and one aligned scratch buffer.
 #pragma once
 
 #include <cpuid.h>
@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
 
 // Testing only: the most capable path an expert may take (0 scalar, 1 AVX2, 2 AVX-512, 3 AMX), so
 // the slower paths can be checked on a machine that has the faster ones.
@@ -19,7 +22,6 @@
 #define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
 #define KB_TARGET_AMX __attribute__((target("amx-tile,amx-bf16")))
 
-namespace {
 namespace isa {
 
 enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAmx = 3 };
@@ -63,4 +65,26 @@ inline Isa best_isa(Isa highest) {
 }
 
 }  // namespace isa
-}  // namespace
+
+// A grow-only, 64-byte aligned scratch area: packed operands and partial state only, never results
+// across calls. Kept per call site or per thread, so a call does not fault in fresh pages; kb_run
+// is not called concurrently, so a static one is safe.
+class AlignedBuffer {
+ public:
+  template <typename T = float>
+  T* get(std::int64_t count) {
+    const size_t bytes = (static_cast<size_t>(count) * sizeof(T) + 63) / 64 * 64;
+    if (bytes > size_) {
+      mem_.reset(static_cast<char*>(std::aligned_alloc(64, bytes)));
+      size_ = mem_ ? bytes : 0;
+    }
+    return reinterpret_cast<T*>(mem_.get());
+  }
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<char[], Free> mem_;
+  size_t size_ = 0;
+};

@@ -1,6 +1,6 @@
 // What the attention experts' vector paths share: the ISA switch and target attributes (isa.h),
 // 2^x on x <= 0 for AVX-512 and AVX2 (the softmax runs on exp2, its scale folded into the scores),
-// lane masks for a row's first n elements, and a grow-only aligned scratch buffer.
+// and lane masks for a row's first n elements.
 #pragma once
 
 #include <immintrin.h>
@@ -24,28 +24,6 @@ constexpr float kExp2C0 = 9.999998808e-01f, kExp2C1 = 6.931545138e-01f, kExp2C2 
 inline int64_t round_up(int64_t x, int64_t m) {
   return (x + m - 1) / m * m;
 }
-
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
-// A grow-only, 64-byte aligned f32 buffer: packed operands and per-call partial state only, never
-// results across calls. Kept per thread so every call does not fault in fresh pages.
-class Buffer {
- public:
-  float* get(int64_t count) {
-    const size_t bytes = (static_cast<size_t>(count) * sizeof(float) + 63) / 64 * 64;
-    if (bytes > size_) {
-      mem_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      size_ = mem_ ? bytes : 0;
-    }
-    return mem_.get();
-  }
-
- private:
-  std::unique_ptr<float[], FreeDeleter> mem_;
-  size_t size_ = 0;
-};
 
 // 2^x for finite x <= 0: f = x - floor(x) in one vreduceps, the polynomial, and vscalefps, which
 // multiplies by 2^floor(x) itself (an exact 0 below the subnormals).

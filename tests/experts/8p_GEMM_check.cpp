@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   kb_tensor in[2] = {ta, tb};
   kb_config cfg{thr, 0, nullptr};
   double best = 1e9, bestpk = 1e9;
-  static ScratchPool q1, q2, q3;
+  static AlignedBuffer q1, q2, q3;
   float* pa = q1.get<float>(256 * KB_MR);
   float* pb = q2.get<float>(300 * KB_NR);
   float* pc = q3.get<float>(KB_MR * KB_NR);
