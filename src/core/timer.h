@@ -34,6 +34,18 @@ inline double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+// Milliseconds per call of `calls` calls of `call` back to back, between one pair of clock reads.
+// On one thread, the smaller of wall and CPU time: time another process held the core is not the
+// call's.
+template <class Call>
+double timed_calls_ms(Call&& call, bool single_thread, int calls = 1) {
+  const double wall0 = now_seconds(), cpu0 = thread_cpu_seconds();
+  for (int i = 0; i < calls; ++i) call();
+  double seconds = now_seconds() - wall0;
+  if (single_thread) seconds = std::min(seconds, thread_cpu_seconds() - cpu0);
+  return seconds * 1e3 / calls;
+}
+
 // The best time of one call of `call` run back to back, warm, in milliseconds: `batches` batches,
 // each of as many calls as fill `min_batch_seconds`, each batch's time divided by its calls. Timing
 // calls one at a time would count the clock reads once per call, and the CPU clock is a system
@@ -44,13 +56,7 @@ inline double thread_cpu_seconds() {
 template <class Call>
 double best_back_to_back_ms(Call&& call, bool single_thread, int batches,
                             double min_batch_seconds = 2e-4) {
-  const auto timed = [&](int calls) {
-    const double wall0 = now_seconds(), cpu0 = thread_cpu_seconds();
-    for (int i = 0; i < calls; ++i) call();
-    double seconds = now_seconds() - wall0;
-    if (single_thread) seconds = std::min(seconds, thread_cpu_seconds() - cpu0);
-    return seconds / calls;
-  };
+  const auto timed = [&](int calls) { return timed_calls_ms(call, single_thread, calls) * 1e-3; };
   const double first = timed(1);
   const int calls_per_batch =
       first >= min_batch_seconds

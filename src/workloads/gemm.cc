@@ -202,11 +202,8 @@ GemmPath measure_fastest_path(const GemmShapeClass& shape, std::vector<PathTimin
   const double start = now_seconds();
   for (int round = 0; round < kRounds; ++round) {
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-      const double wall0 = now_seconds(), cpu0 = thread_cpu_seconds();
-      gemm_on_path(candidates[i], ma, mb, shape.b_transposed, mc);
-      double seconds = now_seconds() - wall0;
-      if (shape.threads == 1) seconds = std::min(seconds, thread_cpu_seconds() - cpu0);
-      const double ms = seconds * 1e3;
+      const double ms = timed_calls_ms(
+          [&] { gemm_on_path(candidates[i], ma, mb, shape.b_transposed, mc); }, shape.threads == 1);
       best_call_ms[i] = round == 0 ? ms : std::min(best_call_ms[i], ms);
     }
     if (round >= 2 && now_seconds() - start > kBudgetS) break;

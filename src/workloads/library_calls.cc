@@ -125,11 +125,8 @@ std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& c
   const double start = now_seconds();
   for (int round = 0; round < kRounds; ++round) {
     for (std::size_t i = 0; i < paths.size(); ++i) {
-      const double wall0 = now_seconds(), cpu0 = thread_cpu_seconds();
-      run(paths[i]);
-      double seconds = now_seconds() - wall0;
-      if (call.threads == 1) seconds = std::min(seconds, thread_cpu_seconds() - cpu0);
-      best[i] = round == 0 ? seconds * 1e3 : std::min(best[i], seconds * 1e3);
+      const double ms = timed_calls_ms([&] { run(paths[i]); }, call.threads == 1);
+      best[i] = round == 0 ? ms : std::min(best[i], ms);
     }
     if (round >= 2 && now_seconds() - start > kBudgetS) break;
   }
