@@ -10,7 +10,7 @@
 
 #include "core/input_gen.h"
 #include "core/tensor.h"
-#include "workloads/gemm.h"
+#include "ops/gemm.h"
 
 namespace kbench {
 namespace {

@@ -48,6 +48,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -776,76 +777,128 @@ bool is(const kb_tensor& t, kb_dtype dtype, int rank) {
   return t.dtype == dtype && t.rank == rank;
 }
 
-}  // namespace
+// The extents of a call, or nullopt where its tensors do not have the workload's signature (or a
+// page index falls outside the cache).
+struct CallShape {
+  int64_t seqs, q_heads, dim, pages, page, kv_heads, pages_per_seq;
+};
 
-extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inputs, kb_tensor* out,
-                      int32_t num_outputs) {
-  if (num_inputs != 6 || num_outputs != 1) return 1;
+std::optional<CallShape> shape_of_call(const kb_tensor* in, int32_t num_inputs,
+                                       const kb_tensor* out, int32_t num_outputs) {
+  if (num_inputs != 6 || num_outputs != 1) return std::nullopt;
   if (!is(in[0], KB_BF16, 3) || !is(in[1], KB_BF16, 4) || !is(in[2], KB_BF16, 4) ||
       !is(in[3], KB_I32, 1) || !is(in[4], KB_I32, 2) || !is(in[5], KB_I32, 1) ||
       (out[0].dtype != KB_BF16 && out[0].dtype != KB_F32) || out[0].rank != 3)
-    return 1;
-  const int64_t seqs = in[0].shape[0], q_heads = in[0].shape[1], dim = in[0].shape[2];
-  const int64_t pages = in[1].shape[0], page = in[1].shape[1], kv_heads = in[1].shape[2];
-  const int64_t pages_per_seq = in[4].shape[1];
-  if (seqs <= 0 || dim <= 0 || page <= 0 || kv_heads <= 0 || pages_per_seq <= 0 ||
-      q_heads % kv_heads != 0 || in[1].shape[3] != dim ||
-      std::memcmp(in[1].shape, in[2].shape, sizeof in[1].shape) != 0 || in[3].shape[0] != seqs ||
-      in[4].shape[0] != seqs || in[5].shape[0] != seqs + 1 || out[0].shape[0] != seqs ||
-      out[0].shape[1] != q_heads || out[0].shape[2] != dim)
-    return 1;
+    return std::nullopt;
+  const CallShape s{in[0].shape[0], in[0].shape[1], in[0].shape[2], in[1].shape[0],
+                    in[1].shape[1], in[1].shape[2], in[4].shape[1]};
+  if (s.seqs <= 0 || s.dim <= 0 || s.page <= 0 || s.kv_heads <= 0 || s.pages_per_seq <= 0 ||
+      s.q_heads % s.kv_heads != 0 || in[1].shape[3] != s.dim ||
+      std::memcmp(in[1].shape, in[2].shape, sizeof in[1].shape) != 0 || in[3].shape[0] != s.seqs ||
+      in[4].shape[0] != s.seqs || in[5].shape[0] != s.seqs + 1 || out[0].shape[0] != s.seqs ||
+      out[0].shape[1] != s.q_heads || out[0].shape[2] != s.dim)
+    return std::nullopt;
   const auto* table = static_cast<const std::int32_t*>(in[4].data);
-  for (int64_t i = 0; i < seqs * pages_per_seq; ++i)
-    if (table[i] < 0 || table[i] >= pages) return 1;
+  for (int64_t i = 0; i < s.seqs * s.pages_per_seq; ++i)
+    if (table[i] < 0 || table[i] >= s.pages) return std::nullopt;
+  return s;
+}
 
-  static const UnitFn run = select_path();
-  const int64_t group = q_heads / kv_heads;
-  const int64_t capacity = page * pages_per_seq;
-  const int threads = cfg != nullptr && cfg->num_threads > 0 ? cfg->num_threads : 1;
-  // Units are (sequence, key range) over all heads. Split each sequence's keys (whole blocks) until
-  // the units share out evenly over the threads or are plentiful; the partial softmax states of a
-  // sequence's units are merged afterwards.
+// Units are (sequence, key range) over all heads. Each sequence's keys (whole blocks) are split
+// until the units share out evenly over the threads or are plentiful; the partial softmax states
+// of a sequence's units are merged afterwards.
+int64_t key_splits(int64_t seqs, int64_t capacity, int threads) {
   const int64_t max_splits = (capacity + kBK - 1) / kBK;
   int64_t splits = std::min<int64_t>(KB_MIN_SPLITS, max_splits);
   while (splits < max_splits && (seqs * splits) % threads != 0 && seqs * splits < 4 * threads)
     ++splits;
-  const int64_t units = seqs * splits;
-  const int64_t unit_state = q_heads * (2 + dim);  // m, l, o of one unit
+  return splits;
+}
+
+// Merges each sequence's splits (m in the log2 domain) and writes out = O / l. `state` holds, per
+// unit, m and l of each query head, then its O rows.
+void merge_splits(const CallShape& s, int64_t splits, const float* state, kb_tensor& out) {
+  const int64_t unit_state = s.q_heads * (2 + s.dim);
+  std::unique_ptr<float[]> acc(new float[static_cast<size_t>(s.dim)]);
+  for (int64_t seq = 0; seq < s.seqs; ++seq) {
+    for (int64_t r = 0; r < s.q_heads; ++r) {
+      float m_max = -INFINITY;
+      for (int64_t p = 0; p < splits; ++p)
+        m_max = std::max(m_max, state[(seq * splits + p) * unit_state + r]);
+      float l_sum = 0.0f;
+      float* o = acc.get();
+      std::fill(o, o + s.dim, 0.0f);
+      for (int64_t p = 0; p < splits; ++p) {
+        const float* st = state + (seq * splits + p) * unit_state;
+        if (st[r] == -INFINITY) continue;
+        const float w = std::exp2(st[r] - m_max);
+        l_sum += w * st[s.q_heads + r];
+        const float* so = st + 2 * s.q_heads + r * s.dim;
+        for (int64_t d = 0; d < s.dim; ++d) o[d] += w * so[d];
+      }
+      const float inv = 1.0f / l_sum;
+      const int64_t first = (seq * s.q_heads + r) * s.dim;
+      if (out.dtype == KB_BF16) {
+        auto* dst = static_cast<uint16_t*>(out.data) + first;
+        for (int64_t d = 0; d < s.dim; ++d) dst[d] = kb_f32_to_bf16(o[d] * inv);
+      } else {
+        auto* dst = static_cast<float*>(out.data) + first;
+        for (int64_t d = 0; d < s.dim; ++d) dst[d] = o[d] * inv;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inputs, kb_tensor* out,
+                      int32_t num_outputs) {
+  const std::optional<CallShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const CallShape& s = *shape;
+  static const UnitFn run = select_path();
+  const int64_t capacity = s.page * s.pages_per_seq;
+  const int threads = cfg != nullptr && cfg->num_threads > 0 ? cfg->num_threads : 1;
+  const int64_t splits = key_splits(s.seqs, capacity, threads);
+  const int64_t units = s.seqs * splits;
+  const int64_t unit_state = s.q_heads * (2 + s.dim);  // m, l, o of one unit
 
   static AlignedBuffer state_buf;  // partial states only, rewritten every call
   float* state = state_buf.get(units * unit_state);
+  const auto* table = static_cast<const std::int32_t*>(in[4].data);
   const auto* kv_lens = static_cast<const std::int32_t*>(in[3].data);
   const auto* cu_q_lens = static_cast<const std::int32_t*>(in[5].data);
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))) * kLog2e;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.dim))) * kLog2e;
 
+  // One unit: its sequence's query row against one key range, into the unit's partial state.
   const auto run_one = [&](int64_t k) {
     const int64_t seq = k / splits, part = k % splits;
     const int64_t visible = std::clamp<int64_t>(kv_lens[seq], 0, capacity);
     const int64_t keys = visible > 0 ? visible : capacity;
     const int64_t per = round_up((keys + splits - 1) / splits, kBK);
     // The query row: dynamic_slice clamps cu_q_lens[seq] into the array.
-    const int64_t row = std::clamp<int64_t>(cu_q_lens[seq], 0, seqs - 1);
+    const int64_t row = std::clamp<int64_t>(cu_q_lens[seq], 0, s.seqs - 1);
     Unit u;
     u.k = static_cast<const uint16_t*>(in[1].data);
     u.v = static_cast<const uint16_t*>(in[2].data);
-    u.table = table + seq * pages_per_seq;
-    u.q = static_cast<const uint16_t*>(in[0].data) + row * q_heads * dim;
-    u.page = page;
-    u.tok = kv_heads * dim;
-    u.dim = dim;
-    u.group = group;
-    u.kv_heads = kv_heads;
+    u.table = table + seq * s.pages_per_seq;
+    u.q = static_cast<const uint16_t*>(in[0].data) + row * s.q_heads * s.dim;
+    u.page = s.page;
+    u.tok = s.kv_heads * s.dim;
+    u.dim = s.dim;
+    u.group = s.q_heads / s.kv_heads;
+    u.kv_heads = s.kv_heads;
     u.k0 = std::min(keys, part * per);
     u.k1 = std::min(keys, u.k0 + per);
     u.scale = visible > 0 ? scale : 0.0f;
     u.m = state + k * unit_state;
-    u.l = u.m + q_heads;
-    u.o = u.l + q_heads;
+    u.l = u.m + s.q_heads;
+    u.o = u.l + s.q_heads;
     if (u.k0 < u.k1) {
       run(u);
     } else {  // an empty tail split: contributes nothing to the merge
-      std::fill(u.m, u.m + q_heads, -INFINITY);
-      std::fill(u.l, u.l + q_heads + q_heads * dim, 0.0f);
+      std::fill(u.m, u.m + s.q_heads, -INFINITY);
+      std::fill(u.l, u.l + s.q_heads + s.q_heads * s.dim, 0.0f);
     }
   };
   if (threads <= 1) {
@@ -854,35 +907,6 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inp
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t k = 0; k < units; ++k) run_one(k);
   }
-
-  // Merge each sequence's splits (m in the log2 domain) and write out = O / l.
-  std::unique_ptr<float[]> acc(new float[static_cast<size_t>(dim)]);
-  for (int64_t seq = 0; seq < seqs; ++seq) {
-    for (int64_t r = 0; r < q_heads; ++r) {
-      float m_max = -INFINITY;
-      for (int64_t p = 0; p < splits; ++p)
-        m_max = std::max(m_max, state[(seq * splits + p) * unit_state + r]);
-      float l_sum = 0.0f;
-      float* o = acc.get();
-      std::fill(o, o + dim, 0.0f);
-      for (int64_t p = 0; p < splits; ++p) {
-        const float* st = state + (seq * splits + p) * unit_state;
-        if (st[r] == -INFINITY) continue;
-        const float w = std::exp2(st[r] - m_max);
-        l_sum += w * st[q_heads + r];
-        const float* so = st + 2 * q_heads + r * dim;
-        for (int64_t d = 0; d < dim; ++d) o[d] += w * so[d];
-      }
-      const float inv = 1.0f / l_sum;
-      const int64_t first = (seq * q_heads + r) * dim;
-      if (out[0].dtype == KB_BF16) {
-        auto* dst = static_cast<uint16_t*>(out[0].data) + first;
-        for (int64_t d = 0; d < dim; ++d) dst[d] = kb_f32_to_bf16(o[d] * inv);
-      } else {
-        auto* dst = static_cast<float*>(out[0].data) + first;
-        for (int64_t d = 0; d < dim; ++d) dst[d] = o[d] * inv;
-      }
-    }
-  }
+  merge_splits(s, splits, state, out[0]);
   return 0;
 }

@@ -7,7 +7,7 @@
 
 #include "harness/checker.h"
 #include "harness/problem_instance.h"
-#include "workloads/gemm.h"
+#include "ops/gemm.h"
 #include "workloads/registry.h"
 
 namespace kbench {

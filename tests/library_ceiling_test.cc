@@ -2,7 +2,7 @@
 // makes it, and a baseline (those calls plus the passes between them) never runs faster than its
 // calls alone on their fastest paths, the rule behind kbench run's "above 105% of its library
 // ceiling" warning.
-#include "workloads/library_calls.h"
+#include "ops/library_calls.h"
 
 #include <omp.h>
 

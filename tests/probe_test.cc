@@ -6,7 +6,7 @@
 
 #include "core/amx.h"
 #include "core/environment.h"
-#include "workloads/gemm.h"
+#include "ops/gemm.h"
 
 namespace kbench {
 namespace {

@@ -21,8 +21,8 @@
 #include "core/bf16.h"
 #include "core/input_gen.h"
 #include "core/tensor.h"
+#include "ops/rows.h"
 #include "workloads/registry.h"
-#include "workloads/row_ops.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -294,14 +294,14 @@ TEST(RowOps, ReductionsMatchDoubleLoops) {
       sum_sq += static_cast<double>(bf16_to_f32(x_bf16[i])) * bf16_to_f32(x_bf16[i]);
       max = std::max(max, static_cast<double>(x[i]));
     }
-    EXPECT_NEAR(row_ops::sum_of_squares(x_bf16.data(), n), sum_sq, 1e-6 * sum_sq + 1e-30) << n;
-    EXPECT_EQ(row_ops::max_value(x.data(), n), max) << n;
+    EXPECT_NEAR(ops::sum_of_squares(x_bf16.data(), n), sum_sq, 1e-6 * sum_sq + 1e-30) << n;
+    EXPECT_EQ(ops::max_value(x.data(), n), max) << n;
     if (n == 0) continue;
     double sum_exp = 0;
     for (float v : x) sum_exp += std::exp(static_cast<double>(v) - max);
-    EXPECT_NEAR(row_ops::sum_exp(x.data(), n, static_cast<float>(max)), sum_exp, 1e-6 * sum_exp);
+    EXPECT_NEAR(ops::sum_exp(x.data(), n, static_cast<float>(max)), sum_exp, 1e-6 * sum_exp);
     std::vector<float> e = x;
-    EXPECT_NEAR(row_ops::exp_inplace_sum(e.data(), n, static_cast<float>(max)), sum_exp,
+    EXPECT_NEAR(ops::exp_inplace_sum(e.data(), n, static_cast<float>(max)), sum_exp,
                 1e-6 * sum_exp);
     for (std::size_t i = 0; i < n; ++i)
       EXPECT_NEAR(e[i], std::exp(static_cast<double>(x[i]) - max), 1e-6) << n << " " << i;
@@ -316,13 +316,13 @@ TEST(RowOps, ElementwisePassesRoundLikeTheScalarRule) {
     const float factor = 0.37f;
 
     std::vector<float> rounded = x;
-    row_ops::round_to_bf16_inplace(rounded.data(), n);
+    ops::round_to_bf16_inplace(rounded.data(), n);
     std::vector<float> scaled = x;
-    row_ops::scale_inplace(scaled.data(), n, factor);
+    ops::scale_inplace(scaled.data(), n, factor);
     std::vector<float> weighted_f32(n);
-    row_ops::scale_and_weight(x_bf16.data(), factor, weight.data(), weighted_f32.data(), n);
+    ops::scale_and_weight(x_bf16.data(), factor, weight.data(), weighted_f32.data(), n);
     std::vector<bf16_t> weighted_bf16(n);
-    row_ops::scale_and_weight(x_bf16.data(), factor, weight.data(), weighted_bf16.data(), n);
+    ops::scale_and_weight(x_bf16.data(), factor, weight.data(), weighted_bf16.data(), n);
 
     for (std::size_t i = 0; i < n; ++i) {
       const float xi = bf16_to_f32(x_bf16[i]);
@@ -340,7 +340,7 @@ TEST(RowOps, RoundingKeepsNaNQuietAndInfinityInfinite) {
   values[3] = std::numeric_limits<float>::quiet_NaN();
   values[11] = std::numeric_limits<float>::infinity();
   values[12] = std::bit_cast<float>(0x7f800001u);  // a signaling NaN the rounding add would carry
-  row_ops::round_to_bf16_inplace(values.data(), values.size());
+  ops::round_to_bf16_inplace(values.data(), values.size());
   EXPECT_TRUE(std::isnan(values[3]));
   EXPECT_EQ(values[11], std::numeric_limits<float>::infinity());
   EXPECT_TRUE(std::isnan(values[12]));
@@ -359,7 +359,7 @@ TEST(RowOps, ScaleAndWeightKeepsNaNsFromBf16Data) {
   weight[17] = nan;
   const std::vector<bf16_t> x = to_bf16(x_values);
   std::vector<bf16_t> out(n);
-  row_ops::scale_and_weight(x.data(), 2.0f, weight.data(), out.data(), n);
+  ops::scale_and_weight(x.data(), 2.0f, weight.data(), out.data(), n);
   for (std::size_t i = 0; i < n; ++i) {
     const bf16_t expected = f32_to_bf16(round_to_bf16(bf16_to_f32(x[i]) * 2.0f) * weight[i]);
     EXPECT_EQ(out[i], expected) << i;

@@ -1,6 +1,7 @@
 // Loads the context artifact from disk, picks this machine's target from cpuid, and writes the
 // measured hardware summary (hardware.md) from a probe's peaks.
 #include "agents/context_artifact.h"
+#include "core/number_format.h"
 
 #include <unistd.h>
 
@@ -81,12 +82,6 @@ std::string trim(const std::string& s) {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  return buf;
 }
 
 // "48K" -> 49152; sysfs writes cache sizes with a K or M suffix.

@@ -1,6 +1,7 @@
 // The prompt text. Kept plain and explicit: small local models follow a fixed reply format far
 // better than an implied one, and every rule the harness enforces is stated before it can bite.
 #include "agents/prompt.h"
+#include "core/number_format.h"
 
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,11 @@
 
 namespace kbench::agents {
 namespace {
+
+// Four significant digits: what a reader of a prompt needs of a time, an error or a tolerance.
+std::string significant_4(double value) {
+  return significant(value, 4);
+}
 
 constexpr std::size_t kMaxDiagnostics = 3000;
 
@@ -48,12 +54,6 @@ std::string documented_semantics(const Workload& w) {
   }
   return docs.substr(bullet + 3, end == std::string::npos ? std::string::npos : end - bullet - 3) +
          "\n";
-}
-
-std::string format_number(double value) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", value);
-  return buf;
 }
 
 std::string truncated(const std::string& text, std::size_t limit) {
@@ -102,14 +102,14 @@ std::string task_prompt(const TaskDescription& task) {
     s << "\n";
   }
   s << "Read shapes from the tensors: other sizes have other shapes.\n\n"
-    << "## Correctness\nEvery output element within atol=" << format_number(w.tolerance.atol)
-    << " + rtol=" << format_number(w.tolerance.rtol) << " * |reference|"
+    << "## Correctness\nEvery output element within atol=" << significant_4(w.tolerance.atol)
+    << " + rtol=" << significant_4(w.tolerance.rtol) << " * |reference|"
     << (w.tolerance.term_rtol > 0
-            ? " + " + format_number(w.tolerance.term_rtol) +
+            ? " + " + significant_4(w.tolerance.term_rtol) +
                   " * (the sum of |terms| the original rounds to bf16 and then sums into the "
                   "element)"
             : std::string())
-    << ", and relative L2 error at most " << format_number(w.tolerance.max_rel_l2)
+    << ", and relative L2 error at most " << significant_4(w.tolerance.max_rel_l2)
     << ", against an fp32 reference. Write every output element.\n\n"
     << "## The ABI header (include it as \"kbench/kernel.h\")\n```c\n"
     << abi_header() << "```\n\n"
@@ -131,29 +131,29 @@ std::string feedback_text(const AgentSample& sample, const EvalResult* evaluatio
   if (r.status == Status::kCompileError && !r.diagnostics.empty())
     s << "Compiler output:\n```\n" << truncated(r.diagnostics, kMaxDiagnostics) << "\n```\n";
   if (r.status == Status::kIncorrect) {
-    s << "Max abs error " << format_number(r.correctness.max_abs_err) << ", max rel error "
-      << format_number(r.correctness.max_rel_err) << ", relative L2 error "
-      << format_number(r.correctness.rel_l2_err) << ".\n";
+    s << "Max abs error " << significant_4(r.correctness.max_abs_err) << ", max rel error "
+      << significant_4(r.correctness.max_rel_err) << ", relative L2 error "
+      << significant_4(r.correctness.rel_l2_err) << ".\n";
     if (!r.correctness.detail.empty()) s << "First failing check: " << r.correctness.detail << "\n";
   }
   if ((r.status == Status::kRuntimeError || r.status == Status::kTimeout) && !r.diagnostics.empty())
     s << "Its output:\n```\n" << truncated(r.diagnostics, kMaxDiagnostics) << "\n```\n";
   if (r.status == Status::kCorrect && r.candidate && r.baseline) {
-    s << "Median time " << format_number(r.candidate->median_ms) << " ms against the baseline's "
-      << format_number(r.baseline->median_ms) << " ms";
-    if (r.speedup) s << ": speedup " << format_number(*r.speedup) << "x";
+    s << "Median time " << significant_4(r.candidate->median_ms) << " ms against the baseline's "
+      << significant_4(r.baseline->median_ms) << " ms";
+    if (r.speedup) s << ": speedup " << significant_4(*r.speedup) << "x";
     if (r.speedup_ci95)
-      s << " (95% CI " << format_number(r.speedup_ci95->first) << "-"
-        << format_number(r.speedup_ci95->second) << ")";
+      s << " (95% CI " << significant_4(r.speedup_ci95->first) << "-"
+        << significant_4(r.speedup_ci95->second) << ")";
     if (!r.speedup_verdict.empty()) s << ", " << r.speedup_verdict;
     s << ".\n";
     if (r.utilization && !r.utilization->bound.empty())
-      s << "It reaches " << format_number(r.utilization->gflops) << " GFLOP/s and "
-        << format_number(r.utilization->gbps)
-        << " GB/s: " << format_number(r.utilization->pct_roofline) << "% of the roofline ("
-        << r.utilization->bound << "-bound at " << format_number(r.utilization->peak_gflops)
+      s << "It reaches " << significant_4(r.utilization->gflops) << " GFLOP/s and "
+        << significant_4(r.utilization->gbps)
+        << " GB/s: " << significant_4(r.utilization->pct_roofline) << "% of the roofline ("
+        << r.utilization->bound << "-bound at " << significant_4(r.utilization->peak_gflops)
         << " GFLOP/s " << r.utilization->peak_flops_kind << ", "
-        << format_number(r.utilization->peak_gbps) << " GB/s).\n";
+        << significant_4(r.utilization->peak_gbps) << " GB/s).\n";
   }
   return s.str();
 }

@@ -121,12 +121,6 @@ Table cost_table(const AgentMetrics& metrics) {
 
 }  // namespace
 
-std::string fixed(double value, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
-  return buf;
-}
-
 std::string percent(double fraction) {
   return fixed(100 * fraction, 1) + "%";
 }

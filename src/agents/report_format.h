@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "agents/metrics.h"
+#include "core/number_format.h"
 
 namespace kbench::agents::report {
 
-std::string fixed(double value, int digits);
 std::string percent(double fraction);                     // "37.5%"
 std::string speedup(const std::optional<double>& value);  // "2.31x", or "-" when absent
 

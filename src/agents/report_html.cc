@@ -39,7 +39,7 @@ std::string escaped(std::string_view text) {
 
 // Coordinates with one decimal: enough for a screen, and the page stays small.
 std::string px(double value) {
-  return report::fixed(value, 1);
+  return fixed(value, 1);
 }
 
 // Distinguishable on white and in greyscale print (Tableau 10's first eight).
@@ -129,7 +129,7 @@ void speedup_chart(std::ostream& out, const AgentMetrics& metrics) {
   for (int e = lo_exp; e <= hi_exp; e += tick_step) {
     const double y = y_of(std::exp2(e));
     line(out, frame.left, y, frame.right(), y, "grid");
-    text(out, frame.left - 6, y + 4, "end", report::fixed(std::exp2(e), e < 0 ? -e : 0) + "x");
+    text(out, frame.left - 6, y + 4, "end", fixed(std::exp2(e), e < 0 ? -e : 0) + "x");
   }
   const double one = y_of(1);
   line(out, frame.left, one, frame.right(), one, "baseline-line");
@@ -183,7 +183,7 @@ void fast_p_chart(std::ostream& out, const AgentMetrics& metrics) {
   auto y_of = [&](double fraction) { return frame.bottom() - frame.height * fraction; };
   const double p_step = p_max <= 5 ? 0.5 : std::ceil(p_max / 10);
   for (double p = 0; p <= p_max + 1e-9; p += p_step)
-    text(out, x_of(p), frame.bottom() + 16, "middle", report::fixed(p, p_step < 1 ? 1 : 0));
+    text(out, x_of(p), frame.bottom() + 16, "middle", fixed(p, p_step < 1 ? 1 : 0));
   text(out, frame.left + frame.width / 2, frame.bottom() + 36, "middle",
        "p (speedup over the baseline)");
   for (const auto& t : kFastPThresholds)

@@ -14,8 +14,8 @@
 #include "core/environment.h"
 #include "harness/evaluator.h"
 #include "harness/problem_instance.h"
-#include "workloads/gemm.h"
-#include "workloads/library_calls.h"
+#include "ops/gemm.h"
+#include "ops/library_calls.h"
 
 namespace kbench::cli {
 namespace {

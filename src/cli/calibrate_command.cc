@@ -7,10 +7,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/timing_options.h"
 #include "core/environment.h"
+#include "core/number_format.h"
 #include "core/stats.h"
 #include "harness/evaluator.h"
 #include "store/result_json.h"
@@ -62,20 +65,19 @@ nlohmann::json spread_json(const Spread& s) {
            s.runs ? nlohmann::json(double(s.ci_excludes_one) / s.runs) : nlohmann::json()}};
 }
 
-std::string fixed(double v, int decimals) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+// A dash where a spread has no value (too few runs).
+std::string fixed_or_dash(double v, int decimals) {
+  return std::isfinite(v) ? fixed(v, decimals) : "-";
 }
 
 void print_spread(std::ostream& out, const char* label, const Spread& s) {
   out << "  " << label << s.runs << " run(s)";
   if (s.runs > 0) {
-    out << ": min " << fixed(s.min, 3) << "x, median " << fixed(s.median, 3) << "x, max "
-        << fixed(s.max, 3) << "x, stddev " << fixed(100 * s.stddev, 2) << "%, max |x-1| "
-        << fixed(s.max_abs_dev_pct, 2) << "%; CI excludes 1.0 in " << s.ci_excludes_one << " ("
-        << fixed(100.0 * s.ci_excludes_one / s.runs, 0) << "%)";
+    out << ": min " << fixed_or_dash(s.min, 3) << "x, median " << fixed_or_dash(s.median, 3)
+        << "x, max " << fixed_or_dash(s.max, 3) << "x, stddev " << fixed_or_dash(100 * s.stddev, 2)
+        << "%, max |x-1| " << fixed_or_dash(s.max_abs_dev_pct, 2) << "%; CI excludes 1.0 in "
+        << s.ci_excludes_one << " (" << fixed_or_dash(100.0 * s.ci_excludes_one / s.runs, 0)
+        << "%)";
   }
   out << '\n';
 }
@@ -200,11 +202,30 @@ int calibrate_command(const CalibrateOptions& options) {
   print_spread(std::cout, "stable runs  ", stable_spread);
   std::cout << "  false claims " << all_spread.claims << " of " << results.size()
             << " runs claimed a difference (verdict faster or slower); the CI covers 1.0 in "
-            << (std::isfinite(coverage) ? fixed(100 * coverage, 0) + "%" : std::string("-"))
+            << (std::isfinite(coverage) ? fixed_or_dash(100 * coverage, 0) + "%" : std::string("-"))
             << " of stable runs (target >= 95%)\n";
-  std::cout << "  machine      steal " << fixed(steal, 1) << "% (mean over runs), disturbed calls "
-            << fixed(100 * disturbed_share, 1) << "% (mean)\n";
+  std::cout << "  machine      steal " << fixed_or_dash(steal, 1)
+            << "% (mean over runs), disturbed calls " << fixed_or_dash(100 * disturbed_share, 1)
+            << "% (mean)\n";
   return 0;
+}
+
+Subcommand add_calibrate_command(CLI::App& app) {
+  auto calibrate = std::make_shared<CalibrateOptions>();
+  auto* calibrate_cmd = app.add_subcommand(
+      "calibrate",
+      "Repeated A/A runs (the baseline against itself): how far this machine's speedups scatter");
+  calibrate_cmd->add_option("--workload,-w", calibrate->workload, "Workload id or name")
+      ->required();
+  calibrate_cmd->add_option("--runs", calibrate->runs, "A/A evaluations")->capture_default_str();
+  add_timing_options(calibrate_cmd, calibrate->timing, "pairs", " per run");
+  calibrate_cmd->add_option("--trials", calibrate->trials, "Correctness input sets per run")
+      ->capture_default_str();
+  calibrate_cmd->add_flag("--json", calibrate->json, "Print one JSON object");
+  calibrate_cmd->add_flag("--no-record", calibrate->no_record,
+                          "Do not write the runs to the database (kind 'calibrate')");
+  calibrate_cmd->add_option("--db", calibrate->db, "Results database");
+  return {calibrate_cmd, [calibrate] { return calibrate_command(*calibrate); }};
 }
 
 }  // namespace kbench::cli

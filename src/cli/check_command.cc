@@ -1,6 +1,9 @@
 // `kbench check`: outputs computed by another framework, read from .npy files and judged against
 // the fp32 oracle by the same rule as `kbench eval`, recorded in the store like an evaluation.
 #include <filesystem>
+#include <memory>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -31,6 +34,30 @@ int check_command(const CheckOptions& options) {
 
   print_result(result, options.json);
   return 0;
+}
+
+Subcommand add_check_command(CLI::App& app) {
+  auto check = std::make_shared<CheckOptions>();
+  auto* check_cmd = app.add_subcommand(
+      "check",
+      "Check outputs computed elsewhere (.npy) against the oracle, by the rule of `kbench eval`");
+  check_cmd->add_option("--workload,-w", check->workload, "Workload id or name")->required();
+  check_cmd->add_option("--size", check->size, "smoke, cpu or full (as exported)")
+      ->capture_default_str();
+  check_cmd->add_option(
+      "--seed", check->seed,
+      "Seed the inputs were exported with (default: the seed in DIR/workload.json)");
+  check_cmd->add_option("--outputs", check->outputs, "Directory holding the output files")
+      ->type_name("DIR")
+      ->required();
+  check_cmd->add_flag("--json", check->json, "Print the result as one JSON object");
+  check_cmd->add_flag("--no-record", check->no_record, "Do not write the result to the database");
+  check_cmd->add_option("--db", check->db, "Results database");
+  check_cmd->footer(
+      kbench::output_naming_rules() +
+      "\nA missing or malformed file gets the verdict 'incorrect' (exit 0), like wrong values.\n"
+      "See docs/interop.md.");
+  return {check_cmd, [check] { return check_command(*check); }};
 }
 
 }  // namespace kbench::cli

@@ -1,10 +1,14 @@
-// The subcommands of kbench, one options struct each (declared with defaults and help in main.cc).
+// The subcommands of kbench: one options struct each, and each command file's add_X_command,
+// which declares its options with their help on the command line.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 namespace kbench::cli {
 
@@ -174,6 +178,25 @@ struct TuneOptions {
 };
 
 // Each returns the process exit code. Usage problems throw UsageError (exit 2).
+// One subcommand on the command line: its CLI11 node, and what runs it once parsed. Each command's
+// file declares its own options (add_X_command) beside the code that reads them.
+struct Subcommand {
+  CLI::App* cli = nullptr;
+  std::function<int()> run;
+};
+
+Subcommand add_list_command(CLI::App& app);
+Subcommand add_probe_command(CLI::App& app);
+Subcommand add_scaffold_command(CLI::App& app);
+Subcommand add_eval_command(CLI::App& app);
+Subcommand add_run_command(CLI::App& app);
+Subcommand add_calibrate_command(CLI::App& app);
+Subcommand add_results_command(CLI::App& app);
+Subcommand add_export_command(CLI::App& app);
+Subcommand add_check_command(CLI::App& app);
+Subcommand add_validate_command(CLI::App& app);
+Subcommand add_tune_command(CLI::App& app);
+
 int list_command(const ListOptions& options);
 int probe_command(const ProbeOptions& options);
 int scaffold_command(const ScaffoldOptions& options);

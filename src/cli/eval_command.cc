@@ -1,5 +1,8 @@
 // `kbench eval`: one candidate through the three gates, recorded in the store.
 #include <filesystem>
+#include <memory>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -57,6 +60,32 @@ int eval_command(const EvalCommandOptions& options) {
 
   print_result(result, options.json);
   return 0;
+}
+
+Subcommand add_eval_command(CLI::App& app) {
+  auto eval = std::make_shared<EvalCommandOptions>();
+  auto* eval_cmd = app.add_subcommand(
+      "eval", "Evaluate a candidate: compiles? correct? faster than the baseline?");
+  eval_cmd->add_option("--workload,-w", eval->workload, "Workload id or name")->required();
+  eval_cmd->add_option("--candidate,-c", eval->candidate, "Candidate C++ source file");
+  eval_cmd->add_flag("--aa", eval->aa,
+                     "A/A check: evaluate the baseline as a candidate against itself");
+  eval_cmd->add_flag("--expert", eval->expert,
+                     "Evaluate the workload's expert (experts/), at this machine's tuned "
+                     "configuration or its default");
+  add_timing_options(eval_cmd, eval->timing, "pairs", "");
+  eval_cmd->add_option("--trials", eval->trials, "Correctness input sets (fresh seeds)")
+      ->capture_default_str();
+  eval_cmd->add_option("--timeout-s", eval->timeout_s, "Wall-time limit per kb_run call")
+      ->capture_default_str();
+  eval_cmd
+      ->add_option("--mem-limit-mb", eval->mem_limit_mb,
+                   "Address-space limit of the candidate's process")
+      ->capture_default_str();
+  eval_cmd->add_flag("--json", eval->json, "Print the result as one JSON object");
+  eval_cmd->add_flag("--no-record", eval->no_record, "Do not write the result to the database");
+  eval_cmd->add_option("--db", eval->db, "Results database");
+  return {eval_cmd, [eval] { return eval_command(*eval); }};
 }
 
 }  // namespace kbench::cli

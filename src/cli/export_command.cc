@@ -2,7 +2,10 @@
 // kernels written in other frameworks (see docs/interop.md).
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <random>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -55,6 +58,40 @@ int export_command(const ExportOptions& options) {
             << "  kbench check --workload " << w.name << " --size " << size_name(size) << " --seed "
             << seed << " --outputs " << dir.string() << "\n";
   return 0;
+}
+
+Subcommand add_export_command(CLI::App& app) {
+  auto export_options = std::make_shared<ExportOptions>();
+  auto* export_cmd = app.add_subcommand("export",
+                                        "Write a workload's inputs and fp32 oracle outputs as .npy "
+                                        "files, for kernels in other frameworks");
+  export_cmd->add_option("--workload,-w", export_options->workload, "Workload id or name")
+      ->required();
+  export_cmd->add_option("--size", export_options->size, "smoke, cpu or full")
+      ->capture_default_str();
+  export_cmd->add_option("--seed", export_options->seed,
+                         "Input seed (default: drawn fresh and printed)");
+  export_cmd->add_option("--out,-o", export_options->out, "Directory to write (created if missing)")
+      ->type_name("DIR")
+      ->required();
+  export_cmd->add_flag("--force", export_options->force,
+                       "Overwrite the files of an earlier export");
+  export_cmd->add_flag(
+      "--bf16-program", export_options->bf16_program,
+      "Also write the outputs of the workload's bf16 program (its emulation of the "
+      "original's arithmetic) in DIR/" +
+          std::string(kbench::kProgramDir));
+  export_cmd->footer(
+      std::string("Writes, in DIR:\n"
+                  "  <input>.npy           each input (bf16 as float32 holding the bf16 values, "
+                  "i32 as int32)\n"
+                  "  ") +
+      kbench::kOracleDir + "/<output>.npy   the fp32 oracle's outputs (float32)\n  " +
+      kbench::kManifestFile +
+      "         id, size, seed, shapes, dtypes, parameters, the original's config,\n"
+      "                        input order, tolerances\n"
+      "See docs/interop.md.");
+  return {export_cmd, [export_options] { return export_command(*export_options); }};
 }
 
 }  // namespace kbench::cli

@@ -1,8 +1,11 @@
 // `kbench list`: the workloads kbench implements.
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "workloads/registry.h"
@@ -39,6 +42,13 @@ int list_command(const ListOptions& options) {
                 std::string(w->summary).c_str());
   }
   return 0;
+}
+
+Subcommand add_list_command(CLI::App& app) {
+  auto list = std::make_shared<ListOptions>();
+  auto* list_cmd = app.add_subcommand("list", "List the workloads");
+  list_cmd->add_flag("--json", list->json, "Print a JSON array");
+  return {list_cmd, [list] { return list_command(*list); }};
 }
 
 }  // namespace kbench::cli

@@ -1,6 +1,9 @@
 // `kbench probe`: measure (or show the cached) compute and memory peaks of this machine.
 #include <cstdio>
 #include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -61,6 +64,17 @@ int probe_command(const ProbeOptions& options) {
   std::printf("memory       %8.1f GB/s%s\n", peaks.mem_bw_gbps, method("mem_bw").c_str());
   std::printf("method       %s\n", peaks.isa_used.c_str());
   return 0;
+}
+
+Subcommand add_probe_command(CLI::App& app) {
+  auto probe = std::make_shared<ProbeOptions>();
+  auto* probe_cmd = app.add_subcommand(
+      "probe", "Measure this machine's compute and memory peaks (cached per machine)");
+  probe_cmd->add_option("--threads", probe->threads, "Threads to measure with")
+      ->capture_default_str();
+  probe_cmd->add_flag("--force", probe->force, "Measure again even when cached");
+  probe_cmd->add_flag("--json", probe->json, "Print JSON");
+  return {probe_cmd, [probe] { return probe_command(*probe); }};
 }
 
 }  // namespace kbench::cli

@@ -1,5 +1,8 @@
 // `kbench results`: recent records from the store as a table, JSON or CSV.
 #include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -21,6 +24,20 @@ int results_command(const ResultsOptions& options) {
   const std::vector<EvalResult> results = store.recent(options.limit, workload, kind);
   write_results(std::cout, results, *format, {.include_samples = false, .include_source = false});
   return 0;
+}
+
+Subcommand add_results_command(CLI::App& app) {
+  auto results = std::make_shared<ResultsOptions>();
+  auto* results_cmd = app.add_subcommand("results", "Show recent records from the database");
+  results_cmd->add_option("--limit,-n", results->limit, "How many (newest first)")
+      ->capture_default_str();
+  results_cmd->add_option("--workload,-w", results->workload, "Only this workload");
+  results_cmd->add_option("--kind", results->kind,
+                          "Only 'eval', 'run', 'check' or 'calibrate' records");
+  results_cmd->add_option("--format", results->format, "table, json or csv")->capture_default_str();
+  results_cmd->add_flag("--json", results->json, "Same as --format json");
+  results_cmd->add_option("--db", results->db, "Results database");
+  return {results_cmd, [results] { return results_command(*results); }};
 }
 
 }  // namespace kbench::cli

@@ -3,11 +3,15 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include "cli/baselines_markdown.h"
+#include "core/number_format.h"
+
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/timing_options.h"
@@ -45,9 +49,7 @@ std::vector<const Workload*> selected_workloads(const RunCommandOptions& options
 }
 
 std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);  // round-trips every double
-  return text;
+  return significant(value, 17);  // round-trips every double
 }
 
 // The command as a person would retype it (stored with the run, for reading the runs table).
@@ -209,6 +211,29 @@ int run_command(const RunCommandOptions& options) {
     }
   }
   return 0;
+}
+
+Subcommand add_run_command(CLI::App& app) {
+  auto run = std::make_shared<RunCommandOptions>();
+  auto* run_cmd =
+      app.add_subcommand("run", "Time the baselines (each checked against its reference first)");
+  run_cmd->add_option("--workload,-w", run->workloads,
+                      "Workload ids or names (default: the suite)");
+  run_cmd->add_option("--suite", run->suite, "all, production or kernelbench")
+      ->capture_default_str();
+  add_timing_options(run_cmd, run->timing, "calls", " per workload");
+  run_cmd->add_flag("--json", run->json, "Print JSON");
+  run_cmd->add_flag("--markdown", run->markdown,
+                    "Print docs/baselines.md's table (machine, sizes, roofline, XLA:CPU, TPU)");
+  run_cmd
+      ->add_option("--xla", run->xla,
+                   "XLA:CPU timings for --markdown (scripts/xla-peer.sh --json FILE)")
+      ->type_name("FILE");
+  run_cmd->add_flag("--no-experts", run->no_experts,
+                    "Do not evaluate the expert kernels beside their baselines");
+  run_cmd->add_flag("--no-record", run->no_record, "Do not write results to the database");
+  run_cmd->add_option("--db", run->db, "Results database");
+  return {run_cmd, [run] { return run_command(*run); }};
 }
 
 }  // namespace kbench::cli

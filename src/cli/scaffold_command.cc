@@ -2,6 +2,9 @@
 // the exact build command in its header.
 #include <cstdio>
 #include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -51,6 +54,15 @@ int scaffold_command(const ScaffoldOptions& options) {
             << "  (void)cfg;\n  (void)inputs;\n  (void)num_inputs;\n  (void)outputs;\n"
             << "  (void)num_outputs;\n  return 1;  // not implemented\n}\n";
   return 0;
+}
+
+Subcommand add_scaffold_command(CLI::App& app) {
+  auto scaffold = std::make_shared<ScaffoldOptions>();
+  auto* scaffold_cmd =
+      app.add_subcommand("scaffold", "Print a naive, correct candidate to start from");
+  scaffold_cmd->add_option("workload", scaffold->workload, "Workload id or name (8p or 8p_GEMM)")
+      ->required();
+  return {scaffold_cmd, [scaffold] { return scaffold_command(*scaffold); }};
 }
 
 }  // namespace kbench::cli

@@ -3,8 +3,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include <nlohmann/json.hpp>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
@@ -110,6 +113,28 @@ int tune_command(const TuneOptions& options) {
   std::cout << (options.no_save ? "not saved (--no-save)\n"
                                 : "saved as this machine's configuration for `kbench run`\n");
   return 0;
+}
+
+Subcommand add_tune_command(CLI::App& app) {
+  auto tune = std::make_shared<TuneOptions>();
+  auto* tune_cmd = app.add_subcommand(
+      "tune", "Grid-search an expert kernel's declared space; keep the fastest correct point");
+  tune_cmd->add_option("--workload,-w", tune->workload, "Workload id or name")->required();
+  tune_cmd->add_option("--size", tune->size, "smoke, cpu or full")->capture_default_str();
+  tune_cmd->add_option("--threads", tune->threads, "Threads")->capture_default_str();
+  tune_cmd
+      ->add_option("--max-configs", tune->max_configs,
+                   "At most this many points: the default plus a seeded sample (0: all)")
+      ->capture_default_str();
+  tune_cmd->add_option("--seed", tune->seed, "Seed of the inputs and of the sample of points");
+  tune_cmd->add_option("--time-budget-s", tune->time_budget_s, "Seconds of timing per point")
+      ->capture_default_str();
+  tune_cmd->add_option("--jobs", tune->jobs, "Evaluations in flight (0: as the CPUs allow)")
+      ->capture_default_str();
+  tune_cmd->add_flag("--json", tune->json, "Print one JSON object");
+  tune_cmd->add_flag("--no-save", tune->no_save, "Do not keep the winner for this machine");
+  tune_cmd->add_option("--db", tune->db, "Results database");
+  return {tune_cmd, [tune] { return tune_command(*tune); }};
 }
 
 }  // namespace kbench::cli

@@ -7,14 +7,18 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "core/number_format.h"
 #include "core/timer.h"
 #include "harness/checker.h"
 #include "harness/problem_instance.h"
@@ -95,10 +99,8 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
 }
 
 std::string fraction_text(double f) {
-  char buf[32];
   if (f == std::numeric_limits<double>::infinity()) return "inf";
-  std::snprintf(buf, sizeof buf, f < 10 ? "%.3f" : "%.3g", f);
-  return buf;
+  return f < 10 ? fixed(f, 3) : significant(f, 3);
 }
 
 }  // namespace
@@ -160,6 +162,27 @@ int validate_command(const ValidateOptions& options) {
     return 1;
   }
   return 0;
+}
+
+Subcommand add_validate_command(CLI::App& app) {
+  auto validate = std::make_shared<ValidateOptions>();
+  auto* validate_cmd = app.add_subcommand(
+      "validate",
+      "Check each baseline against its reference, each workload's bf16 program and degenerate "
+      "outputs against its rule");
+  validate_cmd->add_option("--workload,-w", validate->workloads,
+                           "Workload ids or names (default: all)");
+  validate_cmd->add_option("--size", validate->size, "smoke, cpu or full")->capture_default_str();
+  validate_cmd->add_option("--seeds", validate->seeds, "Input sets for the bf16 program")
+      ->capture_default_str();
+  validate_cmd->add_option("--seed", validate->seed, "First seed (default: drawn fresh)");
+  validate_cmd->add_flag("--json", validate->json, "Print a JSON array");
+  validate_cmd->footer(
+      "Columns are fractions of the workload's tolerance used (below 1 passes): the baseline "
+      "against the\nreference (f32 and bf16 outputs), the bf16 program against the oracle (worst "
+      "seed), and the\ndegenerate output that came closest to passing (it must be above 1). Exit "
+      "1 when any workload fails.");
+  return {validate_cmd, [validate] { return validate_command(*validate); }};
 }
 
 }  // namespace kbench::cli

@@ -25,7 +25,7 @@
 #include "harness/sandbox.h"
 #include "harness/shared_tensors.h"
 #include "harness/worker_protocol.h"
-#include "workloads/gemm.h"
+#include "ops/gemm.h"
 #include "workloads/registry.h"
 
 namespace kbench::worker {

@@ -37,7 +37,7 @@
 #include "core/input_gen.h"
 #include "core/tensor.h"
 #include "core/timer.h"
-#include "workloads/gemm.h"
+#include "ops/gemm.h"
 
 #if !defined(__x86_64__)
 #error "kbench probe measures x86-64 vector units only"

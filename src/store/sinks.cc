@@ -1,5 +1,6 @@
 // Table, JSON and CSV renderings of EvalResult lists, and the `kbench eval` verdict block.
 #include "store/sinks.h"
+#include "core/number_format.h"
 
 #include <algorithm>
 #include <cctype>
@@ -35,10 +36,7 @@ std::string format_sig(double value, int digits = 4) {
   if (!std::isfinite(value)) return non_finite_name(value);
   if (value == 0) return "0";
   const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  const int decimals = std::clamp(digits - 1 - magnitude, 0, 6);
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
+  return fixed(value, std::clamp(digits - 1 - magnitude, 0, 6));
 }
 
 // Error magnitudes span many decades, so they get an exponent.
@@ -50,18 +48,12 @@ std::string format_err(double value) {
 }
 
 std::string format_pct(double value) {
-  if (!std::isfinite(value)) return non_finite_name(value);
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", value);
-  return text;
+  return std::isfinite(value) ? fixed(value, 1) : non_finite_name(value);
 }
 
 // Shortest text that reads back as the same double, for CSV consumers that recompute.
 std::string format_exact(double value) {
-  if (!std::isfinite(value)) return non_finite_name(value);
-  char text[64];
-  const auto [end, ec] = std::to_chars(text, text + sizeof text, value);
-  return ec == std::errc() ? std::string(text, end) : std::string();
+  return std::isfinite(value) ? exact(value) : non_finite_name(value);
 }
 
 std::string format_speedup(const EvalResult& result) {

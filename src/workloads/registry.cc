@@ -4,11 +4,9 @@
 
 #include <array>
 
-namespace kbench {
+#include "workloads/workloads.h"
 
-#define KBENCH_WORKLOAD(symbol) extern const Workload symbol;
-#include "workloads/workloads.inc"
-#undef KBENCH_WORKLOAD
+namespace kbench {
 
 namespace {
 #define KBENCH_WORKLOAD(symbol) &symbol,

@@ -74,6 +74,11 @@ struct Problem {
   double min_bytes = 0;  // every input read once + every output written once, in their dtypes
 };
 
+// The spec's FLOP count of an (m x k) @ (k x n) matrix product: one multiply and one add per term.
+constexpr double gemm_flops(std::int64_t m, std::int64_t k, std::int64_t n) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+}
+
 // bf16's unit roundoff: rounding to nearest bf16 (8 significant bits) moves a value by at most 2^-8
 // of its magnitude.
 inline constexpr double kBf16UnitRoundoff = 0x1p-8;

@@ -1,0 +1,339 @@
+// The oneDNN convolution paths: one convolution (or deconvolution) primitive per (geometry, dtypes,
+// layout, epilogue), created once per process and reused, with the bias and post-ops fused. The
+// primitive chooses its own blocked layouts (format_tag::any); the call reorders the plain bf16
+// input and the PyTorch-layout weights into them and the result out of them, counted in its time as
+// any framework's conv call pays it.
+//
+// Path rule (measured, not tuned per shape): oneDNN runs bf16 convolutions natively only with
+// avx512_core_bf16 or AMX; elsewhere its bf16 kernels emulate the bf16 dot products. On an Ice Lake
+// core (avx512_core, no bf16; oneDNN 2.6) the emulated jit_bf16 convolution ran 3.5-4.2 GFLOP/s
+// across the suite's 2-D and 3-D shapes where the f32 brgconv ran 11-42 GFLOP/s in the same
+// minute, and the emulated deconvolution was no faster than f32. So: bf16 where native, else
+// widen to f32 inside the reorder that oneDNN needs anyway (exact; sums are f32 either way).
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "ops/buffers.h"
+#include "ops/conv.h"
+#include "ops/conv_internal.h"
+#include "ops/library_calls.h"
+
+namespace kbench::ops {
+namespace detail {
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+using dims = dnnl::memory::dims;
+
+dt dnnl_type(kb_dtype dtype) {
+  return dtype == KB_BF16 ? dt::bf16 : dt::f32;
+}
+
+tag plain_tag(std::size_t rank) {
+  return rank == 4 ? tag::nchw : tag::ncdhw;
+}
+
+dnnl::algorithm eltwise_of(ConvPostOp::Kind kind) {
+  switch (kind) {
+    case ConvPostOp::Kind::kRelu:
+      return dnnl::algorithm::eltwise_relu;
+    case ConvPostOp::Kind::kGeluTanh:
+      return dnnl::algorithm::eltwise_gelu_tanh;
+    case ConvPostOp::Kind::kGeluErf:
+      return dnnl::algorithm::eltwise_gelu_erf;
+    case ConvPostOp::Kind::kTanh:
+      return dnnl::algorithm::eltwise_tanh;
+    case ConvPostOp::Kind::kMish:
+      return dnnl::algorithm::eltwise_mish;
+    case ConvPostOp::Kind::kHardSwish:
+      return dnnl::algorithm::eltwise_hardswish;
+    case ConvPostOp::Kind::kLinear:
+      return dnnl::algorithm::eltwise_linear;
+    case ConvPostOp::Kind::kAddPerChannel:
+    case ConvPostOp::Kind::kMulPerChannel:
+      break;
+  }
+  return dnnl::algorithm::undef;
+}
+
+bool is_binary(ConvPostOp::Kind kind) {
+  return kind == ConvPostOp::Kind::kAddPerChannel || kind == ConvPostOp::Kind::kMulPerChannel;
+}
+
+dnnl::primitive_attr attributes(const ConvEpilogue& epilogue, const ConvDescs& d) {
+  dnnl::post_ops post_ops;
+  for (const ConvPostOp& op : epilogue.post_ops) {
+    if (is_binary(op.kind)) {
+      post_ops.append_binary(op.kind == ConvPostOp::Kind::kAddPerChannel
+                                 ? dnnl::algorithm::binary_add
+                                 : dnnl::algorithm::binary_mul,
+                             d.per_channel);
+    } else if (op.kind == ConvPostOp::Kind::kLinear) {
+      post_ops.append_eltwise(1.0f, eltwise_of(op.kind), op.alpha, op.beta);
+    } else {
+      post_ops.append_eltwise(1.0f, eltwise_of(op.kind), 0.0f, 0.0f);
+    }
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+  return attr;
+}
+
+// A created primitive with the layouts it chose.
+struct Entry {
+  dnnl::primitive primitive;
+  dnnl::memory::desc src, weights, dst;
+};
+
+struct Context {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::mutex mutex;
+  // An empty optional: oneDNN cannot create this configuration on this CPU (asked once).
+  std::unordered_map<std::string, std::optional<Entry>> primitives;
+};
+
+Context& context() {
+  static Context c;
+  return c;
+}
+
+std::string primitive_key(ConvPath path, const ConvGeometry& g, kb_dtype src_dtype,
+                          kb_dtype weights_dtype, dt dst_type, bool dst_any, ConvLayout layout,
+                          const ConvEpilogue& e) {
+  std::string key;
+  auto add = [&key](std::int64_t v) {
+    key += std::to_string(v);
+    key += ',';
+  };
+  add(static_cast<int>(path));
+  for (const std::int64_t v : {g.batch, g.in_channels, g.out_channels}) add(v);
+  for (const auto* v : {&g.in_spatial, &g.kernel, &g.stride, &g.padding, &g.padding_right}) {
+    for (const std::int64_t x : *v) add(x);
+    key += ';';
+  }
+  add(g.transposed);
+  add(src_dtype);
+  add(weights_dtype);
+  add(static_cast<int>(dst_type));
+  add(dst_any);
+  add(static_cast<int>(layout));
+  add(e.bias != nullptr);
+  for (const ConvPostOp& op : e.post_ops) {
+    add(static_cast<int>(op.kind));
+    key += std::to_string(op.alpha) + ":" + std::to_string(op.beta) + ",";
+  }
+  return key;
+}
+
+// `primitive_dst` is the primitive's destination request: the user's own descriptor (written
+// directly), or an f32 `any` descriptor reordered into the user's afterwards.
+std::optional<Entry> make_entry(Context& ctx, ConvPath path, const ConvGeometry& g,
+                                const ConvDescs& d, const dnnl::memory::desc& primitive_dst,
+                                const ConvEpilogue& epilogue) {
+  const dt op_type = path == ConvPath::kOnednnBf16 ? dt::bf16 : dt::f32;
+  const dnnl::memory::desc src_any(d.user_src.dims(), op_type, tag::any);
+  const dnnl::memory::desc weights_any(d.user_weights.dims(), op_type, tag::any);
+  const std::size_t n = g.in_spatial.size();
+  dims strides(n), padding(n), padding_right(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    strides[i] = at_or(g.stride, i, 1);
+    padding[i] = at_or(g.padding, i, 0);
+    padding_right[i] = at_or(g.padding_right, i, padding[i]);
+  }
+  const dnnl::memory::desc bias = epilogue.bias ? d.bias : dnnl::memory::desc();
+  const dnnl::primitive_attr attr = attributes(epilogue, d);
+  try {
+    if (g.transposed) {
+      const dnnl::deconvolution_forward::primitive_desc pd(
+          dnnl::deconvolution_forward::desc(
+              dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_any,
+              weights_any, bias, primitive_dst, strides, padding, padding),
+          attr, ctx.engine);
+      return Entry{dnnl::deconvolution_forward(pd), pd.src_desc(), pd.weights_desc(),
+                   pd.dst_desc()};
+    }
+    const dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_direct, src_any, weights_any,
+                                        bias, primitive_dst, strides, padding, padding_right),
+        attr, ctx.engine);
+    return Entry{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc()};
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<Entry> find_or_make(Context& ctx, const std::string& key, ConvPath path,
+                                  const ConvGeometry& g, const ConvDescs& d,
+                                  const dnnl::memory::desc& primitive_dst,
+                                  const ConvEpilogue& epilogue) {
+  std::lock_guard lock(ctx.mutex);
+  auto it = ctx.primitives.find(key);
+  if (it == ctx.primitives.end())
+    it = ctx.primitives.emplace(key, make_entry(ctx, path, g, d, primitive_dst, epilogue)).first;
+  return it->second;
+}
+
+// Scratch for a oneDNN memory of `md` from the baselines' caching allocator.
+F32Buffer scratch_for(const dnnl::memory::desc& md) {
+  return F32Buffer((md.get_size() + sizeof(float) - 1) / sizeof(float));
+}
+
+bool native_bf16() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  return (isa & bf16) == bf16;
+}
+
+}  // namespace
+
+tag channels_last_tag(std::size_t rank) {
+  return rank == 4 ? tag::nhwc : tag::ndhwc;
+}
+
+tag weights_tag(std::size_t rank, bool transposed) {
+  if (rank == 4) return transposed ? tag::iohw : tag::oihw;
+  return transposed ? tag::iodhw : tag::oidhw;
+}
+
+bool run_primitive(ConvPath path, const ConvGeometry& g, ConvDescs d, const void* src,
+                   const void* weights, void* dst, bool try_direct, const ConvEpilogue& epilogue) {
+  Context& ctx = context();
+  const kb_dtype src_dtype = d.user_src.data_type() == dt::bf16 ? KB_BF16 : KB_F32;
+  const kb_dtype weights_dtype = d.user_weights.data_type() == dt::bf16 ? KB_BF16 : KB_F32;
+  const ConvLayout layout = try_direct ? ConvLayout::kChannelsLast : ConvLayout::kPlain;
+  std::optional<Entry> entry;
+  if (try_direct) {
+    entry = find_or_make(ctx,
+                         primitive_key(path, g, src_dtype, weights_dtype, d.user_dst.data_type(),
+                                       false, layout, epilogue),
+                         path, g, d, d.user_dst, epilogue);
+  }
+  if (!entry) {
+    const dnnl::memory::desc dst_any(d.user_dst.dims(), dt::f32, tag::any);
+    entry = find_or_make(
+        ctx, primitive_key(path, g, src_dtype, weights_dtype, dt::f32, true, layout, epilogue),
+        path, g, d, dst_any, epilogue);
+  }
+  if (!entry) return false;
+
+  const dnnl::engine& engine = ctx.engine;
+  dnnl::stream stream(engine);
+  auto memory = [&](const dnnl::memory::desc& md, const void* p) {
+    return dnnl::memory(md, engine, const_cast<void*>(p));
+  };
+  // Each operand as the primitive reads it: as it is where the layouts agree, else reordered.
+  F32Buffer src_scratch(0), weights_scratch(0), dst_scratch(0);
+  auto operand = [&](const dnnl::memory::desc& user, const void* data,
+                     const dnnl::memory::desc& wanted, F32Buffer& scratch) {
+    dnnl::memory user_memory = memory(user, data);
+    if (user == wanted) return user_memory;
+    scratch = scratch_for(wanted);
+    dnnl::memory reordered = memory(wanted, scratch.data());
+    dnnl::reorder(user_memory, reordered).execute(stream, user_memory, reordered);
+    return reordered;
+  };
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, operand(d.user_src, src, entry->src, src_scratch)},
+      {DNNL_ARG_WEIGHTS, operand(d.user_weights, weights, entry->weights, weights_scratch)},
+  };
+  const bool direct = entry->dst == d.user_dst;
+  if (!direct) dst_scratch = scratch_for(entry->dst);
+  dnnl::memory dst_memory =
+      direct ? memory(d.user_dst, dst) : memory(entry->dst, dst_scratch.data());
+  args.emplace(DNNL_ARG_DST, dst_memory);
+  if (epilogue.bias) args.emplace(DNNL_ARG_BIAS, memory(d.bias, epilogue.bias));
+  for (std::size_t i = 0; i < epilogue.post_ops.size(); ++i)
+    if (is_binary(epilogue.post_ops[i].kind))
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                   memory(d.per_channel, epilogue.post_ops[i].values));
+  // Streams are not thread-safe; kernels call conv from one thread (oneDNN threads inside).
+  entry->primitive.execute(stream, args);
+  if (!direct) {
+    dnnl::memory user_dst = memory(d.user_dst, dst);
+    dnnl::reorder(dst_memory, user_dst).execute(stream, dst_memory, user_dst);
+  }
+  stream.wait();
+  return true;
+}
+
+}  // namespace detail
+
+ConvPath conv_default_path() {
+  static const ConvPath path = detail::native_bf16() ? ConvPath::kOnednnBf16 : ConvPath::kOnednnF32;
+  return path;
+}
+
+const char* conv_path_name(ConvPath path) {
+  return path == ConvPath::kOnednnBf16 ? "onednn_bf16" : "onednn_f32";
+}
+
+using detail::channels_last_tag;
+using detail::ConvDescs;
+using detail::dnnl_type;
+using detail::plain_tag;
+using detail::weights_tag;
+using dims = dnnl::memory::dims;
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+bool conv_on_path(ConvPath path, const ConvGeometry& g, const void* src, kb_dtype src_dtype,
+                  const void* weights, kb_dtype weights_dtype, void* dst, kb_dtype dst_dtype,
+                  ConvLayout dst_layout, const ConvEpilogue& epilogue, TransposedMethod method) {
+  const std::size_t spatial = g.in_spatial.size();
+  if ((spatial != 2 && spatial != 3) || g.kernel.size() != spatial) return false;
+  if (g.transposed && !g.padding_right.empty()) return false;
+  const std::size_t rank = spatial + 2;
+  dims src_dims = {g.batch, g.in_channels}, dst_dims = {g.batch, g.out_channels};
+  dims weights_dims = {g.out_channels, g.in_channels}, channel_dims = {1, g.out_channels};
+  const std::vector<std::int64_t> out_spatial = conv_output_spatial(g);
+  for (std::size_t i = 0; i < spatial; ++i) {
+    src_dims.push_back(g.in_spatial[i]);
+    dst_dims.push_back(out_spatial[i]);
+    weights_dims.push_back(g.kernel[i]);
+    channel_dims.push_back(1);
+  }
+  ConvDescs d;
+  d.user_src = dnnl::memory::desc(src_dims, dnnl_type(src_dtype), plain_tag(rank));
+  d.user_weights =
+      dnnl::memory::desc(weights_dims, dnnl_type(weights_dtype), weights_tag(rank, g.transposed));
+  d.user_dst = dnnl::memory::desc(
+      dst_dims, dnnl_type(dst_dtype),
+      dst_layout == ConvLayout::kPlain ? plain_tag(rank) : channels_last_tag(rank));
+  d.bias = dnnl::memory::desc({g.out_channels}, dt::f32, tag::a);
+  d.per_channel = dnnl::memory::desc(channel_dims, dt::f32, plain_tag(rank));
+
+  if (g.transposed && method == TransposedMethod::kStridePhases) {
+    return detail::run_stride_phases(path, g, d, src, weights, dst, dst_dtype, dst_layout,
+                                     epilogue);
+  }
+  // oneDNN's deconvolution writes channels-last through a reference kernel (10 s where the
+  // blocked layout takes 65 ms at 28k's cpu shape): never ask it for that layout directly.
+  return detail::run_primitive(path, g, d, src, weights, dst,
+                               dst_layout == ConvLayout::kChannelsLast && !g.transposed, epilogue);
+}
+
+void conv(const ConvGeometry& g, const void* src, kb_dtype src_dtype, const void* weights,
+          kb_dtype weights_dtype, void* dst, kb_dtype dst_dtype, ConvLayout dst_layout,
+          const ConvEpilogue& epilogue) {
+  LibraryCall call;
+  call.kind = LibraryCall::Kind::kConv;
+  call.conv = {g, src_dtype, weights_dtype, dst_dtype, dst_layout, omp_get_max_threads()};
+  note_library_call(call);
+  if (conv_on_path(conv_default_path(), g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
+                   dst_layout, epilogue))
+    return;
+  if (conv_on_path(ConvPath::kOnednnF32, g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
+                   dst_layout, epilogue))
+    return;
+  throw std::runtime_error("oneDNN has no convolution for this configuration");
+}
+
+}  // namespace kbench::ops

@@ -1,0 +1,144 @@
+// The process-wide library-call log and the convolution timing of the library ceiling.
+#include "ops/library_calls.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <sstream>
+
+#include "core/input_gen.h"
+#include "core/tensor.h"
+#include "core/timer.h"
+
+namespace kbench::ops {
+namespace {
+
+struct Log {
+  std::mutex mutex;
+  // Read without the lock first: every gemm() and conv() asks, and almost never while recording.
+  std::atomic<bool> recording{false};
+  std::vector<LibraryCall> calls;
+};
+
+Log& log() {
+  static Log l;
+  return l;
+}
+
+std::string joined(const std::vector<std::int64_t>& values) {
+  std::string s;
+  for (std::int64_t v : values) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(v);
+  }
+  return s.empty() ? "-" : s;
+}
+
+const char* dtype_text(kb_dtype dtype) {
+  return dtype == KB_BF16 ? "bf16" : dtype == KB_F32 ? "f32" : "i32";
+}
+
+}  // namespace
+
+std::string ConvCall::key() const {
+  const ConvGeometry& g = geometry;
+  std::ostringstream key;
+  key << (g.transposed ? "convT" : "conv") << g.in_spatial.size() << "d " << g.batch << "x"
+      << g.in_channels << "x" << joined(g.in_spatial) << "->" << g.out_channels << " k"
+      << joined(g.kernel) << " s" << joined(g.stride) << " p" << joined(g.padding);
+  if (!g.padding_right.empty()) key << "/" << joined(g.padding_right);
+  key << ":" << dtype_text(src_dtype) << ":" << dtype_text(weights_dtype) << ":"
+      << dtype_text(dst_dtype) << (layout == ConvLayout::kPlain ? ":plain" : ":nhwc") << ":t"
+      << threads;
+  return key.str();
+}
+
+std::string LibraryCall::key() const {
+  return kind == Kind::kGemm ? "gemm " + gemm.key() : conv.key();
+}
+
+double LibraryCall::flops() const {
+  if (kind == Kind::kConv) return conv_direct_flops(conv.geometry);
+  return 2.0 * static_cast<double>(gemm.m) * static_cast<double>(gemm.n) *
+         static_cast<double>(gemm.k);
+}
+
+void start_recording_library_calls() {
+  Log& l = log();
+  std::lock_guard lock(l.mutex);
+  l.calls.clear();
+  l.recording = true;
+}
+
+std::vector<LibraryCall> stop_recording_library_calls() {
+  Log& l = log();
+  std::lock_guard lock(l.mutex);
+  l.recording = false;
+  return std::move(l.calls);
+}
+
+void note_library_call(const LibraryCall& call) {
+  Log& l = log();
+  if (!l.recording.load(std::memory_order_relaxed)) return;
+  std::lock_guard lock(l.mutex);
+  if (!l.recording) return;
+  const std::string key = call.key();
+  const auto same = std::find_if(l.calls.begin(), l.calls.end(),
+                                 [&](const LibraryCall& c) { return c.key() == key; });
+  if (same != l.calls.end()) {
+    ++same->count;
+    return;
+  }
+  l.calls.push_back(call);
+  l.calls.back().count = 1;
+}
+
+std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& call) {
+  const ConvGeometry& g = call.geometry;
+  std::vector<std::int64_t> src_shape = {g.batch, g.in_channels};
+  src_shape.insert(src_shape.end(), g.in_spatial.begin(), g.in_spatial.end());
+  std::vector<std::int64_t> weights_shape =
+      g.transposed ? std::vector<std::int64_t>{g.in_channels, g.out_channels}
+                   : std::vector<std::int64_t>{g.out_channels, g.in_channels};
+  weights_shape.insert(weights_shape.end(), g.kernel.begin(), g.kernel.end());
+  std::vector<std::int64_t> dst_shape = {g.batch, g.out_channels};
+  for (std::int64_t extent : conv_output_spatial(g)) dst_shape.push_back(extent);
+  HostTensor src({"src", call.src_dtype, src_shape});
+  HostTensor weights({"weights", call.weights_dtype, weights_shape});
+  HostTensor dst({"dst", call.dst_dtype, dst_shape});
+  kb_tensor src_view = src.view(), weights_view = weights.view();
+  fill_input(InitRule::normal(1.0), 1, 0, src_view);
+  fill_input(InitRule::normal(0.02), 1, 1, weights_view);
+
+  // As for the GEMM paths (measure_fastest_path): the paths take turns, each path's figure is its
+  // best call, on one thread the smaller of wall and CPU time, the first call not counted.
+  constexpr int kRounds = 7;
+  constexpr double kBudgetS = 3.0;
+  const auto run = [&](ConvPath path) {
+    return conv_on_path(path, g, src.data(), call.src_dtype, weights.data(), call.weights_dtype,
+                        dst.data(), call.dst_dtype, call.layout);
+  };
+  std::vector<ConvPath> paths;
+  for (const ConvPath path : {ConvPath::kOnednnBf16, ConvPath::kOnednnF32})
+    if (run(path)) paths.push_back(path);
+  std::vector<double> best(paths.size(), 0);
+  const double start = now_seconds();
+  for (int round = 0; round < kRounds; ++round) {
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      const double ms = timed_calls_ms([&] { run(paths[i]); }, call.threads == 1);
+      best[i] = round == 0 ? ms : std::min(best[i], ms);
+    }
+    if (round >= 2 && now_seconds() - start > kBudgetS) break;
+  }
+  // Then back to back, warm, as measure_fastest_path does for the same reason.
+  constexpr int kBackToBackBatches = 3;
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    best[i] = std::min(best[i], best_back_to_back_ms([&] { run(paths[i]); }, call.threads == 1,
+                                                     kBackToBackBatches));
+  std::vector<std::pair<std::string, double>> out;
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    out.emplace_back(conv_path_name(paths[i]), best[i]);
+  return out;
+}
+
+}  // namespace kbench::ops

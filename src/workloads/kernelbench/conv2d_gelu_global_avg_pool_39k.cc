@@ -1,0 +1,158 @@
+// 39k_Conv2d_GELU_GlobalAvgPool: KernelBench level 2 problem 67 (PyTorch, translated to JAX): a 3x3
+// VALID convolution with bias, GELU, then the mean over each output plane.
+//
+// Operator  out[n, c] = mean_hw(gelu(conv2d(x, weight) + bias[c])), gelu the tanh approximation
+//           (jax.nn.gelu's default, as the translation calls it).
+// Inputs    x       bf16 (N, Cin, H, W)     uniform[0,1) + a per-(sample, channel) offset
+//                                           normal(0,1) (see Deviations)
+//           weight  bf16 (Cout, Cin, 3, 3)  normal*0.02
+//           bias    bf16 (Cout)             normal*0.02
+// Output    out     bf16 (N, Cout)
+// FLOPs     2*N*Cout*Ho*Wo*Cin*3*3 (GELU and the mean are not counted); 76,106,170,368 at full size
+//           (N=128, Cin=8, Cout=64, H=W=256).
+// Character a convolution with a short reduction (K = Cin*9 = 72) whose output (8x the input's
+//           values) is consumed at once by the pool: 144 FLOPs per output value, so the GEMM's
+//           weight reuse is low and the output stream matters; the fused kernel never writes it.
+// Deviations
+//   - x gets one offset per (sample, channel), normal(0,1), on top of the original's
+//     uniform[0,1): with iid inputs every sample's pooled output is the same to ~1e-3 (the mean of
+//     64K pixels), so an output with the samples permuted, or one sample copied to all, passed.
+//   - The cpu preset is (N, H, W) = (8, 146, 146) with the original's channels and kernel
+//     (1.5 GFLOP). Smoke uses odd channel counts (5 -> 11) and spatial extents.
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/conv.h"
+#include "ops/jnp_bf16.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/conv_layer.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+struct Shape {
+  std::int64_t batch, in_channels, out_channels, height, width;
+};
+constexpr std::int64_t kKernel = 3;
+
+constexpr Presets<Shape> kPresets = {
+    .smoke = {3, 5, 11, 13, 15},
+    .cpu = {8, 8, 64, 146, 146},
+    .full = {128, 8, 64, 256, 256},
+};
+
+ops::ConvGeometry geometry_of(const Shape& s) {
+  return {s.batch, s.in_channels, s.out_channels, {s.height, s.width}, {kKernel, kKernel}};
+}
+
+Problem make_problem(Size size) {
+  const ops::ConvGeometry g = geometry_of(kPresets.at(size));
+  Problem problem =
+      conv_kit::problem(g, InitRule::structured(ops::fill_uniform_with_channel_offsets), "weight",
+                        InitRule::normal(0.02));
+  problem.inputs.push_back({{"bias", KB_BF16, {g.out_channels}}, InitRule::normal(0.02)});
+  problem.outputs = {{"out", KB_BF16, {g.batch, g.out_channels}}};
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<ops::ConvGeometry> g =
+      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 3, geometry_of({}));
+  if (!g || !conv_kit::vectors_match(in + 2, 1, g->out_channels) ||
+      !ops::is_float_output(out[0], {g->batch, g->out_channels}))
+    return std::nullopt;
+  return Shape{g->batch, g->in_channels, g->out_channels, g->in_spatial[0], g->in_spatial[1]};
+}
+
+double gelu_tanh(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_F32) return 1;
+  const ops::ConvGeometry g = geometry_of(*s);
+  const std::vector<double> y = conv_kit::reference(g, in[0], in[1], in[2]);
+  const std::size_t plane = conv_kit::output_plane(g);
+  auto* o = static_cast<float*>(out[0].data);
+  for (std::size_t p = 0; p * plane < y.size(); ++p) {
+    double sum = 0;
+    for (std::size_t i = 0; i < plane; ++i) sum += gelu_tanh(y[p * plane + i]);
+    o[p] = static_cast<float>(sum / static_cast<double>(plane));
+  }
+  return 0;
+}
+
+// What a fusing compiler emits: per sample, the convolution with bias and GELU fused into its
+// output tiles (oneDNN bias + eltwise_gelu_tanh), written channels-last so the pool is a sum of
+// contiguous channel rows per pixel, one pass over the output.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s) return 1;
+  const ops::ConvGeometry g = geometry_of(*s);
+  const std::size_t plane = conv_kit::output_plane(g);
+  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  // One sample at a time: its conv output (5.3 MB at the cpu size) is pooled while it is still
+  // in cache rather than after the whole batch's went to memory.
+  ops::F32Buffer y(plane * channels);
+  std::vector<float> sums(channels);
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+    conv_kit::conv_sample(g, in[0], in[1], n, y.data(), ops::ConvLayout::kChannelsLast,
+                          {bias.data(), {{ops::ConvPostOp::Kind::kGeluTanh}}});
+    sums.assign(channels, 0.0f);
+    ops::add_rows(y.data(), plane, channels, channels, sums.data());
+    for (std::size_t c = 0; c < channels; ++c)
+      conv_kit::store(out[0], n * channels + c, sums[c] / static_cast<float>(plane));
+  }
+  return 0;
+}
+
+// The JAX program in bf16: the conv's bf16 result, + bias, jax.nn.gelu's ops (cube, scale, add,
+// scale, tanh, 1 + ., product) each rounded to bf16; the mean accumulated in f32 (jnp.mean upcasts
+// bf16) and rounded.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_BF16) return 1;
+  const ops::ConvGeometry g = geometry_of(*s);
+  const std::size_t plane = conv_kit::output_plane(g);
+  ops::F32Buffer y = conv_kit::bf16_conv_bias(g, in[0], in[1], in[2]);
+  auto* o = static_cast<bf16_t*>(out[0].data);
+  for (std::size_t p = 0; p * plane < y.size(); ++p) {
+    float* v = y.data() + p * plane;
+    for (std::size_t i = 0; i < plane; ++i) v[i] = ops::jnp::gelu_tanh(v[i]);
+    o[p] = f32_to_bf16(ops::sum_f32(v, plane) / static_cast<float>(plane));
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Workload kConv2dGeluGlobalAvgPool39k = {
+    .id = "39k",
+    .name = "39k_Conv2d_GELU_GlobalAvgPool",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem 67_Conv2d_GELU_GlobalAvgPool",
+    .summary = "mean_hw(gelu_tanh(conv2d_3x3_valid(x, weight) + bias)) on bf16 NCHW -> (N, Cout)",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .math = MathClass::kBf16Matmul,
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench

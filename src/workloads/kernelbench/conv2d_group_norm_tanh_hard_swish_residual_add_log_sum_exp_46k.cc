@@ -1,0 +1,262 @@
+// 46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp: KernelBench level 2 problem 92
+// (PyTorch, translated to JAX): a 3x3 VALID convolution with bias, GroupNorm, tanh, hardswish, a
+// residual add of the conv output, then logsumexp over the channels.
+//
+// Operator  y = conv2d(x, conv_weight) + conv_bias[c];
+//           g = (y - mean_g(y)) / sqrt(var_g(y) + 1e-5) * gn_weight[c] + gn_bias[c], statistics
+//           over each group of C/16 channels and all of H, W (16 groups);
+//           t = tanh(g);  h = t * relu6(t + 3) / 6;  out[n, 0, i, j] = logsumexp_c(y + h).
+// Inputs    x            bf16 (N, Cin, H, W)    uniform[0,1)
+//           conv_weight  bf16 (Cout, Cin, 3, 3) normal*0.02
+//           conv_bias    bf16 (Cout)            normal*0.02
+//           gn_weight    bf16 (Cout)            uniform[0.5,1.5)  (original: ones, see Deviations)
+//           gn_bias      bf16 (Cout)            normal*0.1        (original: zeros)
+// Output    out          bf16 (N, 1, H-2, W-2)
+// FLOPs     2*N*Cout*Ho*Wo*Cin*3*3 (the epilogue is not counted); 18,728,091,648 at full size
+//           (N=128, Cin=8, Cout=64, H=W=128).
+// Character a convolution with a short reduction (K = Cin*9 = 72) whose 64-channel output is
+//           reduced over its channels at every pixel after a per-group normalization: the group
+//           statistics need the whole sample's output before the epilogue (two passes), and the
+//           epilogue costs a tanh and an exp per value (transcendental-bound beside the conv).
+// Deviations
+//   - gn_weight and gn_bias are non-trivial (the original's ones and zeros make the affine step an
+//     identity that a kernel could skip unnoticed).
+//   - The cpu preset is (N, H, W) = (12, 98, 98) with the original's channels and kernel
+//     (1.0 GFLOP). Smoke uses Cin = 5, Cout = 32 (16 groups of 2) and odd spatial extents.
+#include <hwy/contrib/math/math-inl.h>
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/conv.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/conv_layer.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+struct Shape {
+  std::int64_t batch, in_channels, out_channels, height, width;
+};
+constexpr std::int64_t kKernel = 3;
+constexpr std::int64_t kGroups = 16;
+constexpr double kEps = 1e-5;
+
+constexpr Presets<Shape> kPresets = {
+    .smoke = {2, 5, 32, 11, 13},
+    .cpu = {12, 8, 64, 98, 98},
+    .full = {128, 8, 64, 128, 128},
+};
+
+ops::ConvGeometry geometry_of(const Shape& s) {
+  return {s.batch, s.in_channels, s.out_channels, {s.height, s.width}, {kKernel, kKernel}};
+}
+
+// (N, 1, Ho, Wo): the conv output with its channels reduced.
+std::vector<std::int64_t> pooled_extents(const ops::ConvGeometry& g) {
+  std::vector<std::int64_t> extents = conv_kit::output_extents(g);
+  extents[1] = 1;
+  return extents;
+}
+
+Problem make_problem(Size size) {
+  const ops::ConvGeometry g = geometry_of(kPresets.at(size));
+  Problem problem =
+      conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "conv_weight", InitRule::normal(0.02));
+  problem.config.push_back({"groups", kGroups});
+  const std::int64_t co = g.out_channels;
+  problem.inputs.push_back({{"conv_bias", KB_BF16, {co}}, InitRule::normal(0.02)});
+  problem.inputs.push_back({{"gn_weight", KB_BF16, {co}}, InitRule::uniform(0.5, 1.5)});
+  problem.inputs.push_back({{"gn_bias", KB_BF16, {co}}, InitRule::normal(0.1)});
+  problem.outputs = {{"out", KB_BF16, pooled_extents(g)}};
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<ops::ConvGeometry> g =
+      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 5, geometry_of({}));
+  if (!g || g->out_channels % kGroups != 0 ||
+      !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
+      !conv_kit::is_float_output(out[0], pooled_extents(*g)))
+    return std::nullopt;
+  return Shape{g->batch, g->in_channels, g->out_channels, g->in_spatial[0], g->in_spatial[1]};
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_F32) return 1;
+  const ops::ConvGeometry geometry = geometry_of(*s);
+  const std::vector<double> y = conv_kit::reference(geometry, in[0], in[1], in[2]);
+  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
+  const auto* beta = static_cast<const bf16_t*>(in[4].data);
+  const std::size_t plane = conv_kit::output_plane(geometry);
+  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const std::size_t per_group = channels / kGroups, group_size = per_group * plane;
+  std::vector<double> residual(channels * plane);
+  auto* o = static_cast<float*>(out[0].data);
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+    const double* sample = y.data() + n * channels * plane;
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      const double* v = sample + g * group_size;
+      const auto [mean, inv_std] = conv_kit::reference_norm_stats(v, group_size, kEps);
+      for (std::size_t i = 0; i < group_size; ++i) {
+        const std::size_t c = g * per_group + i / plane;
+        const double t =
+            std::tanh((v[i] - mean) * inv_std * bf16_to_f32(gamma[c]) + bf16_to_f32(beta[c]));
+        residual[g * group_size + i] = v[i] + t * std::clamp(t + 3.0, 0.0, 6.0) / 6.0;
+      }
+    }
+    for (std::size_t p = 0; p < plane; ++p) {
+      double m = residual[p];
+      for (std::size_t c = 1; c < channels; ++c) m = std::max(m, residual[c * plane + p]);
+      double sum = 0;
+      for (std::size_t c = 0; c < channels; ++c) sum += std::exp(residual[c * plane + p] - m);
+      o[n * plane + p] = static_cast<float>(m + std::log(sum));
+    }
+  }
+  return 0;
+}
+
+// The epilogue over one pixel's channel row (channels a multiple of the vector width, as 16 groups
+// of f32 vectors always are): r = y + hardswish(tanh(scale * y + shift)), then logsumexp(r).
+float epilogue_row(const float* y, const float* scale, const float* shift, std::size_t channels) {
+  const hn::ScalableTag<float> df;
+  const std::size_t lanes = hn::Lanes(df);
+  constexpr std::size_t kMaxVectors = 64;  // up to 1024 channels with 16 lanes
+  hn::Vec<decltype(df)> r[kMaxVectors];
+  const std::size_t vectors = channels / lanes;
+  auto max = hn::Set(df, -HUGE_VALF);
+  for (std::size_t v = 0; v < vectors; ++v) {
+    const auto yv = hn::LoadU(df, y + v * lanes);
+    const auto t = hn::Tanh(
+        df, hn::MulAdd(yv, hn::LoadU(df, scale + v * lanes), hn::LoadU(df, shift + v * lanes)));
+    const auto relu6 =
+        hn::Min(hn::Max(hn::Add(t, hn::Set(df, 3.0f)), hn::Zero(df)), hn::Set(df, 6.0f));
+    r[v] = hn::Add(yv, hn::Mul(hn::Mul(t, relu6), hn::Set(df, 1.0f / 6.0f)));
+    max = hn::Max(max, r[v]);
+  }
+  const auto m = hn::Set(df, hn::GetLane(hn::MaxOfLanes(df, max)));
+  auto sum = hn::Zero(df);
+  for (std::size_t v = 0; v < vectors; ++v) sum = hn::Add(sum, hn::Exp(df, hn::Sub(r[v], m)));
+  return hn::GetLane(m) + std::log(hn::GetLane(hn::SumOfLanes(df, sum)));
+}
+
+// What a fusing compiler emits: per sample, the convolution with its bias fused, written
+// channels-last f32 (pixel rows of channels); a channel-sum pass and a squared-deviation pass give
+// the group statistics; one vectorized pass per pixel applies the norm, tanh, hardswish, residual
+// and the channel logsumexp, storing one value per pixel.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s) return 1;
+  const ops::ConvGeometry geometry = geometry_of(*s);
+  const std::size_t plane = conv_kit::output_plane(geometry);
+  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const std::size_t per_group = channels / kGroups;
+  if (channels % hn::Lanes(hn::ScalableTag<float>()) != 0 || channels > 1024) return 1;
+  const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
+  const ops::F32Buffer gamma = ops::load_f32(in[3]);
+  const ops::F32Buffer beta = ops::load_f32(in[4]);
+  // One sample at a time: its conv output (2.4 MB at the cpu size) stays cache-resident for the
+  // three passes that read it, as a compiler tiling the program by sample would keep it.
+  ops::F32Buffer y(plane * channels);
+  ops::ChannelGroupStats stats;
+  std::vector<float> scale(channels), shift(channels);
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+    conv_kit::conv_sample(geometry, in[0], in[1], n, y.data(), ops::ConvLayout::kChannelsLast,
+                          {conv_bias.data()});
+    ops::channel_group_stats(y.data(), plane, channels, kGroups, kEps, stats);
+    for (std::size_t c = 0; c < channels; ++c) {
+      const double inv_std = stats.inv_std[c / per_group];
+      scale[c] = static_cast<float>(gamma.data()[c] * inv_std);
+      shift[c] = static_cast<float>(beta.data()[c] - stats.mean[c] * gamma.data()[c] * inv_std);
+    }
+    for (std::size_t p = 0; p < plane; ++p)
+      conv_kit::store(out[0], n * plane + p,
+                      epilogue_row(y.data() + p * channels, scale.data(), shift.data(), channels));
+  }
+  return 0;
+}
+
+// The JAX program in bf16: the conv's bf16 result, + bias; group mean and variance accumulated in
+// f32 and rounded; y - mean, var + eps, sqrt, the division, * weight, + bias, tanh, + 3, the
+// product with relu6, / 6 and the residual add each rounded; logsumexp as jax writes it (max,
+// r - max, exp, the f32-accumulated sum, log, + max), each rounded.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_BF16) return 1;
+  const ops::ConvGeometry geometry = geometry_of(*s);
+  const std::size_t plane = conv_kit::output_plane(geometry);
+  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const std::size_t per_group = channels / kGroups, group_size = per_group * plane;
+  const ops::F32Buffer y = conv_kit::bf16_conv_bias(geometry, in[0], in[1], in[2]);
+  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
+  const auto* beta = static_cast<const bf16_t*>(in[4].data);
+  std::vector<float> residual(channels * plane);
+  auto* o = static_cast<bf16_t*>(out[0].data);
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+    const float* sample = y.data() + n * channels * plane;
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      const float* v = sample + g * group_size;
+      const auto [mean, denom] = conv_kit::bf16_norm_stats(v, group_size, kEps);
+      for (std::size_t i = 0; i < group_size; ++i) {
+        const std::size_t c = g * per_group + i / plane;
+        const float affine = conv_kit::bf16_normalize(v[i], mean, denom, bf16_to_f32(gamma[c]),
+                                                      bf16_to_f32(beta[c]));
+        const float t = round_to_bf16(std::tanh(affine));
+        const float relu6 = std::clamp(round_to_bf16(t + 3.0f), 0.0f, 6.0f);
+        const float hard_swish = round_to_bf16(round_to_bf16(t * relu6) / 6.0f);
+        residual[g * group_size + i] = round_to_bf16(v[i] + hard_swish);
+      }
+    }
+    for (std::size_t p = 0; p < plane; ++p) {
+      float m = residual[p];
+      for (std::size_t c = 1; c < channels; ++c) m = std::max(m, residual[c * plane + p]);
+      float sum = 0;
+      for (std::size_t c = 0; c < channels; ++c)
+        sum += round_to_bf16(std::exp(round_to_bf16(residual[c * plane + p] - m)));
+      o[n * plane + p] = f32_to_bf16(round_to_bf16(std::log(round_to_bf16(sum))) + m);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Workload kConv2dGroupNormTanhHardSwishResidualAddLogSumExp46k = {
+    .id = "46k",
+    .name = "46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem "
+        "92_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp",
+    .summary = "logsumexp_c(y + hardswish(tanh(GroupNorm16(y)))), y = conv2d_3x3_valid(x) + bias",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    // JAXBench's allclose(atol=1e-2, rtol=1e-2), with rel-L2 <= 0.005 instead of 1e-2: the output
+    // is log(64) ~ 4.2 plus a per-pixel variation of ~0.1-0.2, so rel-L2 against ||oracle|| of 1e-2
+    // was looser than the variation itself (the oracle's mean scored 0.007, the samples rotated
+    // 0.0098, both then caught only by allclose). 0.005 is twice the faithful bf16 program's worst
+    // (0.0025 over 20 smoke + 3 cpu seeds).
+    .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.005},
+    .math = MathClass::kBf16Matmul,
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench

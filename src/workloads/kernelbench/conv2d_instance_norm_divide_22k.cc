@@ -1,0 +1,180 @@
+// 22k_Conv2d_InstanceNorm_Divide: KernelBench level 2 problem 17 (PyTorch, translated to JAX): a
+// 3x3 VALID convolution with bias, an affine InstanceNorm over each (sample, channel) plane, then a
+// division by a constant.
+//
+// Operator  y = conv2d(x, weight) + conv_bias[c];
+//           out = ((y - mean_hw(y)) / sqrt(var_hw(y) + 1e-5) * in_weight[c] + in_bias[c]) / 2.0,
+//           mean and (biased) variance over each plane's H x W.
+// Inputs    x          bf16 (N, Cin, H, W)    uniform[0,1)
+//           weight     bf16 (Cout, Cin, 3, 3) normal*0.02
+//           conv_bias  bf16 (Cout)            normal*0.02
+//           in_weight  bf16 (Cout)            uniform[0.5,1.5)  (original: ones, see Deviations)
+//           in_bias    bf16 (Cout)            normal*0.1        (original: zeros)
+// Output    out        bf16 (N, Cout, H-2, W-2)
+// FLOPs     2*N*Cout*Ho*Wo*Cin*3*3 (the norm is not counted); 299,649,466,368 at full size
+//           (N=128, Cin=64, Cout=128, H=W=128).
+// Character compute-bound convolution, then a per-plane reduction and normalization (two passes
+//           over an L2-resident plane).
+// Deviations
+//   - in_weight and in_bias are non-trivial (the original's ones and zeros make the affine step an
+//     identity that a kernel could skip unnoticed).
+//   - The cpu preset is (N, H, W) = (4, 82, 82) with the original's channels and kernel
+//     (3.8 GFLOP). Smoke uses odd channel counts (13 -> 19) and spatial extents.
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/conv.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/conv_layer.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+struct Shape {
+  std::int64_t batch, in_channels, out_channels, height, width;
+};
+constexpr std::int64_t kKernel = 3;
+constexpr double kEps = 1e-5;
+constexpr double kDivideBy = 2.0;
+
+constexpr Presets<Shape> kPresets = {
+    .smoke = {2, 13, 19, 11, 13},
+    .cpu = {4, 64, 128, 82, 82},
+    .full = {128, 64, 128, 128, 128},
+};
+
+ops::ConvGeometry geometry_of(const Shape& s) {
+  return {s.batch, s.in_channels, s.out_channels, {s.height, s.width}, {kKernel, kKernel}};
+}
+
+Problem make_problem(Size size) {
+  const ops::ConvGeometry g = geometry_of(kPresets.at(size));
+  Problem problem =
+      conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "weight", InitRule::normal(0.02));
+  problem.config.push_back({"divide_by", kDivideBy});
+  const std::int64_t co = g.out_channels;
+  problem.inputs.push_back({{"conv_bias", KB_BF16, {co}}, InitRule::normal(0.02)});
+  problem.inputs.push_back({{"in_weight", KB_BF16, {co}}, InitRule::uniform(0.5, 1.5)});
+  problem.inputs.push_back({{"in_bias", KB_BF16, {co}}, InitRule::normal(0.1)});
+  problem.outputs = {{"out", KB_BF16, conv_kit::output_extents(g)}};
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<ops::ConvGeometry> g =
+      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 5, geometry_of({}));
+  if (!g || !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
+      !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
+    return std::nullopt;
+  return Shape{g->batch, g->in_channels, g->out_channels, g->in_spatial[0], g->in_spatial[1]};
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_F32) return 1;
+  const ops::ConvGeometry g = geometry_of(*s);
+  const std::vector<double> y = conv_kit::reference(g, in[0], in[1], in[2]);
+  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
+  const auto* beta = static_cast<const bf16_t*>(in[4].data);
+  const std::size_t plane = conv_kit::output_plane(g);
+  auto* o = static_cast<float*>(out[0].data);
+  for (std::size_t p = 0; p * plane < y.size(); ++p) {
+    const std::size_t c = p % static_cast<std::size_t>(s->out_channels);
+    const double* v = y.data() + p * plane;
+    const auto [mean, inv_std] = conv_kit::reference_norm_stats(v, plane, kEps);
+    for (std::size_t i = 0; i < plane; ++i)
+      o[p * plane + i] = static_cast<float>(
+          ((v[i] - mean) * inv_std * bf16_to_f32(gamma[c]) + bf16_to_f32(beta[c])) / kDivideBy);
+  }
+  return 0;
+}
+
+// What a fusing compiler emits: the convolution with its bias fused, written as f32 NCHW planes;
+// then per plane (L2-resident) a mean pass, a variance pass, and one normalize-scale-shift-divide
+// pass that stores the output once in its dtype.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s) return 1;
+  const ops::ConvGeometry g = geometry_of(*s);
+  const std::size_t plane = conv_kit::output_plane(g);
+  const std::size_t planes = static_cast<std::size_t>(s->batch * s->out_channels);
+  const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
+  const ops::F32Buffer gamma = ops::load_f32(in[3]);
+  const ops::F32Buffer beta = ops::load_f32(in[4]);
+  ops::F32Buffer y(planes * plane);
+  ops::conv(g, in[0].data, KB_BF16, in[1].data, KB_BF16, y.data(), KB_F32, ops::ConvLayout::kPlain,
+            {conv_bias.data()});
+  for (std::size_t p = 0; p < planes; ++p) {
+    const std::size_t c = p % static_cast<std::size_t>(s->out_channels);
+    const float* v = y.data() + p * plane;
+    const float mean = ops::sum_f32(v, plane) / static_cast<float>(plane);
+    const float var = ops::sum_squared_deviations(v, plane, mean) / static_cast<float>(plane);
+    const float scale =
+        gamma.data()[c] / std::sqrt(var + static_cast<float>(kEps)) / static_cast<float>(kDivideBy);
+    const float shift = beta.data()[c] / static_cast<float>(kDivideBy) - mean * scale;
+    conv_kit::store_scaled(out[0], p * plane, v, plane, scale, shift);
+  }
+  return 0;
+}
+
+// The JAX program in bf16: conv result rounded to bf16, + bias rounded; mean and variance
+// accumulated in f32 (jnp.mean/jnp.var upcast bf16) and rounded to bf16; then x - mean, var + eps,
+// sqrt, the division, * weight, + bias and / 2 each rounding to bf16.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_BF16) return 1;
+  const ops::ConvGeometry g = geometry_of(*s);
+  const std::size_t plane = conv_kit::output_plane(g);
+  const ops::F32Buffer y = conv_kit::bf16_conv_bias(g, in[0], in[1], in[2]);
+  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
+  const auto* beta = static_cast<const bf16_t*>(in[4].data);
+  auto* o = static_cast<bf16_t*>(out[0].data);
+  for (std::size_t p = 0; p * plane < y.size(); ++p) {
+    const std::size_t c = p % static_cast<std::size_t>(s->out_channels);
+    const float* v = y.data() + p * plane;
+    const auto [mean, denom] = conv_kit::bf16_norm_stats(v, plane, kEps);
+    for (std::size_t i = 0; i < plane; ++i) {
+      const float affine =
+          conv_kit::bf16_normalize(v[i], mean, denom, bf16_to_f32(gamma[c]), bf16_to_f32(beta[c]));
+      o[p * plane + i] = f32_to_bf16(affine / static_cast<float>(kDivideBy));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Workload kConv2dInstanceNormDivide22k = {
+    .id = "22k",
+    .name = "22k_Conv2d_InstanceNorm_Divide",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem 17_Conv2d_InstanceNorm_Divide",
+    .summary = "InstanceNorm(conv2d_3x3_valid(x, weight) + conv_bias) / 2 on bf16 NCHW",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    // The bf16 program rounds the conv output before normalizing: its error 2^-9 |y| becomes
+    // 2^-9 |y| / sigma in normalized units (|y| / sigma reaches ~5 at these inits, the uniform[0,1)
+    // input giving each channel a mean well above its spread), and ~6 further bf16 ops add up to
+    // 2^-9 |out| each: |err| <~ 2^-9 (5 + 6 |out|) ~ 0.01 + 0.012 |out| before gamma. Measured
+    // (20 smoke + 3 cpu seeds): worst 0.053 at |out| 2.4, rel-L2 up to 0.0072. The bounds are about
+    // twice that; 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
+    .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
+    .math = MathClass::kBf16Matmul,
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench

@@ -1,0 +1,216 @@
+// 25k_Conv3d_GroupNorm_Mean: KernelBench level 2 problem 23 (PyTorch, translated to JAX): a 3x3x3
+// VALID 3-D convolution with bias, GroupNorm, then the mean of each sample's normalized output.
+//
+// Operator  y = conv3d(x, weight) + conv_bias[c];
+//           g = (y - mean_g(y)) / sqrt(var_g(y) + 1e-5) * gamma[c] + beta[c], statistics over each
+//           group of C/8 channels and all of D, H, W (8 groups);
+//           out[n] = mean over (C, D, H, W) of g[n].
+// Inputs    x          bf16 (N, Cin, D, H, W)    uniform[0,1) + a per-(sample, channel) offset
+//                                                normal(0,1) (see Deviations)
+//           weight     bf16 (Cout, Cin, 3, 3, 3) normal*0.02
+//           conv_bias  bf16 (Cout)               normal*0.02
+//           gamma      bf16 (Cout)               normal(0,1)  (original: ones, see Deviations)
+//           beta       bf16 (Cout)               normal*0.02
+// Output    out        bf16 (N)
+// FLOPs     2*N*Cout*Do*Ho*Wo*Cin*27 (the norm and mean are not counted); 9,853,747,200 at full
+//           size (N=128, Cin=3, Cout=24, D=24, H=W=32).
+// Character a 3-D convolution with a very short reduction (K = Cin*27 = 81) feeding reductions:
+//           every output value is needed only through per-channel sums, so nothing but the conv's
+//           output stream and its three passes are memory traffic.
+// Deviations (the original is degenerate, spec caveat; fixed minimally)
+//   - gamma is normal(0,1) instead of ones: with gamma = 1 the mean of a group-normalized tensor
+//     is exactly mean(beta) whatever x is (each group's normalized values sum to zero), so the
+//     output did not depend on x or the conv at all. With any gamma the output is
+//     mean(beta) + sum_c gamma_c m_c / C, m_c channel c's normalized mean (zero summed over a
+//     group); a zero-mean gamma makes that contrast the whole signal, where gamma ~ 1 + noise
+//     would add sum_g 3 e_g (e_g the bf16 program's rounding of group g's mean, 2^-9 relative)
+//     coherently and measured up to 1.7% rel-L2 error for the faithful bf16 program.
+//   - x gets one offset per (sample, channel), normal(0,1), on top of the original's
+//     uniform[0,1): with iid inputs every sample's output is the same to ~1e-3 (averages over
+//     ~20K voxels), so an output with the samples permuted passed.
+//   - The cpu preset is (N, D, H, W) = (12, 24, 32, 32): the original's channels, kernel and
+//     volume, fewer samples (0.92 GFLOP). Smoke keeps the channels (24 = 8 groups of 3) with odd
+//     spatial extents.
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/conv.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/conv_layer.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+struct Shape {
+  std::int64_t batch, in_channels, out_channels, depth, height, width;
+};
+constexpr std::int64_t kKernel = 3;
+constexpr std::int64_t kGroups = 8;
+constexpr double kEps = 1e-5;
+
+constexpr Presets<Shape> kPresets = {
+    // A batch of 21: the rel-L2 of the bf16 program over only 5 per-sample residues reached 1.26
+    // of the bound over 60 seeds; over 21 it stays near 0.55 (kbench validate --seeds 60).
+    .smoke = {21, 3, 24, 5, 7, 9},
+    .cpu = {12, 3, 24, 24, 32, 32},
+    .full = {128, 3, 24, 24, 32, 32},
+};
+
+ops::ConvGeometry geometry_of(const Shape& s) {
+  return {s.batch,
+          s.in_channels,
+          s.out_channels,
+          {s.depth, s.height, s.width},
+          {kKernel, kKernel, kKernel}};
+}
+
+Problem make_problem(Size size) {
+  const ops::ConvGeometry g = geometry_of(kPresets.at(size));
+  Problem problem =
+      conv_kit::problem(g, InitRule::structured(ops::fill_uniform_with_channel_offsets), "weight",
+                        InitRule::normal(0.02));
+  problem.config.push_back({"num_groups", kGroups});
+  const std::int64_t co = g.out_channels;
+  problem.inputs.push_back({{"conv_bias", KB_BF16, {co}}, InitRule::normal(0.02)});
+  problem.inputs.push_back({{"gamma", KB_BF16, {co}}, InitRule::normal(1.0)});
+  problem.inputs.push_back({{"beta", KB_BF16, {co}}, InitRule::normal(0.02)});
+  problem.outputs = {{"out", KB_BF16, {g.batch}}};
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<ops::ConvGeometry> g =
+      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 5, geometry_of({}));
+  if (!g || g->out_channels % kGroups != 0 ||
+      !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
+      !ops::is_float_output(out[0], {g->batch}))
+    return std::nullopt;
+  const std::vector<std::int64_t>& e = g->in_spatial;
+  return Shape{g->batch, g->in_channels, g->out_channels, e[0], e[1], e[2]};
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_F32) return 1;
+  const ops::ConvGeometry geometry = geometry_of(*s);
+  const std::vector<double> y = conv_kit::reference(geometry, in[0], in[1], in[2]);
+  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
+  const auto* beta = static_cast<const bf16_t*>(in[4].data);
+  const std::size_t volume = conv_kit::output_plane(geometry);
+  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const std::size_t per_group = channels / kGroups, group_size = per_group * volume;
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+    double total = 0;
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      const double* v = y.data() + (n * channels + g * per_group) * volume;
+      const auto [mean, inv_std] = conv_kit::reference_norm_stats(v, group_size, kEps);
+      for (std::size_t i = 0; i < group_size; ++i) {
+        const std::size_t c = g * per_group + i / volume;
+        total += (v[i] - mean) * inv_std * bf16_to_f32(gamma[c]) + bf16_to_f32(beta[c]);
+      }
+    }
+    static_cast<float*>(out[0].data)[n] =
+        static_cast<float>(total / static_cast<double>(channels * volume));
+  }
+  return 0;
+}
+
+// What a fusing compiler emits: per sample, the convolution with its bias fused, written
+// channels-last f32 (oneDNN writes it directly; a plain NCDHW result costs a reorder as long as
+// the conv at these channel counts); one pass for the channel sums and one for the squared
+// deviations from each channel's group mean, both vectorized across the channels of each voxel; the
+// final mean reduces the normalized values channel by channel, sum_i (a v_i + b) = a sum_i v_i + n
+// b with a = gamma / sigma and b = beta - a mu, so the normalized tensor is never stored.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s) return 1;
+  const ops::ConvGeometry geometry = geometry_of(*s);
+  const std::size_t volume = conv_kit::output_plane(geometry);
+  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const std::size_t per_group = channels / kGroups;
+  const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
+  const ops::F32Buffer gamma = ops::load_f32(in[3]);
+  const ops::F32Buffer beta = ops::load_f32(in[4]);
+  // One sample at a time: its conv output (1.9 MB) stays cache-resident for the two passes.
+  ops::F32Buffer y(channels * volume);
+  ops::ChannelGroupStats stats;
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+    conv_kit::conv_sample(geometry, in[0], in[1], n, y.data(), ops::ConvLayout::kChannelsLast,
+                          {conv_bias.data()});
+    ops::channel_group_stats(y.data(), volume, channels, kGroups, kEps, stats);
+    double total = 0;
+    for (std::size_t c = 0; c < channels; ++c)
+      total += gamma.data()[c] * stats.inv_std[c / per_group] *
+                   (stats.sums[c] - stats.mean[c] * static_cast<double>(volume)) +
+               beta.data()[c] * static_cast<double>(volume);
+    conv_kit::store(out[0], n, static_cast<float>(total / static_cast<double>(channels * volume)));
+  }
+  return 0;
+}
+
+// The JAX program in bf16: the conv's bf16 result, + bias; group mean and variance accumulated in
+// f32 (jnp.mean/jnp.var upcast bf16) and rounded to bf16; y - mean, var + eps, sqrt, the division,
+// * gamma, + beta each rounded; the final mean accumulated in f32 and rounded.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_BF16) return 1;
+  const ops::ConvGeometry geometry = geometry_of(*s);
+  const std::size_t volume = conv_kit::output_plane(geometry);
+  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const std::size_t per_group = channels / kGroups, group_size = per_group * volume;
+  ops::F32Buffer y = conv_kit::bf16_conv_bias(geometry, in[0], in[1], in[2]);
+  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
+  const auto* beta = static_cast<const bf16_t*>(in[4].data);
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+    float total = 0;
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      float* v = y.data() + (n * channels + g * per_group) * volume;
+      const auto [mean, denom] = conv_kit::bf16_norm_stats(v, group_size, kEps);
+      for (std::size_t i = 0; i < group_size; ++i) {
+        const std::size_t c = g * per_group + i / volume;
+        v[i] = conv_kit::bf16_normalize(v[i], mean, denom, bf16_to_f32(gamma[c]),
+                                        bf16_to_f32(beta[c]));
+      }
+      total += ops::sum_f32(v, group_size);
+    }
+    static_cast<bf16_t*>(out[0].data)[n] =
+        f32_to_bf16(total / static_cast<float>(channels * volume));
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Workload kConv3dGroupNormMean25k = {
+    .id = "25k",
+    .name = "25k_Conv3d_GroupNorm_Mean",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem 23_Conv3d_GroupNorm_Mean",
+    .summary = "mean_cdhw(GroupNorm8(conv3d_3x3x3_valid(x, weight) + conv_bias)) on bf16 -> (N)",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    // JAXBench's allclose(atol=1e-2, rtol=1e-2), with rel-L2 <= 0.025 instead of 1e-2: the output
+    // is the ~0.2 contrast left after each group's normalized values cancel, so the faithful bf16
+    // program's roundings of the group statistics, the normalized values and the final mean
+    // (~1e-3 absolute) are 0.5-1.4% of it (measured rel-L2 up to 0.014 over 20 smoke seeds, 0.005
+    // at cpu size). 5% RMS noise (rel-L2 0.05) stays 2x over the bound.
+    .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.025},
+    .math = MathClass::kBf16Matmul,
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench

@@ -1,0 +1,133 @@
+// 33k_Conv3d_Mish_Tanh: KernelBench level 2 problem 47 (PyTorch, translated to JAX): a 3x3x3 VALID
+// 3-D convolution with bias, mish, then tanh.
+//
+// Operator  y = conv3d(x, weight) + bias[c];  out = tanh(y * tanh(log(1 + exp(y)))), the mish
+//           written with softplus as log(1 + exp(y)), as the translation writes it.
+// Inputs    x       bf16 (N, Cin, D, H, W)     uniform[0,1)
+//           weight  bf16 (Cout, Cin, 3, 3, 3)  normal*0.02
+//           bias    bf16 (Cout)                normal*0.02
+// Output    out     bf16 (N, Cout, D-2, H-2, W-2)
+// FLOPs     2*N*Cout*Do*Ho*Wo*Cin*27 (the activations are not counted); 204,055,511,040 at full
+//           size (N=16, Cin=32, Cout=64, D=32, H=W=64).
+// Character compute-bound 3-D convolution (K = Cin*27 = 864) with a purely elementwise epilogue
+//           that fuses into the output tiles.
+// Deviations
+//   - The cpu preset is (N, D, H, W) = (4, 10, 34, 34) with the original's channels and kernel
+//     (3.6 GFLOP). Smoke uses odd channel counts (5 -> 7) and spatial extents.
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/conv.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/conv_layer.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+struct Shape {
+  std::int64_t batch, in_channels, out_channels, depth, height, width;
+};
+constexpr std::int64_t kKernel = 3;
+
+constexpr Presets<Shape> kPresets = {
+    .smoke = {2, 5, 7, 5, 7, 9},
+    .cpu = {4, 32, 64, 10, 34, 34},
+    .full = {16, 32, 64, 32, 64, 64},
+};
+
+ops::ConvGeometry geometry_of(const Shape& s) {
+  return {s.batch,
+          s.in_channels,
+          s.out_channels,
+          {s.depth, s.height, s.width},
+          {kKernel, kKernel, kKernel}};
+}
+
+Problem make_problem(Size size) {
+  const ops::ConvGeometry g = geometry_of(kPresets.at(size));
+  Problem problem =
+      conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "weight", InitRule::normal(0.02));
+  problem.inputs.push_back({{"bias", KB_BF16, {g.out_channels}}, InitRule::normal(0.02)});
+  problem.outputs = {{"out", KB_BF16, conv_kit::output_extents(g)}};
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<ops::ConvGeometry> g =
+      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 3, geometry_of({}));
+  if (!g || !conv_kit::vectors_match(in + 2, 1, g->out_channels) ||
+      !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
+    return std::nullopt;
+  const std::vector<std::int64_t>& e = g->in_spatial;
+  return Shape{g->batch, g->in_channels, g->out_channels, e[0], e[1], e[2]};
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_F32) return 1;
+  const std::vector<double> y = conv_kit::reference(geometry_of(*s), in[0], in[1], in[2]);
+  auto* o = static_cast<float*>(out[0].data);
+  for (std::size_t i = 0; i < y.size(); ++i)
+    o[i] = static_cast<float>(std::tanh(y[i] * std::tanh(std::log1p(std::exp(y[i])))));
+  return 0;
+}
+
+// What a fusing compiler emits: one 3-D convolution whose output tiles get the bias, mish and tanh
+// (oneDNN bias + eltwise_mish + eltwise_tanh) before their single store, reordered to NCDHW in the
+// output dtype.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s) return 1;
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  ops::conv(geometry_of(*s), in[0].data, KB_BF16, in[1].data, KB_BF16, out[0].data, out[0].dtype,
+            ops::ConvLayout::kPlain,
+            {bias.data(), {{ops::ConvPostOp::Kind::kMish}, {ops::ConvPostOp::Kind::kTanh}}});
+  return 0;
+}
+
+// The JAX program in bf16: the conv's bf16 result, + bias, exp, 1 + ., log, tanh, the product and
+// the final tanh, each rounding to bf16.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!s || out[0].dtype != KB_BF16) return 1;
+  const ops::F32Buffer y = conv_kit::bf16_conv_bias(geometry_of(*s), in[0], in[1], in[2]);
+  auto* o = static_cast<bf16_t*>(out[0].data);
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const float v = y.data()[i];
+    const float softplus =
+        round_to_bf16(std::log(round_to_bf16(1.0f + round_to_bf16(std::exp(v)))));
+    const float mish = round_to_bf16(v * round_to_bf16(std::tanh(softplus)));
+    o[i] = f32_to_bf16(std::tanh(mish));
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Workload kConv3dMishTanh33k = {
+    .id = "33k",
+    .name = "33k_Conv3d_Mish_Tanh",
+    .group = Group::kKernelBenchL2,
+    .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 47_Conv3d_Mish_Tanh",
+    .summary = "tanh(mish(conv3d_3x3x3_valid(x, weight) + bias)) on bf16 NCDHW",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .math = MathClass::kBf16Matmul,
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench

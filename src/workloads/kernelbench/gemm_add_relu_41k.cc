@@ -1,0 +1,202 @@
+// 41k_Gemm_Add_ReLU: KernelBench level 2 problem 76 (PyTorch, translated to JAX): a linear layer
+// without bias, then a separate bias add, then ReLU.
+//
+// Operator  out = relu(x @ weight + bias), bias broadcast over the rows.
+// Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
+//           weight  bf16 (K, N)  normal*0.02    N = out_features
+//           bias    bf16 (N)     normal*0.02
+// Output    out     bf16 (M, N)
+// FLOPs     2*M*K*N (the bias add and ReLU are not counted); 549,755,813,888 at full size
+//           (M=4096, K=8192, N=8192).
+// Character compute-bound GEMM with a two-pass elementwise epilogue a fused kernel can hide.
+// Deviations
+//   - weight is (in_features, out_features), the JAX translation's `x @ weight`, not PyTorch's
+//     nn.Linear (out_features, in_features) layout. The full shape is square, so only the smaller
+//     presets tell the two apart.
+//   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original. Its baseline
+//     takes 50-65 ms on one Zen 3 core (docs/baselines.md).
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+struct GemmShape {
+  std::int64_t m, k, n;  // batch_size, in_features, out_features
+};
+
+constexpr Presets<GemmShape> kPresets = {
+    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {768, 1536, 1536},
+    .full = {4096, 8192, 8192},
+};
+
+Problem make_problem(Size size) {
+  const auto [m, k, n] = kPresets.at(size);
+  Problem problem;
+  problem.config = {{"batch_size", m}, {"in_features", k}, {"out_features", n}};
+  problem.inputs = {
+      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
+      {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
+      {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+  };
+  problem.outputs = {{"out", KB_BF16, {m, n}}};
+  problem.flops = gemm_flops(m, k, n);
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+// The extents of a call whose tensors match the signature above (any float output dtype), or
+// nullopt.
+std::optional<GemmShape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                       const kb_tensor* out, std::int32_t num_outputs) {
+  if (num_inputs != 3 || num_outputs != 1) return std::nullopt;
+  const GemmShape shape{in[0].shape[0], in[0].shape[1], in[1].shape[1]};
+  const auto [m, k, n] = shape;
+  if (!ops::matches(in[0], KB_BF16, {m, k}) || !ops::matches(in[1], KB_BF16, {k, n}) ||
+      !ops::matches(in[2], KB_BF16, {n}) || !ops::is_float_output(out[0], {m, n})) {
+    return std::nullopt;
+  }
+  return shape;
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const auto [m, k, n] = *shape;
+  const auto* x = static_cast<const bf16_t*>(in[0].data);
+  const auto* weight = static_cast<const bf16_t*>(in[1].data);
+  const auto* bias = static_cast<const bf16_t*>(in[2].data);
+  auto* y = static_cast<float*>(out[0].data);
+  // i-p-j order with a double row accumulator: the textbook sums, reading weight along its rows.
+  std::vector<double> y_row(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) y_row[j] = bf16_to_f32(bias[j]);
+    for (std::int64_t p = 0; p < k; ++p) {
+      const double x_ip = bf16_to_f32(x[i * k + p]);
+      for (std::int64_t j = 0; j < n; ++j) y_row[j] += x_ip * bf16_to_f32(weight[p * n + j]);
+    }
+    for (std::int64_t j = 0; j < n; ++j)
+      y[i * n + j] = static_cast<float>(y_row[j] > 0 ? y_row[j] : 0);
+  }
+  return 0;
+}
+
+// What a fusing compiler emits: one GEMM whose epilogue adds the bias and applies the ReLU to each
+// output tile before its single bf16 store (oneDNN post-ops, or per tile on the OpenBLAS path).
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  if (!shape_of_call(in, num_inputs, out, num_outputs)) return 1;
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
+            ops::mutable_matrix_of(out[0]),
+            {.bias = bias.data(), .activation = ops::Activation::kRelu});
+  return 0;
+}
+
+// The original program's arithmetic: x @ weight on bf16 operands holds a bf16 result, the bias add
+// rounds to bf16 again, and ReLU is exact; stored in the output's dtype.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const auto [m, k, n] = *shape;
+  ops::ScratchMatrix y(KB_BF16, m, n);
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false, y.out());
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  for (std::int64_t i = 0; i < m; ++i) {
+    const auto* y_row = static_cast<const bf16_t*>(y.row(i));
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float biased = round_to_bf16(bf16_to_f32(y_row[j]) + bias.data()[j]);
+      const float value = biased > 0.0f ? biased : 0.0f;
+      if (out[0].dtype == KB_BF16)
+        static_cast<bf16_t*>(out[0].data)[i * n + j] = f32_to_bf16(value);
+      else
+        static_cast<float*>(out[0].data)[i * n + j] = value;
+    }
+  }
+  return 0;
+}
+
+// The scaffold is printed verbatim; clang-format would re-indent it as C++ nested in this file.
+// clang-format off
+constexpr std::string_view kScaffold = R"cpp(// 41k_Gemm_Add_ReLU: a naive, correct starting point.
+//
+// KernelBench level 2 problem 76, a linear layer, a bias add and a ReLU:
+// out = relu(x @ weight + bias), accumulated in f32 (or wider), rounded to bf16 once at the end.
+//
+// Inputs   x       bf16  (M, K)   M = batch_size, K = in_features
+//          weight  bf16  (K, N)   N = out_features (note: (in, out), not nn.Linear's (out, in))
+//          bias    bf16  (N)      added to every row
+// Output   out     bf16  (M, N)
+// Params   none; read M, K, N from the tensors.
+// Full size M=4096, K=8192, N=8192: compute-bound, 2*M*K*N flops; fuse the bias and ReLU.
+#include <vector>
+
+#include "kbench/kernel.h"
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
+                      kb_tensor* outputs, int32_t num_outputs) {
+  (void)cfg;
+  if (num_inputs != 3 || num_outputs != 1) return 1;
+  const kb_tensor& x = inputs[0];
+  const kb_tensor& weight = inputs[1];
+  const kb_tensor& bias = inputs[2];
+  kb_tensor& out = outputs[0];
+  if (x.rank != 2 || weight.rank != 2 || bias.rank != 1 || weight.shape[0] != x.shape[1] ||
+      bias.shape[0] != weight.shape[1]) {
+    return 1;
+  }
+
+  const int64_t m = x.shape[0];
+  const int64_t k = x.shape[1];
+  const int64_t n = weight.shape[1];
+  const uint16_t* xs = static_cast<const uint16_t*>(x.data);
+  const uint16_t* ws = static_cast<const uint16_t*>(weight.data);
+  const uint16_t* bs = static_cast<const uint16_t*>(bias.data);
+  uint16_t* ys = static_cast<uint16_t*>(out.data);
+
+  // One output row at a time in f32, starting from the bias; the i-p-j order reads weight along its
+  // rows.
+  std::vector<float> row(n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) row[j] = kb_bf16_to_f32(bs[j]);
+    for (int64_t p = 0; p < k; ++p) {
+      const float x_ip = kb_bf16_to_f32(xs[i * k + p]);
+      for (int64_t j = 0; j < n; ++j) row[j] += x_ip * kb_bf16_to_f32(ws[p * n + j]);
+    }
+    for (int64_t j = 0; j < n; ++j) ys[i * n + j] = kb_f32_to_bf16(row[j] > 0.0f ? row[j] : 0.0f);
+  }
+  return 0;
+}
+)cpp";
+// clang-format on
+
+}  // namespace
+
+const Workload kGemmAddRelu41k = {
+    .id = "41k",
+    .name = "41k_Gemm_Add_ReLU",
+    .group = Group::kKernelBenchL2,
+    .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 76_Gemm_Add_ReLU",
+    .summary = "relu(x @ weight + bias): bf16 (M,K) x (K,N) GEMM, row-broadcast bias, ReLU",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = bf16_program,
+    .scaffold = kScaffold,
+};
+
+}  // namespace kbench

@@ -1,0 +1,158 @@
+// 21k_Gemm_Divide_Sum_Scaling: KernelBench level 2 problem 14 (PyTorch, translated to JAX): a
+// linear layer without bias at HIGHEST precision, a division by 2, a sum over the features and a
+// scaling.
+//
+// Operator  out = sum_j (lax.dot_general(x, weight.T, precision=HIGHEST) / 2)[:, j] * 1.5,
+//           keepdims: one value per row.
+// Inputs    x       bf16 (M, K)  uniform[0,1)        M = batch_size, K = input_size
+//           weight  bf16 (N, K)  normal (unscaled)   N = hidden_size (nn.Linear layout)
+// Output    out     bf16 (M, 1)
+// Params    scaling_factor = 1.5 and the divisor 2 are constants of the program, not inputs.
+// FLOPs     2*M*K*N (derived); 549,755,813,888 at full size (M=4096, K=8192, N=8192).
+// Character compute-bound GEMM reduced to one number per row; algebraically a GEMV
+//           (sum_j (x W^T)_ij = x_i . sum_j W_j, the spec's caveat), left to candidates.
+// Numerics  precision=HIGHEST sets how the matmul computes, not what it returns: lax.dot_general of
+//           bf16 operands returns bf16, so the original rounds every product y_ij to bf16
+//           (XLA:CPU: an f32 dot, then a convert to bf16), halves it exactly, sums the N halves
+//           in f32 (jnp.sum upcasts bf16), rounds the sum to bf16 and multiplies by 1.5 in bf16.
+//           The row sums cancel (unscaled normal weights: rows of ~sqrt(K N / 3) from terms of
+//           ~sqrt(K / 3)), so the N roundings leave an absolute error that |out| does not bound
+//           (JAXBench's allclose failed the original itself on 13 of 20 smoke seeds).
+// Tolerance atol 1e-2, rtol 1e-2, rel-L2 1e-2, plus term_rtol 2^-8 times each row's term magnitude
+//           0.75 * sum_j |y_ij| (the terms in output units): rounding a term to bf16 moves it by
+//           at most 2^-8 of itself, so the N roundings move the row by at most 2^-8 * sum_j
+//           |term_j|. rtol covers the two roundings of the result (2 * 2^-8 < 1e-2); the f32
+//           accumulation (error ~sqrt(N) * 2^-24 of the magnitude) fits in the rest. The term
+//           magnitude is ~0.8 sqrt(N) / |z| times |out| (z ~ N(0, 1) per row), so the element
+//           bound is ~10% of a typical |out| at cpu size: zeros, the mean, permuted rows stay far
+//           outside it, and rel-L2 1e-2 rejects 5% noise.
+// Deviations
+//   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/rows.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/linear.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+constexpr linear::WeightLayout kLayout = linear::WeightLayout::kOutIn;
+constexpr linear::Call kCall{.layout = kLayout, .output = linear::Out::kM1};
+constexpr float kDivisor = 2.0f;
+constexpr float kScalingFactor = 1.5f;
+
+constexpr Presets<linear::Shape> kPresets = {
+    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {768, 1536, 1536},
+    .full = {4096, 8192, 8192},
+};
+
+Problem make_problem(Size size) {
+  const linear::Shape& shape = kPresets.at(size);
+  const auto [m, k, n] = shape;
+  return linear::problem(shape,
+                         {{"batch_size", m},
+                          {"input_size", k},
+                          {"hidden_size", n},
+                          {"scaling_factor", double{kScalingFactor}}},
+                         {
+                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
+                             {{"weight", KB_BF16, {n, k}}, InitRule::normal(1.0)},
+                         },
+                         {m, 1});
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const std::vector<double> y = linear::reference(in[0], in[1], kLayout, nullptr);
+  for (std::int64_t i = 0; i < shape->m; ++i) {
+    double total = 0;
+    for (std::int64_t j = 0; j < shape->n; ++j)
+      total += y[static_cast<std::size_t>(i * shape->n + j)];
+    static_cast<float*>(out[0].data)[i] = static_cast<float>(total / kDivisor * kScalingFactor);
+  }
+  return 0;
+}
+
+// What a fusing compiler emits: the f32 GEMM with the division fused into its epilogue (alpha =
+// 1/2, exact), then one loop fusion per row summing and scaling. Only the (M, 1) result is rounded
+// to the output dtype.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const auto [m, k, n] = *shape;
+  ops::ScratchMatrix y =
+      linear::f32_gemm(in[0], in[1], kLayout, nullptr, {.alpha = 1.0f / kDivisor});
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i)
+    linear::store(out[0], i,
+                  ops::sum(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n)) *
+                      kScalingFactor);
+  return 0;
+}
+
+// The original's arithmetic: each product rounded to bf16, halved (exact), summed in f32, the sum
+// rounded to bf16, times 1.5 rounded to bf16.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const std::vector<float> y = linear::bf16_program(in[0], in[1], kLayout, nullptr);
+  for (std::int64_t i = 0; i < shape->m; ++i) {
+    float total = 0;
+    for (std::int64_t j = 0; j < shape->n; ++j)
+      total += y[static_cast<std::size_t>(i * shape->n + j)] / kDivisor;
+    linear::store(out[0], i, round_to_bf16(total) * kScalingFactor);
+  }
+  return 0;
+}
+
+// The rule's term magnitude per row: 1.5 * sum_j |y_ij| / 2, the N products the original rounds
+// before it sums them, in output units (f32 products; the rounded ones differ by at most 2^-8).
+int term_magnitude(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                   kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const auto [m, k, n] = *shape;
+  ops::ScratchMatrix y =
+      linear::f32_gemm(in[0], in[1], kLayout, nullptr, {.alpha = kScalingFactor / kDivisor});
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i)
+    static_cast<float*>(out[0].data)[i] =
+        ops::abs_sum(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n));
+  return 0;
+}
+
+}  // namespace
+
+const Workload kGemmDivideSumScaling21k = {
+    .id = "21k",
+    .name = "21k_Gemm_Divide_Sum_Scaling",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem 14_Gemm_Divide_Sum_Scaling",
+    .summary = "row sums of (x @ weight.T) / 2, times 1.5: HIGHEST-precision GEMM -> (M,1)",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    // JAXBench's allclose(atol=1e-2, rtol=1e-2) and rel-L2 <= 1e-2, plus the rounded terms' share
+    // (the header's Tolerance note).
+    .tolerance = Tolerance{.term_rtol = kBf16UnitRoundoff},
+    .bf16_program = bf16_program,
+    .term_magnitude = term_magnitude,
+};
+
+}  // namespace kbench

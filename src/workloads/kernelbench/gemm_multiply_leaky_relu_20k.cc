@@ -1,0 +1,103 @@
+// 20k_Gemm_Multiply_LeakyReLU: KernelBench level 2 problem 12 (PyTorch, translated to JAX):
+// a linear layer, a constant multiplier, then LeakyReLU with slope 0.1.
+//
+// Operator  y = (x @ weight + bias) * 2.0; out = where(y >= 0, y, 0.1 y).
+// Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
+//           weight  bf16 (K, N)  normal*0.02    N = out_features
+//           bias    bf16 (N)     normal*0.02
+// Output    out     bf16 (M, N)
+// FLOPs     2*M*K*N (the epilogue is not counted); 549,755,813,888 at full size
+//           (M=4096, K=8192, N=8192).
+// Character compute-bound GEMM with a two-step elementwise epilogue a fused kernel can hide;
+//           x @ weight is signed (about half the elements take the 0.1 slope).
+// Deviations
+//   - weight is (in_features, out_features), the JAX translation's `x @ weight`, not PyTorch's
+//     nn.Linear (out_features, in_features) layout.
+//   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "ops/gemm.h"
+#include "workloads/kit/linear.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+using linear::bf16r;
+using linear::Extent;
+using linear::Vectors;
+
+constexpr float kMultiplier = 2.0f;     // config_full.multiplier
+constexpr double kNegativeSlope = 0.1;  // config_full.negative_slope
+
+constexpr Presets<linear::Shape> kPresets = {
+    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {768, 1536, 1536},
+    .full = {4096, 8192, 8192},
+};
+
+Problem make_problem(Size size) {
+  const linear::Shape& shape = kPresets.at(size);
+  const auto [m, k, n] = shape;
+  return linear::problem(shape,
+                         {{"batch_size", m},
+                          {"in_features", k},
+                          {"out_features", n},
+                          {"multiplier", double{kMultiplier}},
+                          {"negative_slope", kNegativeSlope}},
+                         {
+                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
+                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
+                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                         },
+                         {m, n});
+}
+
+// The inputs after x and weight: bias (N).
+constexpr Extent kVectors[] = {Extent::kColumns};
+constexpr linear::Call kCall{.vectors = kVectors};
+
+double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
+  const double scaled = (y + v[0][j]) * kMultiplier;
+  return scaled >= 0 ? scaled : kNegativeSlope * scaled;
+}
+
+// What a fusing compiler emits: one GEMM whose epilogue adds the bias, doubles and applies the
+// leaky ReLU to each output tile before its single bf16 store.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  return linear::fused_baseline(
+      kCall, in, num_inputs, out, num_outputs,
+      {.post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, kMultiplier),
+                    ops::PostOp::leaky_relu(static_cast<float>(kNegativeSlope))}});
+}
+
+// The JAX program's ops on bf16 tensors: (x @ weight) + bias, * 2.0, where(y >= 0, y, 0.1 * y),
+// each rounded; the weakly typed 0.1 is a bf16 constant.
+float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
+  const float scaled = bf16r(bf16r(y + v[0][j]) * kMultiplier);
+  return scaled >= 0.0f ? scaled : bf16r(bf16r(static_cast<float>(kNegativeSlope)) * scaled);
+}
+
+}  // namespace
+
+const Workload kGemmMultiplyLeakyRelu20k = {
+    .id = "20k",
+    .name = "20k_Gemm_Multiply_LeakyReLU",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem 12_Gemm_Multiply_LeakyReLU",
+    .summary =
+        "leaky_relu((x @ weight + bias) * 2.0, 0.1): bf16 (M,K) x (K,N) GEMM, fused epilogue",
+    .problem = make_problem,
+    .reference = linear::epilogue_reference<kCall, epilogue>,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = linear::epilogue_program<kCall, program_ops>,
+};
+
+}  // namespace kbench

@@ -1,0 +1,138 @@
+// 38k_Matmul_Dropout_Softmax: KernelBench level 2 problem 66 (PyTorch, translated to JAX): a linear
+// layer, dropout (skipped: inference), softmax over the features.
+//
+// Operator  out = softmax(x @ weight.T + bias, axis=1); dropout(p=0.2) is the identity at
+//           inference, as in the JAX translation.
+// Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
+//           weight  bf16 (N, K)  normal*0.02    N = out_features (nn.Linear's (out, in) layout)
+//           bias    bf16 (N)     normal*0.02
+// Output    out     bf16 (M, N)
+// FLOPs     2*M*K*N (the bias and softmax are not counted); 549,755,813,888 at full size
+//           (M=4096, K=8192, N=8192).
+// Character compute-bound GEMM feeding a row softmax over all N features, which no GEMM tile
+//           epilogue can finish alone.
+// Deviations
+//   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+//   - Every softmax value is ~1/N (1e-4 at full size, 7e-4 at cpu size), far below the elementwise
+//     atol of 1e-2, so allclose accepts any output near zero (the spec's caveat). The rel-L2 bound
+//     of the default tolerance is what rejects wrong outputs here; no input change is needed: the
+//     logits x @ weight.T carry a per-column part (0.5 * sum_k weight[j, k], sd 0.01 sqrt(K)) and
+//     a per-row part (sd 0.02 sqrt(K / 12)), so softmax rows are far from uniform (the oracle's
+//     mean is off by rel-L2 ~0.43 at cpu size, rows rotated by one by ~0.32) against the bf16
+//     program's 0.004.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/jnp_bf16.h"
+#include "ops/rows.h"
+#include "workloads/kit/gemm_rows.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+using gemm_rows::Shape;
+using gemm_rows::WeightLayout;
+
+// config_full.dropout_p: the original skips dropout (inference), so the value is unused.
+constexpr double kDropoutP = 0.2;
+
+constexpr WeightLayout kLayout = WeightLayout::kOutIn;
+
+constexpr Presets<Shape> kPresets = {
+    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {768, 1536, 1536},
+    .full = {4096, 8192, 8192},
+};
+
+Problem make_problem(Size size) {
+  const Shape shape = kPresets.at(size);
+  const auto [m, k, n] = shape;
+  Problem problem;
+  problem.config = {
+      {"batch_size", m}, {"in_features", k}, {"out_features", n}, {"dropout_p", kDropoutP}};
+  problem.inputs = {
+      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
+      {{"weight", KB_BF16, {n, k}}, InitRule::normal(0.02)},
+      {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+  };
+  problem.outputs = {{"out", KB_BF16, {m, n}}};
+  gemm_rows::finish_problem(problem, shape);
+  return problem;
+}
+
+// The extents of a call whose tensors match the signature above (any float output dtype), or
+// nullopt.
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  return gemm_rows::shape_of_call(in, num_inputs, out, num_outputs, kLayout, 1);
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const auto [m, k, n] = *shape;
+  auto* y = static_cast<float*>(out[0].data);
+  std::vector<double> logits(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < m; ++i) {
+    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], *shape, i, logits.data());
+    gemm_rows::softmax_row(logits.data(), n, y + i * n);
+  }
+  return 0;
+}
+
+// What a fusing compiler emits: one GEMM with the bias fused into its epilogue, into f32 logits,
+// then one softmax pass per row while the row is in cache, storing the output once (bf16 in the
+// timed run, f32 in the oracle).
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  ops::ScratchMatrix logits = gemm_rows::gemm_f32(in, *shape, kLayout, {.bias = bias.data()});
+  gemm_rows::finish_rows(logits, *shape, out[0],
+                         [](float* row, std::size_t cols) { ops::softmax(row, cols); });
+  return 0;
+}
+
+// The original on bf16 tensors: the matmul's bf16 result, the bias add rounded, then
+// jax.nn.softmax op by op in bf16.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_BF16) return 1;
+  ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, *shape, kLayout);
+  const auto* bias = static_cast<const bf16_t*>(in[2].data);
+  gemm_rows::bf16_rows(product, *shape, out[0], [&](const bf16_t* y, float* row, std::size_t cols) {
+    for (std::size_t j = 0; j < cols; ++j)
+      row[j] = ops::jnp::r(bf16_to_f32(y[j]) + bf16_to_f32(bias[j]));
+    ops::jnp::softmax(row, cols);
+  });
+  return 0;
+}
+
+}  // namespace
+
+const Workload kMatmulDropoutSoftmax38k = {
+    .id = "38k",
+    .name = "38k_Matmul_Dropout_Softmax",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem 66_Matmul_Dropout_Softmax",
+    .summary = "softmax(x @ weight.T + bias) over features (dropout is the identity at inference)",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .math = MathClass::kBf16Matmul,
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench

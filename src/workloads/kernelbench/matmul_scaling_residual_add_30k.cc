@@ -1,0 +1,99 @@
+// 30k_Matmul_Scaling_ResidualAdd: KernelBench level 2 problem 40 (PyTorch, translated to JAX):
+// a linear layer, its output scaled by 0.5 and added back to itself.
+//
+// Operator  y = x @ weight + bias; out = y * 0.5 + y.
+// Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
+//           weight  bf16 (K, N)  normal*0.02    N = out_features
+//           bias    bf16 (N)     normal*0.02
+// Output    out     bf16 (M, N)
+// FLOPs     2*M*K*N (the epilogue is not counted); 549,755,813,888 at full size
+//           (M=16384, K=4096, N=4096).
+// Character compute-bound GEMM (M = 4 K) with a linear epilogue.
+// Deviations
+//   - weight is (in_features, out_features), the JAX translation's `x @ weight`, not PyTorch's
+//     nn.Linear (out_features, in_features) layout.
+//   - The cpu preset is (M, K, N) = (3072, 768, 768): M = 4 K = 4 N as in the original.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "ops/gemm.h"
+#include "workloads/kit/linear.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+using linear::bf16r;
+using linear::Extent;
+using linear::Vectors;
+
+constexpr float kScalingFactor = 0.5f;  // config_full.scaling_factor
+
+constexpr Presets<linear::Shape> kPresets = {
+    .smoke = {67, 29, 31},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {3072, 768, 768},
+    .full = {16384, 4096, 4096},
+};
+
+Problem make_problem(Size size) {
+  const linear::Shape& shape = kPresets.at(size);
+  const auto [m, k, n] = shape;
+  return linear::problem(shape,
+                         {{"batch_size", m},
+                          {"in_features", k},
+                          {"out_features", n},
+                          {"scaling_factor", double{kScalingFactor}}},
+                         {
+                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
+                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
+                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                         },
+                         {m, n});
+}
+
+// The inputs after x and weight: bias (N).
+constexpr Extent kVectors[] = {Extent::kColumns};
+constexpr linear::Call kCall{.vectors = kVectors};
+
+double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
+  const double linear = y + v[0][j];
+  return linear * kScalingFactor + linear;
+}
+
+// What a fusing compiler emits: one GEMM whose epilogue adds the bias and the scaled residual to
+// each output tile before its single bf16 store. y * 0.5 is exact in f32 (a power of two), so
+// y * 0.5 + y is the exact 1.5 y rounded once: the same f32 value as y * 1.5, one post-op.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  return linear::fused_baseline(
+      kCall, in, num_inputs, out, num_outputs,
+      {.post_ops = {ops::PostOp::scalar(ops::BinaryOp::kMultiply, 1.5f)}});
+}
+
+// The JAX program's ops on bf16 tensors: (x @ weight) + bias, * 0.5 (exact), + the unscaled value.
+float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
+  const float linear = bf16r(y + v[0][j]);
+  return bf16r(bf16r(linear * kScalingFactor) + linear);
+}
+
+}  // namespace
+
+const Workload kMatmulScalingResidualAdd30k = {
+    .id = "30k",
+    .name = "30k_Matmul_Scaling_ResidualAdd",
+    .group = Group::kKernelBenchL2,
+    .source_model =
+        "KernelBench Level 2 (PyTorch->JAX translation), problem 40_Matmul_Scaling_ResidualAdd",
+    .summary =
+        "y * 0.5 + y for y = x @ weight + bias: bf16 (M,K) x (K,N) GEMM, M = 4K, linear epilogue",
+    .problem = make_problem,
+    .reference = linear::epilogue_reference<kCall, epilogue>,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = linear::epilogue_program<kCall, program_ops>,
+};
+
+}  // namespace kbench

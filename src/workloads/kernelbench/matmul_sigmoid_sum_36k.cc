@@ -1,0 +1,126 @@
+// 36k_Matmul_Sigmoid_Sum: KernelBench level 2 problem 56 (PyTorch, translated to JAX): a linear
+// layer, a sigmoid, and a sum over the features.
+//
+// Operator  out = sum_j sigmoid(x @ weight + bias)[:, j], keepdims: one value per row.
+// Inputs    x       bf16 (M, K)  uniform[-1,1)                 M = batch_size, K = input_size
+//           weight  bf16 (K, N)  normal*0.02 + sqrt(3/K)       N = hidden_size
+//           bias    bf16 (N)     normal*0.02
+// Output    out     bf16 (M, 1)
+// FLOPs     2*M*K*N (the sigmoid and the sum are not counted); 549,755,813,888 at full size
+//           (M=4096, K=8192, N=8192).
+// Character compute-bound GEMM whose (M, N) result a fused kernel reduces without storing it.
+// Deviations
+//   - Non-degeneracy: x ~ uniform[-1,1) instead of [0,1), and weight ~ normal(mean sqrt(3/K),
+//     std 0.02) instead of normal*0.02. With the original's i.i.d. zero-mean weight every row's
+//     sigmoids are symmetric about 0.5 whatever x is, so each row sums to N/2 within ~0.3% at
+//     every size (row spread 0.25 * 0.02 * sqrt(K N / 12) against N/2): the oracle's mean passes
+//     rel-L2 1e-2, and bf16's own rounding of the sum (0.2-0.4%) is as large as the signal. The
+//     shared mean of the weight gives row i a common shift sqrt(3/K) * sum_k x[i,k] of standard
+//     deviation 1 (signed x keeps that shift centred on 0), so row sums spread over ~0.25-0.75 N.
+//   - weight is (input_size, hidden_size), the JAX translation's `x @ weight`. The cpu preset is
+//     (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/rows.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/linear.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+constexpr linear::WeightLayout kLayout = linear::WeightLayout::kInOut;
+constexpr linear::Extent kBias[] = {linear::Extent::kColumns};
+constexpr linear::Call kCall{.layout = kLayout, .vectors = kBias, .output = linear::Out::kM1};
+
+constexpr Presets<linear::Shape> kPresets = {
+    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {768, 1536, 1536},
+    .full = {4096, 8192, 8192},
+};
+
+Problem make_problem(Size size) {
+  const linear::Shape& shape = kPresets.at(size);
+  const auto [m, k, n] = shape;
+  return linear::problem(shape, {{"batch_size", m}, {"input_size", k}, {"hidden_size", n}},
+                         {
+                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(-1.0, 1.0)},
+                             {{"weight", KB_BF16, {k, n}},
+                              InitRule::normal(0.02, std::sqrt(3.0 / static_cast<double>(k)))},
+                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                         },
+                         {m, 1});
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const std::vector<double> y = linear::reference(in[0], in[1], kLayout, &in[2]);
+  for (std::int64_t i = 0; i < shape->m; ++i) {
+    double total = 0;
+    for (std::int64_t j = 0; j < shape->n; ++j)
+      total += 1.0 / (1.0 + std::exp(-y[static_cast<std::size_t>(i * shape->n + j)]));
+    static_cast<float*>(out[0].data)[i] = static_cast<float>(total);
+  }
+  return 0;
+}
+
+// What a fusing compiler emits: the GEMM with the bias fused into its epilogue, into f32, then one
+// loop fusion per row summing the sigmoids. Only the (M, 1) result is rounded to the output dtype.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const auto [m, k, n] = *shape;
+  ops::ScratchMatrix y = linear::f32_gemm(in[0], in[1], kLayout, &in[2]);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < m; ++i)
+    linear::store(
+        out[0], i,
+        ops::sum_sigmoid(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n)));
+  return 0;
+}
+
+// The JAX program on bf16 tensors: x @ weight (bf16), + bias (bf16), sigmoid (bf16), then the sum
+// (accumulated in f32 as jnp.sum does for bf16, its result bf16).
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const std::vector<float> y = linear::bf16_program(in[0], in[1], kLayout, &in[2]);
+  for (std::int64_t i = 0; i < shape->m; ++i) {
+    float total = 0;
+    for (std::int64_t j = 0; j < shape->n; ++j) {
+      const float v = y[static_cast<std::size_t>(i * shape->n + j)];
+      total += round_to_bf16(1.0f / (1.0f + std::exp(-v)));
+    }
+    linear::store(out[0], i, round_to_bf16(total));
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Workload kMatmulSigmoidSum36k = {
+    .id = "36k",
+    .name = "36k_Matmul_Sigmoid_Sum",
+    .group = Group::kKernelBenchL2,
+    .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 56_Matmul_Sigmoid_Sum",
+    .summary = "sum over features of sigmoid(x @ weight + bias): bf16 (M,K) x (K,N) GEMM -> (M,1)",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench

@@ -1,0 +1,104 @@
+// What the attention workloads (1p, 2p, 4p, 5p) share: the correctness rule, and the reference,
+// baseline and bf16 program that run ops/attention.h on each of a call's heads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "core/bf16.h"
+#include "core/tensor.h"
+#include "kbench/kernel.h"
+#include "ops/attention.h"
+#include "workloads/workload.h"
+
+namespace kbench::attention {
+
+// The correctness rule of the attention workloads whose value rows have standard deviation
+// `value_scale` (sigma_v):
+//   |out - oracle| <= 0.05 * sigma_v + 0.01 * |oracle| per element, rel-L2 <= 0.01.
+// An output row is a convex combination of value rows, so sigma_v is the output's natural scale,
+// and the bf16 program's elementwise error is an absolute one on that scale: each probability
+// carries a relative error of ~2^-8 (bf16 scores, the bf16 scale multiply, and the subtract, exp
+// and divide of a bf16 softmax each round to 2^-9), and its product with a value of up to ~4
+// sigma_v does not shrink where the output element is small. JAXBench's atol 1e-2 (sigma_v = 1)
+// sits inside that error: the faithful bf16 program fails it on ~30% of smoke seeds, worst element
+// 1.1-1.9x the bound. Measured over 20 smoke and 3 cpu seeds for 1p, 2p, 4p and 5p, the faithful
+// program's worst element is 0.25-0.44 of this bound and its rel-L2 0.0037-0.0062 (5p, with its
+// extra bf16 bias add, is the highest). The rel-L2 bound stays JAXBench's 1e-2: it is what rejects
+// the suite's closest degenerate output, the oracle plus 5% noise (rel-L2 0.05, 5x the bound),
+// whose elements the widened atol admits; zeros, ones, the mean and permuted rows fail both rules.
+// constexpr so every Workload using it stays constant-initialized.
+constexpr Tolerance tolerance(double value_scale) {
+  return {.atol = 0.05 * value_scale, .rtol = 1e-2, .max_rel_l2 = 1e-2};
+}
+
+// The head of the call's q, k, v (in[0..2], bf16) and output (out[0]) whose query and output rows
+// start `q_offset` elements in, `q_ld` apart, and whose key and value rows start `kv_offset` in,
+// `kv_ld` apart. The output shares the query's layout in every attention workload.
+inline ops::HeadView head_view(const kb_tensor* in, kb_tensor* out, std::int64_t q_offset,
+                               std::int64_t q_ld, std::int64_t kv_offset, std::int64_t kv_ld) {
+  const std::size_t out_element = dtype_size(out[0].dtype);
+  return {.q = static_cast<const bf16_t*>(in[0].data) + q_offset,
+          .q_ld = q_ld,
+          .k = static_cast<const bf16_t*>(in[1].data) + kv_offset,
+          .k_ld = kv_ld,
+          .v = static_cast<const bf16_t*>(in[2].data) + kv_offset,
+          .v_ld = kv_ld,
+          .out = static_cast<char*>(out[0].data) + static_cast<std::size_t>(q_offset) * out_element,
+          .out_dtype = out[0].dtype,
+          .out_ld = q_ld};
+}
+
+// The three programs of an attention workload, one ops/attention.h head at a time. `Heads` is the
+// workload's own part, static members only:
+//   shape_of_call(in, num_inputs, out, num_outputs) -> std::optional<Shape>: the call's extents
+//     when its tensors match the workload's signature (any float output dtype), else nullopt;
+//     Shape has batch, seq_len and head_dim.
+//   heads_per_batch(shape): the query heads of one batch element.
+//   head(in, out, shape, b, h) -> ops::HeadView: query head h of batch element b.
+//   score_steps(shape) -> ops::ScoreSteps.
+// Heads are visited batch-major, h ascending within a batch element: the GQA workloads rely on it
+// to keep a kv head's K and V in cache across its consecutive query heads.
+template <class Heads>
+class HeadPrograms {
+ public:
+  static int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
+                       kb_tensor* out, std::int32_t num_outputs) {
+    return for_each_head(in, num_inputs, out, num_outputs, KB_F32, ops::attention_reference);
+  }
+
+  static int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
+                      kb_tensor* out, std::int32_t num_outputs) {
+    // A lambda, not the function: its defaulted rows_per_block gives it a 5-parameter type.
+    return for_each_head(in, num_inputs, out, num_outputs, std::nullopt,
+                         [](const ops::HeadView& head, std::int64_t seq_len, std::int64_t head_dim,
+                            const ops::ScoreSteps& steps) {
+                           ops::attention_baseline(head, seq_len, head_dim, steps);
+                         });
+  }
+
+  static int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
+                          kb_tensor* out, std::int32_t num_outputs) {
+    return for_each_head(in, num_inputs, out, num_outputs, KB_BF16, ops::attention_bf16_program);
+  }
+
+ private:
+  // `required_out`: ops::attention_reference writes only f32 and ops::attention_bf16_program only
+  // bf16; the baseline writes either (Workload::baseline).
+  template <class PerHead>
+  static int for_each_head(const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+                           std::int32_t num_outputs, std::optional<kb_dtype> required_out,
+                           PerHead per_head) {
+    const auto shape = Heads::shape_of_call(in, num_inputs, out, num_outputs);
+    if (!shape || (required_out && out[0].dtype != *required_out)) return 1;
+    const ops::ScoreSteps steps = Heads::score_steps(*shape);
+    const std::int64_t heads = Heads::heads_per_batch(*shape);
+    for (std::int64_t b = 0; b < shape->batch; ++b)
+      for (std::int64_t h = 0; h < heads; ++h)
+        per_head(Heads::head(in, out, *shape, b, h), shape->seq_len, shape->head_dim, steps);
+    return 0;
+  }
+};
+
+}  // namespace kbench::attention

@@ -1,0 +1,88 @@
+// The convolution layer y = conv(x, weight) + bias that the KernelBench level-2 conv workloads
+// start with (18k, 22k, 25k, 28k, 33k, 34k, 39k, 46k): the common part of their Problem, their
+// tensor checks, the double reference and bf16 emulation of the biased conv, the per-sample conv
+// of the baselines that keep one sample's output in cache, the normalization statistics the norm
+// workloads share, and the output stores.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "kbench/kernel.h"
+#include "ops/buffers.h"
+#include "ops/conv.h"
+#include "workloads/workload.h"
+
+namespace kbench::conv_kit {
+
+// The Problem's entries every conv workload begins with: config batch_size, in_channels,
+// out_channels and kernel_size (the first kernel extent); inputs x (N, Cin, spatial...) and the
+// weight in `g`'s layout; flops the direct count. The caller appends its own config and inputs,
+// sets the outputs, then min_bytes.
+Problem problem(const ops::ConvGeometry& g, InitRule x_init, const char* weight_name,
+                InitRule weight_init);
+
+// (N, Cout, output spatial...): the conv output's extents.
+std::vector<std::int64_t> output_extents(const ops::ConvGeometry& g);
+// Product of the output's spatial extents: one (sample, channel) plane or volume.
+std::size_t output_plane(const ops::ConvGeometry& g);
+
+// The geometry of a call with `inputs` inputs and one output whose x (in[0]) is bf16
+// (N, Cin, spatial...) and weight (in[1]) bf16 (Cout, Cin, kernel...), or (Cin, Cout, kernel...)
+// when transposed, with every spatial extent of a forward conv at least the kernel's. `layer`
+// carries the workload's kernel, stride, padding and direction; its extents are replaced by the
+// call's. The output itself is left to the caller, which knows what follows the conv.
+std::optional<ops::ConvGeometry> geometry_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                                  std::int32_t num_outputs, std::int32_t inputs,
+                                                  ops::ConvGeometry layer);
+// True when each of the `count` tensors from `first` on is a bf16 vector of `extent` values.
+bool vectors_match(const kb_tensor* first, std::int32_t count, std::int64_t extent);
+// ops::is_float_output for extents known only at run time.
+bool is_float_output(const kb_tensor& t, const std::vector<std::int64_t>& extents);
+
+// conv(x, weight) + bias[c], every product and sum in double, plain NC(D)HW: the references' first
+// step.
+std::vector<double> reference(const ops::ConvGeometry& g, const kb_tensor& x,
+                              const kb_tensor& weight, const kb_tensor& bias);
+
+// The JAX program's conv + bias on bf16 tensors: the conv's f32 sums rounded to bf16 once (its
+// bf16 result), then the bias added and rounded again (a separate bf16 op). Plain NC(D)HW f32
+// values holding bf16 numbers.
+ops::F32Buffer bf16_conv_bias(const ops::ConvGeometry& g, const kb_tensor& x,
+                              const kb_tensor& weight, const kb_tensor& bias);
+
+// Sample n's conv (batch 1 of `g`) into `y`: the baselines that run their passes over one
+// sample's output while it is still in cache.
+void conv_sample(const ops::ConvGeometry& g, const kb_tensor& x, const kb_tensor& weight,
+                 std::size_t n, float* y, ops::ConvLayout layout,
+                 const ops::ConvEpilogue& epilogue);
+
+// Mean and 1 / sqrt(biased variance + eps) of n values, two passes in double.
+struct NormStats {
+  double mean, inv_std;
+};
+NormStats reference_norm_stats(const double* v, std::size_t n, double eps);
+
+// jnp.mean and jnp.var of n bf16 values as the JAX program computes them (f32 sums, results
+// rounded), as the rounded mean and the rounded sqrt(var + eps) the program divides by.
+struct Bf16NormStats {
+  float mean, denom;
+};
+Bf16NormStats bf16_norm_stats(const float* v, std::size_t n, double eps);
+
+// (v - mean) / denom * gamma + beta on bf16 tensors, each op rounded.
+inline float bf16_normalize(float v, float mean, float denom, float gamma, float beta) {
+  const float normalized = round_to_bf16(round_to_bf16(v - mean) / denom);
+  return round_to_bf16(round_to_bf16(normalized * gamma) + beta);
+}
+
+// Element i of a bf16 or f32 output := value (rounded to nearest even for bf16).
+void store(kb_tensor& out, std::size_t i, float value);
+// out[offset + i] := v[i] * scale + shift for i < n, in out's dtype (bf16 or f32).
+void store_scaled(kb_tensor& out, std::size_t offset, const float* v, std::size_t n, float scale,
+                  float shift);
+
+}  // namespace kbench::conv_kit

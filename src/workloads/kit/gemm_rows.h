@@ -1,0 +1,116 @@
+// The pieces shared by the KernelBench level-2 workloads that are one linear layer followed by a
+// pass over each output row (29k, 31k, 38k, 40k, 43k, 45k, 50k): the call's tensor checks, the
+// double-precision linear row and row reductions of their references, the GEMM-into-f32-rows
+// driver of their baselines and the bf16-product driver of their bf16 programs.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bf16.h"
+#include "kbench/kernel.h"
+#include "ops/gemm.h"
+#include "ops/rows.h"
+#include "workloads/kit/linear.h"
+#include "workloads/workload.h"
+
+namespace kbench::gemm_rows {
+
+using linear::Shape;
+using linear::WeightLayout;
+
+// A linear layer whose rows are normalized in G groups of N/G consecutive features.
+struct GroupedShape {
+  std::int64_t m, k, n, num_groups;  // batch_size, in_features, out_features, num_groups
+};
+
+// The problem's config batch_size, in_features, out_features and num_groups, and its num_groups
+// parameter (the group count changes with size, so kernels read it from kb_config).
+Problem grouped_problem(const GroupedShape& shape);
+
+// Sets the FLOPs of the (M, K) @ (K, N) product (the epilogue is not counted) and min_bytes, once
+// the problem's tensors are listed.
+void finish_problem(Problem& problem, const Shape& shape);
+
+// The extents of a call with `expected_inputs` inputs and one output whose inputs start with x bf16
+// (M, K), weight bf16 in `layout` and `vectors` bf16 (N) vectors, or nullopt. Later inputs and the
+// output are the caller's to check.
+std::optional<Shape> leading_inputs(const kb_tensor* in, std::int32_t num_inputs,
+                                    std::int32_t num_outputs, std::int32_t expected_inputs,
+                                    WeightLayout layout, int vectors);
+
+// The extents of a call whose inputs are x, weight and `vectors` bf16 (N) vectors (see
+// leading_inputs) and whose one output is a float (M, N) (bf16 in the timed run, f32 in the
+// oracle), or nullopt.
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs,
+                                   WeightLayout layout, int vectors);
+
+// `shape` with the call's "num_groups" parameter when it is positive and divides N, or nullopt.
+std::optional<GroupedShape> with_groups(const kb_config* cfg, const std::optional<Shape>& shape);
+
+// Element j of a bf16 tensor, widened to double.
+inline double at(const kb_tensor& t, std::int64_t j) {
+  return bf16_to_f32(static_cast<const bf16_t*>(t.data)[j]);
+}
+
+// y[j] = bias[j] (0 without one) + x[i, p] * W[p, j] summed in double for p ascending: row i of the
+// references' linear layer. Every layout adds the same terms in the same order.
+void reference_row(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
+                   const kb_tensor* bias, const Shape& shape, std::int64_t i, double* y);
+
+// The double group norm of one row over groups of `group_size` (biased variance): calls
+// each(j, (y[j] - mean) / sqrt(var + eps) * gamma[j] + beta[j]) for every feature in order.
+template <class Each>
+void group_norm_row(const double* y, std::int64_t n, std::int64_t group_size, double eps,
+                    const kb_tensor& gamma, const kb_tensor& beta, Each each) {
+  for (std::int64_t g = 0; g < n; g += group_size) {
+    double mean = 0, var = 0;
+    for (std::int64_t j = g; j < g + group_size; ++j) mean += y[j];
+    mean /= static_cast<double>(group_size);
+    for (std::int64_t j = g; j < g + group_size; ++j) var += (y[j] - mean) * (y[j] - mean);
+    var /= static_cast<double>(group_size);
+    for (std::int64_t j = g; j < g + group_size; ++j)
+      each(j, (y[j] - mean) / std::sqrt(var + eps) * at(gamma, j) + at(beta, j));
+  }
+}
+
+// The double softmax of the n logits (overwritten with their exponentials), stored as f32 in out.
+void softmax_row(double* logits, std::int64_t n, float* out);
+
+// x @ weight with `epilogue` fused, into an f32 (M, N) scratch: the baselines' GEMM.
+ops::ScratchMatrix gemm_f32(const kb_tensor* in, const Shape& shape, WeightLayout layout,
+                            const ops::Epilogue& epilogue = {});
+
+// For each row of y, in parallel while it is in cache: finish(row, N) in place, then the row
+// stored once as that row of out.
+template <class Finish>
+void finish_rows(ops::ScratchMatrix& y, const Shape& shape, kb_tensor& out, Finish finish) {
+  const auto cols = static_cast<std::size_t>(shape.n);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < shape.m; ++i) {
+    auto* row = static_cast<float*>(y.row(i));
+    finish(row, cols);
+    ops::store_row(row, cols, out, static_cast<std::size_t>(i) * cols);
+  }
+}
+
+// The JAX matmul's bf16 result x @ weight, (M, N).
+ops::ScratchMatrix gemm_bf16(const kb_tensor* in, const Shape& shape, WeightLayout layout);
+
+// The bf16 programs' rows: for each row of the bf16 product, in order, finish(product_row, row, N)
+// fills the f32 row, which is then stored as that row of out.
+template <class Finish>
+void bf16_rows(ops::ScratchMatrix& product, const Shape& shape, kb_tensor& out, Finish finish) {
+  const auto cols = static_cast<std::size_t>(shape.n);
+  std::vector<float> row(cols);
+  for (std::int64_t i = 0; i < shape.m; ++i) {
+    finish(static_cast<const bf16_t*>(product.row(i)), row.data(), cols);
+    ops::store_row(row.data(), cols, out, static_cast<std::size_t>(i) * cols);
+  }
+}
+
+}  // namespace kbench::gemm_rows

@@ -1,0 +1,123 @@
+// The linear layer y = x @ W (+ b) that the KernelBench level-2 linear workloads start with (19k,
+// 20k, 21k, 23k, 24k, 26k, 27k, 30k, 32k, 35k, 36k, 37k, 42k, 44k, 47k, 48k, 49k): its tensor
+// checks, its double-precision reference, its bf16 emulation (the JAX program's bf16 matmul result,
+// then a bf16 bias add), the baselines' GEMM calls and the output stores. The workloads that are
+// the layer plus an elementwise epilogue get their reference and bf16 program whole from here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/bf16.h"
+#include "kbench/kernel.h"
+#include "ops/gemm.h"
+#include "workloads/workload.h"
+
+namespace kbench::linear {
+
+// How the weight is laid out: (K, N) for `x @ W`, (N, K) for `x @ W.T` (nn.Linear's layout).
+enum class WeightLayout { kInOut, kOutIn };
+
+struct Shape {
+  std::int64_t m = 0, k = 0, n = 0;  // rows of x, in features, out features
+};
+
+// The extent of an input after x and weight: one value per output column (N,), or one (1,).
+enum class Extent { kColumns, kScalar };
+
+// The extents of the one output: per element (M, N), per row (M, 1), or per row flat (M).
+enum class Out { kMN, kM1, kM };
+
+// A call x (in[0]) @ weight (in[1]), then one bf16 vector per entry of `vectors` (in[2], ...),
+// into one float output (bf16 or f32).
+struct Call {
+  WeightLayout layout = WeightLayout::kInOut;
+  std::span<const Extent> vectors;
+  Out output = Out::kMN;
+
+  // The call's extents when its tensors match; nullopt otherwise.
+  std::optional<Shape> shape_of(const kb_tensor* in, std::int32_t num_inputs, const kb_tensor* out,
+                                std::int32_t num_outputs) const;
+};
+
+// The extents of x (M, K) @ weight (+ bias (N)) when x and weight are rank-2 bf16 tensors whose
+// extents agree under `layout` and bias (when given) is a bf16 (N); nullopt otherwise.
+std::optional<Shape> shape_of(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
+                              const kb_tensor* bias);
+
+// A problem whose FLOPs are the (M, K) @ (K, N) product alone, with one bf16 output `out`.
+Problem problem(const Shape& shape, std::vector<ConfigEntry> config, std::vector<InputSpec> inputs,
+                std::vector<std::int64_t> out_shape);
+
+// y[i*N + j] = sum_p x[i,p] W[p,j] (+ b[j]), every product and sum in double: the references'
+// first step.
+std::vector<double> reference(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
+                              const kb_tensor* bias);
+
+// The JAX program's `x @ W (+ b)` on bf16 tensors: the product accumulated in f32 and rounded to
+// bf16 once (the matmul's bf16 result), then the bias added and rounded again (a separate bf16
+// op). Values are f32 holding bf16 numbers. With `round_product` false the product stays f32 (a
+// matmul whose result the program keeps in f32) and so does the bias add.
+std::vector<float> bf16_program(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
+                                const kb_tensor* bias, bool round_product = true);
+
+// The baselines' single GEMM: c = epilogue(x @ W) with the bias (when given) fused as the
+// epilogue's bias, so that the product is rounded once, into c's dtype.
+void gemm(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout, const kb_tensor* bias,
+          const ops::MutableMatrix& c, ops::Epilogue epilogue = {});
+
+// The same GEMM into f32 scratch (M, N), for baselines whose row passes follow it.
+ops::ScratchMatrix f32_gemm(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
+                            const kb_tensor* bias, ops::Epilogue epilogue = {});
+
+// Element i of a bf16 or f32 tensor := v (rounded to nearest even for bf16).
+void store(kb_tensor& t, std::int64_t i, float v);
+
+// A bf16 tensor's value: round to nearest even, as every op on a bf16 tensor does.
+inline float bf16r(float v) {
+  return round_to_bf16(v);
+}
+
+// ---- The layer plus an elementwise epilogue (Out::kMN) ----
+
+// The inputs after weight, widened: vectors[i][j] is input 2 + i at column j (index 0 for a
+// scalar input).
+template <class T>
+using Vectors = std::vector<std::vector<T>>;
+
+using ReferenceEpilogue = double (*)(double y, std::int64_t j, const Vectors<double>& v);
+using ProgramEpilogue = float (*)(float y, std::int64_t j, const Vectors<float>& v);
+
+// The truth: y = x @ weight summed in double, then out[i, j] = epilogue(y[i, j], j, vectors) in
+// double, stored as f32. Returns nonzero unless the call matches and out is f32.
+int epilogue_reference(const Call& call, ReferenceEpilogue epilogue, const kb_tensor* in,
+                       std::int32_t num_inputs, kb_tensor* out, std::int32_t num_outputs);
+
+// The original program's arithmetic: y = bf16(x @ weight) (a JAX matmul of bf16 operands holds a
+// bf16 result), then out[i, j] = program_ops(y[i, j], j, vectors), where program_ops rounds with
+// bf16r after every op the program holds in bf16; stored in out's dtype.
+int epilogue_program(const Call& call, ProgramEpilogue program_ops, const kb_tensor* in,
+                     std::int32_t num_inputs, kb_tensor* out, std::int32_t num_outputs);
+
+// The two above as a Workload's entry points.
+template <const Call& kCall, ReferenceEpilogue kEpilogue>
+int epilogue_reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                       kb_tensor* out, std::int32_t num_outputs) {
+  return epilogue_reference(kCall, kEpilogue, in, num_inputs, out, num_outputs);
+}
+
+template <const Call& kCall, ProgramEpilogue kOps>
+int epilogue_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                     kb_tensor* out, std::int32_t num_outputs) {
+  return epilogue_program(kCall, kOps, in, num_inputs, out, num_outputs);
+}
+
+// The fusing compiler's baseline of such a workload: one GEMM with `epilogue` and the bias in[2]
+// (call.vectors[0] must be the bias) fused, written once in out's dtype. Returns nonzero unless
+// the call matches.
+int fused_baseline(const Call& call, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+                   std::int32_t num_outputs, ops::Epilogue epilogue);
+
+}  // namespace kbench::linear

@@ -1,0 +1,204 @@
+// 1p_Flash_Attention: causal multi-head attention, Baseline-MHA with the Llama-3.1-70B config.
+//
+// Operator  scores = einsum(q, k) * D^-0.5; where(tril(ones(S, S)), scores, -1e9);
+//           p = softmax(scores over keys); out = einsum(p, v). Vanilla: no GQA, softcap or window.
+// Inputs    query  bf16 (B, H, S, D)  normal
+//           key    bf16 (B, H, S, D)  normal
+//           value  bf16 (B, H, S, D)  normal
+// Output    out    bf16 (B, H, S, D)
+// FLOPs     4*B*H*S*S*D, the full S x S (masked half included), as the original counts them;
+//           2,199,023,255,552 at full size (B=4, H=64, S=4096, D=128).
+// Essential 4*B*H*D*S(S+1)/2, the visible (query, key) pairs only: the roofline's floor
+// Character compute-bound: two GEMMs per head around an S x S softmax.
+// Deviations
+//   - None in the operator. The cpu preset is (B, H, S, D) = (1, 8, 1024, 128): head_dim kept, the
+//     causal mask kept, S shortened 4x so a single core finishes in tens of milliseconds.
+//   - The spec's module docstring says seq=2048; its CONFIG (used here) says 4096.
+//   - Tolerance: atol 0.05 instead of JAXBench's 1e-2 (rtol and rel-L2 stay 1e-2). The original
+//     bf16 program (bf16 scores, bf16 scale multiply, bf16 softmax) misses atol 1e-2 on ~30% of
+//     seeds; the widened atol accepts it at <= 0.44 of the bound, and the unchanged rel-L2 still
+//     rejects the oracle plus 5% noise (attention::tolerance).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/bf16.h"
+#include "core/tensor.h"
+#include "ops/attention.h"
+#include "workloads/kit/attention.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+constexpr double kMaskedScore = -1e9;  // the original's where(mask, s, -1e9)
+
+struct Shape {
+  std::int64_t batch, num_heads, seq_len, head_dim;
+};
+
+constexpr Presets<Shape> kPresets = {
+    .smoke = {2, 3, 61, 37},  // S and D prime: no tile or vector width divides them
+    .cpu = {1, 8, 1024, 128},
+    .full = {4, 64, 4096, 128},
+};
+
+Problem make_problem(Size size) {
+  const Shape s = kPresets.at(size);
+  const std::vector<std::int64_t> dims = {s.batch, s.num_heads, s.seq_len, s.head_dim};
+  Problem problem;
+  problem.config = {{"batch", s.batch},
+                    {"seq_len", s.seq_len},
+                    {"num_heads", s.num_heads},
+                    {"head_dim", s.head_dim}};
+  problem.inputs = {
+      {{"query", KB_BF16, dims}, InitRule::normal()},
+      {{"key", KB_BF16, dims}, InitRule::normal()},
+      {{"value", KB_BF16, dims}, InitRule::normal()},
+  };
+  problem.outputs = {{"out", KB_BF16, dims}};
+  problem.flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
+                  static_cast<double>(s.seq_len * s.seq_len * s.head_dim);
+  problem.essential_flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
+                            ops::causal_pairs(s.seq_len, s.seq_len) *
+                            static_cast<double>(s.head_dim);
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+// The call's heads, for attention::HeadPrograms.
+struct Heads {
+  // The shape of a call whose tensors match the signature above (any float output dtype), or
+  // nullopt.
+  static std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                            const kb_tensor* out, std::int32_t num_outputs) {
+    if (num_inputs != 3 || num_outputs != 1) return std::nullopt;
+    const kb_tensor& query = in[0];
+    if (query.rank != 4 || query.shape[2] <= 0 || query.shape[3] <= 0) return std::nullopt;
+    const auto same_shape = [&query](const kb_tensor& t) {
+      return t.rank == 4 && std::equal(query.shape, query.shape + 4, t.shape);
+    };
+    for (std::int32_t i = 0; i < 3; ++i)
+      if (in[i].dtype != KB_BF16 || !same_shape(in[i])) return std::nullopt;
+    if ((out[0].dtype != KB_BF16 && out[0].dtype != KB_F32) || !same_shape(out[0]))
+      return std::nullopt;
+    return Shape{query.shape[0], query.shape[1], query.shape[2], query.shape[3]};
+  }
+
+  static std::int64_t heads_per_batch(const Shape& s) { return s.num_heads; }
+
+  // One (batch, head) slice of the call's BHSD tensors: dense S x D matrices.
+  static ops::HeadView head(const kb_tensor* in, kb_tensor* out, const Shape& s, std::int64_t b,
+                            std::int64_t h) {
+    const std::int64_t offset = (b * s.num_heads + h) * s.seq_len * s.head_dim;
+    return attention::head_view(in, out, offset, s.head_dim, offset, s.head_dim);
+  }
+
+  static ops::ScoreSteps score_steps(const Shape& s) {
+    return {.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim)),
+            .masked_score = kMaskedScore};
+  }
+};
+using Programs = attention::HeadPrograms<Heads>;
+
+// Not R"cpp(": clang-format would reformat a raw string with that delimiter as C++.
+constexpr std::string_view kScaffold =
+    R"candidate(// Naive but correct candidate for 1p_Flash_Attention
+// (causal multi-head attention, Llama-3.1-70B config), a starting point.
+//
+// For each batch b and head h, query position i attends to key positions j <= i (causal):
+//   p[i, j] = softmax_j( dot(query[i], key[j]) * D^-0.5 ),  out[i] = sum_j p[i, j] * value[j]
+//
+// Inputs   query  bf16  (B, H, S, D)
+//          key    bf16  (B, H, S, D)
+//          value  bf16  (B, H, S, D)
+// Output   out    bf16  (B, H, S, D)
+// Full size B=4, H=64, S=4096, D=128: compute-bound; masked positions (j > i) need no work.
+#include <math.h>
+
+#include <vector>
+
+#include "kbench/kernel.h"
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
+                      kb_tensor* outputs, int32_t num_outputs) {
+  (void)cfg;
+  if (num_inputs != 3 || num_outputs != 1) return 1;
+  const kb_tensor& query = inputs[0];
+  if (query.rank != 4) return 1;
+
+  const int64_t heads = query.shape[0] * query.shape[1];
+  const int64_t seq_len = query.shape[2];
+  const int64_t head_dim = query.shape[3];
+  const float scale = 1.0f / sqrtf((float)head_dim);
+  std::vector<float> scores(seq_len);
+  std::vector<float> acc(head_dim);
+
+  for (int64_t bh = 0; bh < heads; ++bh) {
+    const int64_t offset = bh * seq_len * head_dim;
+    const uint16_t* q = static_cast<const uint16_t*>(inputs[0].data) + offset;
+    const uint16_t* k = static_cast<const uint16_t*>(inputs[1].data) + offset;
+    const uint16_t* v = static_cast<const uint16_t*>(inputs[2].data) + offset;
+    uint16_t* o = static_cast<uint16_t*>(outputs[0].data) + offset;
+    for (int64_t i = 0; i < seq_len; ++i) {
+      float max_score = -INFINITY;
+      for (int64_t j = 0; j <= i; ++j) {
+        float dot = 0.0f;
+        for (int64_t d = 0; d < head_dim; ++d)
+          dot += kb_bf16_to_f32(q[i * head_dim + d]) * kb_bf16_to_f32(k[j * head_dim + d]);
+        scores[j] = dot * scale;
+        if (scores[j] > max_score) max_score = scores[j];
+      }
+      float sum = 0.0f;
+      for (int64_t d = 0; d < head_dim; ++d) acc[d] = 0.0f;
+      for (int64_t j = 0; j <= i; ++j) {
+        const float weight = expf(scores[j] - max_score);
+        sum += weight;
+        for (int64_t d = 0; d < head_dim; ++d)
+          acc[d] += weight * kb_bf16_to_f32(v[j * head_dim + d]);
+      }
+      for (int64_t d = 0; d < head_dim; ++d) o[i * head_dim + d] = kb_f32_to_bf16(acc[d] / sum);
+    }
+  }
+  return 0;
+}
+)candidate";
+
+}  // namespace
+
+const Workload kFlashAttention1p = {
+    .id = "1p",
+    .name = "1p_Flash_Attention",
+    .group = Group::kProduction,
+    .source_model =
+        "Baseline-MHA (CONFIG.model); README lists Llama-3.1-70B; optimized.py CONFIG.model = "
+        "Llama-3.1-70B",
+    .summary = "Causal multi-head attention softmax(q k^T / sqrt(D)) v over bf16 (B,H,S,D)",
+    .problem = make_problem,
+    .reference = Programs::reference,
+    // What a fusing compiler emits for the original, one (batch, head) at a time
+    // (ops::attention_baseline): blocks of query rows, each a GEMM for its full-width scores with
+    // the D^-0.5 scale fused into it, one softmax pass per row while the block is in L2, and a GEMM
+    // with value writing the block's output rows. With a bf16 output the probabilities (the second
+    // GEMM's operand) are stored in bf16, as the program's bf16 tensor is; with an f32 output (the
+    // oracle) nothing is rounded. The scores stay f32, as an einsum with f32 accumulation fused
+    // into its softmax consumer keeps them: a literal bf16 scores tensor (|q.k| ~ 11, bf16 step
+    // 1/16) moves the exponents by up to ~0.03, which at cpu size put this baseline's worst element
+    // at 95% of the JAXBench allclose bound against the oracle (40% with f32 scores).
+    .baseline = Programs::baseline,
+    // atol 0.05 (values have unit scale), rtol 1e-2, rel-L2 1e-2: the original bf16 program fails
+    // JAXBench's atol 1e-2 on ~30% of seeds; formula and measurements at attention::tolerance.
+    .tolerance = attention::tolerance(1.0),
+    // The original program's bf16 arithmetic (ops::attention_bf16_program): bf16 scores, the bf16
+    // scale multiply, the bf16 softmax, the bf16 output einsum.
+    .bf16_program = Programs::bf16_program,
+    .scaffold = kScaffold,
+};
+
+}  // namespace kbench

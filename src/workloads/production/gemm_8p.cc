@@ -1,0 +1,179 @@
+// 8p_GEMM: the dense bf16 matmul of a Llama-3.1-70B FFN projection (hidden 8192 -> mlp 28672).
+//
+// Operator  out = A @ B (jnp.dot on bf16 operands, f32 accumulation, bf16 result).
+// Inputs    A    bf16 (M, K)  normal
+//           B    bf16 (K, N)  normal*0.02
+// Output    out  bf16 (M, N)
+// FLOPs     2*M*K*N; 3,848,290,697,216 at full size (M=8192, K=8192, N=28672).
+// Character compute-bound: 2*M*K*N flops against 2*(M*K + K*N + M*N) bytes.
+// Deviations
+//   - The cpu preset is (M, K, N) = (768, 768, 2688): M = K and N = 3.5 K as in the original,
+//     with every extent a multiple of 128 (baseline times per machine in docs/baselines.md).
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/gemm.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+struct GemmShape {
+  std::int64_t m, k, n;
+};
+
+constexpr Presets<GemmShape> kPresets = {
+    .smoke = {37, 45, 61},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {768, 768, 2688},
+    .full = {8192, 8192, 28672},
+};
+
+Problem make_problem(Size size) {
+  const auto [m, k, n] = kPresets.at(size);
+  Problem problem;
+  problem.config = {{"M", m}, {"K", k}, {"N", n}};
+  problem.inputs = {
+      {{"A", KB_BF16, {m, k}}, InitRule::normal(1.0)},
+      {{"B", KB_BF16, {k, n}}, InitRule::normal(0.02)},
+  };
+  problem.outputs = {{"out", KB_BF16, {m, n}}};
+  problem.flops = gemm_flops(m, k, n);
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+// The extents of a call whose tensors match the signature above (any float output dtype), or
+// nullopt.
+std::optional<GemmShape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                       const kb_tensor* out, std::int32_t num_outputs) {
+  if (num_inputs != 2 || num_outputs != 1) return std::nullopt;
+  const GemmShape shape{in[0].shape[0], in[0].shape[1], in[1].shape[1]};
+  const auto [m, k, n] = shape;
+  if (!ops::matches(in[0], KB_BF16, {m, k}) || !ops::matches(in[1], KB_BF16, {k, n}) ||
+      !ops::is_float_output(out[0], {m, n})) {
+    return std::nullopt;
+  }
+  return shape;
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const auto [m, k, n] = *shape;
+  const auto* a = static_cast<const bf16_t*>(in[0].data);
+  const auto* b = static_cast<const bf16_t*>(in[1].data);
+  auto* c = static_cast<float*>(out[0].data);
+  // i-p-j order with a double row accumulator: the same sums as the textbook i-j-p loop, but B is
+  // read along its rows, so the reference stays usable beyond the smoke size.
+  std::vector<double> c_row(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < m; ++i) {
+    c_row.assign(c_row.size(), 0.0);
+    for (std::int64_t p = 0; p < k; ++p) {
+      const double a_ip = bf16_to_f32(a[i * k + p]);
+      for (std::int64_t j = 0; j < n; ++j) c_row[j] += a_ip * bf16_to_f32(b[p * n + j]);
+    }
+    for (std::int64_t j = 0; j < n; ++j) c[i * n + j] = static_cast<float>(c_row[j]);
+  }
+  return 0;
+}
+
+// What XLA emits for jnp.dot on bf16 operands: one library GEMM accumulating in f32, rounded once,
+// on the path measured fastest on this machine for this shape (docs/baselines.md).
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  if (!shape_of_call(in, num_inputs, out, num_outputs)) return 1;
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
+            ops::mutable_matrix_of(out[0]));
+  return 0;
+}
+
+// The original program's arithmetic: jnp.dot on bf16 operands accumulates in f32 and holds a bf16
+// result, rounded once; stored in the output's dtype.
+int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+                 kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  ops::ScratchMatrix c(KB_BF16, shape->m, shape->n);
+  ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false, c.out());
+  const auto* rounded = static_cast<const bf16_t*>(c.row(0));
+  const std::int64_t count = shape->m * shape->n;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (out[0].dtype == KB_BF16)
+      static_cast<bf16_t*>(out[0].data)[i] = rounded[i];
+    else
+      static_cast<float*>(out[0].data)[i] = bf16_to_f32(rounded[i]);
+  }
+  return 0;
+}
+
+// The scaffold is printed verbatim; clang-format would re-indent it as C++ nested in this file.
+// clang-format off
+constexpr std::string_view kScaffold = R"cpp(// 8p_GEMM: a naive, correct starting point.
+//
+// The Llama-3.1-70B FFN projection out = A @ B, accumulated in f32 (or wider), rounded to bf16
+// once at the end.
+//
+// Inputs   A    bf16  (M, K)
+//          B    bf16  (K, N)
+// Output   out  bf16  (M, N)
+// Params   none; read M, K, N from the tensors.
+// Full size M=8192, K=8192, N=28672: compute-bound, 2*M*K*N flops.
+#include <vector>
+
+#include "kbench/kernel.h"
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
+                      kb_tensor* outputs, int32_t num_outputs) {
+  (void)cfg;
+  if (num_inputs != 2 || num_outputs != 1) return 1;
+  const kb_tensor& a = inputs[0];
+  const kb_tensor& b = inputs[1];
+  kb_tensor& out = outputs[0];
+  if (a.rank != 2 || b.rank != 2 || b.shape[0] != a.shape[1]) return 1;
+
+  const int64_t m = a.shape[0];
+  const int64_t k = a.shape[1];
+  const int64_t n = b.shape[1];
+  const uint16_t* as = static_cast<const uint16_t*>(a.data);
+  const uint16_t* bs = static_cast<const uint16_t*>(b.data);
+  uint16_t* cs = static_cast<uint16_t*>(out.data);
+
+  // One output row at a time in f32; the i-p-j order reads B along its rows.
+  std::vector<float> row(n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) row[j] = 0.0f;
+    for (int64_t p = 0; p < k; ++p) {
+      const float a_ip = kb_bf16_to_f32(as[i * k + p]);
+      for (int64_t j = 0; j < n; ++j) row[j] += a_ip * kb_bf16_to_f32(bs[p * n + j]);
+    }
+    for (int64_t j = 0; j < n; ++j) cs[i * n + j] = kb_f32_to_bf16(row[j]);
+  }
+  return 0;
+}
+)cpp";
+// clang-format on
+
+}  // namespace
+
+const Workload kGemm8p = {
+    .id = "8p",
+    .name = "8p_GEMM",
+    .group = Group::kProduction,
+    .source_model = "Llama-3.1-70B FFN (hidden->mlp projection)",
+    .summary = "Dense bf16 matmul out = A @ B, (M,K) x (K,N), f32 accumulation",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .bf16_program = bf16_program,
+    .scaffold = kScaffold,
+};
+
+}  // namespace kbench

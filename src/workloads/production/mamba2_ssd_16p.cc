@@ -1,0 +1,292 @@
+// 16p_Mamba2_SSD: the state-space-duality (quadratic, matrix) form of Mamba-2's core, Mamba-2-2.7B
+// (Dao & Gu 2024).
+//
+// Operator  a = sigmoid(A_log); c = cumsum(log(a + 1e-8)) over S; L[i, j] = exp(c[i] - c[j]) for
+//           i >= j, else exp(-1e30) = 0; scores = (C B^T in f32) * L; r = sum_j scores[i, j]
+//           (r = 1 where |r| < 1e-6); scores /= max(|r|, 1); out = bf16(scores) @ x.
+// Inputs    query (C)  bf16 (B, H, S, D)  normal
+//           key (B)    bf16 (B, H, S, D)  normal
+//           value (x)  bf16 (B, H, S, D)  normal
+//           A_log      f32  (B, H, S)     normal*0.5+4.0 (the spec's normal*0.5-4.0: see below)
+// Output    out        bf16 (B, H, S, D)
+// FLOPs     2*B*H*S*S*D*2, the full S x S of both matmuls (masked half included), as the original
+//           counts them; 1,099,511,627,776 at full size (B=4, H=64, S=4096, D=64).
+// Character compute-bound and causal-quadratic: two GEMMs per head around an S x S pass that
+//           exponentiates the cumulative log decay, applies it, normalizes by the signed row sum.
+// Deviations
+//   - A_log is drawn from normal*0.5 + 4.0, not the spec's normal*0.5 - 4.0 (non-degeneracy). With
+//     mean -4, a = sigmoid(A_log) ~ 0.018: L[i, i-1] ~ 0.018, L[i, i-2] ~ 3e-4, so each output is
+//     its own token's x times sign(c.b) plus a trace of the previous token's. Measured in double
+//     at the cpu shape (one seed): a kernel that computes only the diagonals j in {i-2, i-1, i}
+//     (O(S D) work in place of O(S^2 D)) matches the full program to relative L2 4.9e-5 with every
+//     element inside the allclose bound, so a banded kernel would pass the quadratic workload.
+//     With the mean's sign flipped, a ~ 0.98 (decay ~2% per token, a half-life of ~35 tokens): the
+//     same banded shortcut needs the nearest 448 of the 1024 keys (384 give relative L2 5.4e-3 and
+//     361 elements outside allclose), i.e. ~70% of the causal triangle; the output depends on the
+//     long prefix, as an SSM's does. The spread (0.5) is the spec's.
+//   - The tolerance's atol is 0.5 (JAXBench's 1e-2 otherwise): with decay that reaches back ~50
+//     tokens, rows whose signed sum is near 0 keep unnormalized weights ~8 each, and a faithful
+//     port's bf16 weights err by up to ~0.27 on such rows' near-zero outputs (see the tolerance).
+//   - CONFIG d_state = 128 and d_model = 2560 are unused, as in the original. A_log is f32 whatever
+//     the dtype, as in the original.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/bf16.h"
+#include "core/tensor.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/rows.h"
+#include "workloads/kit/bhsd.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+constexpr double kLogEpsilon = 1e-8;  // the original's log(a + 1e-8)
+constexpr double kTinySum = 1e-6;     // the original's where(|sum| < 1e-6, 1, sum)
+
+struct Shape {
+  std::int64_t batch, num_heads, seq_len, head_dim;
+};
+
+constexpr std::int64_t kDState = 128;   // config_full.d_state (unused)
+constexpr std::int64_t kDModel = 2560;  // config_full.d_model (unused)
+
+constexpr Presets<Shape> kPresets = {
+    .smoke = {2, 3, 61, 37},  // S and D prime: no tile or vector width divides them
+    .cpu = {1, 16, 1024, 64},
+    .full = {4, 64, 4096, 64},
+};
+
+Problem make_problem(Size size) {
+  const Shape s = kPresets.at(size);
+  const std::vector<std::int64_t> dims = {s.batch, s.num_heads, s.seq_len, s.head_dim};
+  Problem problem;
+  // d_state and d_model are unused by the program (its quadratic form contracts over head_dim)
+  // and no shape implies them: the spec's values at every size.
+  problem.config = {{"batch", s.batch},       {"seq_len", s.seq_len}, {"num_heads", s.num_heads},
+                    {"head_dim", s.head_dim}, {"d_state", kDState},   {"d_model", kDModel}};
+  problem.inputs = {
+      {{"query (C)", KB_BF16, dims}, InitRule::normal()},
+      {{"key (B)", KB_BF16, dims}, InitRule::normal()},
+      {{"value (x)", KB_BF16, dims}, InitRule::normal()},
+      {{"A_log", KB_F32, {s.batch, s.num_heads, s.seq_len}}, InitRule::normal(0.5, 4.0)},
+  };
+  problem.outputs = {{"out", KB_BF16, dims}};
+  problem.flops = 2.0 * static_cast<double>(s.batch * s.num_heads) *
+                  static_cast<double>(s.seq_len * s.seq_len * s.head_dim) * 2.0;
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+// The shape of a call whose tensors match the signature above (any float output dtype), or nullopt.
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  if (num_inputs != 4 || num_outputs != 1) return std::nullopt;
+  const kb_tensor& query = in[0];
+  if (query.rank != 4 || query.shape[2] <= 0 || query.shape[3] <= 0) return std::nullopt;
+  const auto same_shape = [&query](const kb_tensor& t) {
+    return t.rank == 4 && std::equal(query.shape, query.shape + 4, t.shape);
+  };
+  for (std::int32_t i = 0; i < 3; ++i)
+    if (in[i].dtype != KB_BF16 || !same_shape(in[i])) return std::nullopt;
+  const kb_tensor& a_log = in[3];
+  if (a_log.dtype != KB_F32 || a_log.rank != 3 ||
+      !std::equal(query.shape, query.shape + 3, a_log.shape))
+    return std::nullopt;
+  if ((out[0].dtype != KB_BF16 && out[0].dtype != KB_F32) || !same_shape(out[0]))
+    return std::nullopt;
+  return Shape{query.shape[0], query.shape[1], query.shape[2], query.shape[3]};
+}
+
+int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+              std::int32_t num_outputs) {
+  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const auto [batch, num_heads, seq_len, head_dim] = *shape;
+  std::vector<double> log_decay_sum(static_cast<std::size_t>(seq_len));
+  std::vector<double> scores(static_cast<std::size_t>(seq_len));
+  std::vector<double> acc(static_cast<std::size_t>(head_dim));
+  for (std::int64_t bh = 0; bh < batch * num_heads; ++bh) {
+    const std::int64_t head_offset = bh * seq_len * head_dim;
+    const auto* c = static_cast<const bf16_t*>(in[0].data) + head_offset;
+    const auto* b = static_cast<const bf16_t*>(in[1].data) + head_offset;
+    const auto* x = static_cast<const bf16_t*>(in[2].data) + head_offset;
+    const auto* a_log = static_cast<const float*>(in[3].data) + bh * seq_len;
+    float* o = static_cast<float*>(out[0].data) + head_offset;
+    double running = 0;
+    for (std::int64_t i = 0; i < seq_len; ++i) {
+      const double a = 1.0 / (1.0 + std::exp(-static_cast<double>(a_log[i])));
+      running += std::log(a + kLogEpsilon);
+      log_decay_sum[i] = running;
+    }
+    for (std::int64_t i = 0; i < seq_len; ++i) {
+      double row_sum = 0;
+      for (std::int64_t j = 0; j <= i; ++j) {  // L is 0 for j > i
+        double dot = 0;
+        for (std::int64_t d = 0; d < head_dim; ++d)
+          dot += static_cast<double>(bf16_to_f32(c[i * head_dim + d])) *
+                 bf16_to_f32(b[j * head_dim + d]);
+        scores[j] = dot * std::exp(log_decay_sum[i] - log_decay_sum[j]);
+        row_sum += scores[j];
+      }
+      if (std::fabs(row_sum) < kTinySum) row_sum = 1.0;
+      const double norm = std::max(std::fabs(row_sum), 1.0);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (std::int64_t j = 0; j <= i; ++j)
+        for (std::int64_t d = 0; d < head_dim; ++d)
+          acc[d] += scores[j] * bf16_to_f32(x[j * head_dim + d]);
+      for (std::int64_t d = 0; d < head_dim; ++d)
+        o[i * head_dim + d] = static_cast<float>(acc[d] / norm);
+    }
+  }
+  return 0;
+}
+
+// The cumulative log decay of one (batch, head), negated: -cumsum(log(sigmoid(A_log) + 1e-8)) in
+// f32, summed in sequence order.
+void negated_log_decay_sum(const float* a_log, std::int64_t seq_len, float* out) {
+  float running = 0;
+  for (std::int64_t i = 0; i < seq_len; ++i) {
+    const float a = 1.0f / (1.0f + std::exp(-a_log[i]));
+    running += std::log(a + static_cast<float>(kLogEpsilon));
+    out[i] = -running;
+  }
+}
+
+// What a fusing compiler emits for the original, one (batch, head) at a time: a GEMM for the full
+// S x S C B^T (f32, as the original's einsum on f32-cast operands), one pass per row that forms
+// L[i, j] = exp(c[i] - c[j]) for the visible keys (vectorized exp), applies it, sums the row and
+// scales by 1 / max(|sum|, 1) while the row is in L1 (masked keys are written as the 0 that
+// exp(-1e30) gives), and a GEMM with x writing the head's output. With a bf16 output the normalized
+// scores (the second GEMM's operand) are rounded to bf16 values in place, as the original casts
+// them (an f32 row of bf16 values is the bf16 tensor, without a second copy); with an f32 output
+// (the oracle) nothing is rounded.
+int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
+  const std::int64_t seq_len = shape->seq_len;
+  const auto n = static_cast<std::size_t>(seq_len);
+  const bool round_weights = out[0].dtype == KB_BF16;
+  ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
+  std::vector<float> neg_decay_sum(n);
+
+  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh) {
+    negated_log_decay_sum(static_cast<const float*>(in[3].data) + bh * seq_len, seq_len,
+                          neg_decay_sum.data());
+    ops::gemm(bhsd::head_of(in[0], bh, *shape), bhsd::head_of(in[1], bh, *shape),
+              /*b_transposed=*/true, scores.out());
+
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<float> decay(n);
+      // Row i costs i + 1: interleaved chunks balance the triangle across threads.
+#pragma omp for schedule(static, 16)
+      for (std::int64_t i = 0; i < seq_len; ++i) {
+        auto* row = static_cast<float*>(scores.row(i));
+        const auto visible = static_cast<std::size_t>(i + 1);
+        // decay[j] = exp(-c[j] - (-c[i])) = exp(c[i] - c[j]).
+        std::copy_n(neg_decay_sum.data(), visible, decay.data());
+        ops::exp_inplace_sum(decay.data(), visible, neg_decay_sum[i]);
+        float row_sum = 0;
+#pragma omp simd reduction(+ : row_sum)
+        for (std::size_t j = 0; j < visible; ++j) {
+          row[j] *= decay[j];
+          row_sum += row[j];
+        }
+        // |sum| < 1e-6 becomes 1, which max(|sum|, 1) maps to 1 as well.
+        const float inv_norm = 1.0f / std::max(std::fabs(row_sum), 1.0f);
+#pragma omp simd
+        for (std::size_t j = 0; j < visible; ++j) row[j] *= inv_norm;
+        if (round_weights) ops::round_to_bf16_inplace(row, visible);
+        std::fill(row + visible, row + seq_len, 0.0f);
+      }
+    }
+
+    ops::gemm(scores.in(), bhsd::head_of(in[2], bh, *shape), /*b_transposed=*/false,
+              bhsd::head_of_output(out[0], bh, *shape));
+  }
+  return 0;
+}
+
+// The original program op by op, rounding where it holds bf16: a = sigmoid(A_log), log(a + 1e-8)
+// and its cumsum in f32, the (S, S) matrix L = exp(where(i >= j, c[i] - c[j], -1e30)), scores =
+// (C B^T in f32) * L, the signed row sum with its where, the division by max(|sum|, 1), the cast of
+// the scores to bf16, and the bf16 einsum with x (f32 accumulation, one rounding to the output).
+int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+                 std::int32_t num_outputs) {
+  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_BF16) return 1;
+  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
+  const std::int64_t seq_len = shape->seq_len;
+  const auto n = static_cast<std::size_t>(seq_len);
+  ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
+  ops::ScratchMatrix scores_bf16(KB_BF16, seq_len, seq_len);
+  std::vector<float> decay(n * n);
+  std::vector<float> log_a_cumsum(n);
+  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh) {
+    const auto* a_log = static_cast<const float*>(in[3].data) + bh * seq_len;
+    float running = 0;
+    for (std::int64_t i = 0; i < seq_len; ++i) {
+      const float a = 1.0f / (1.0f + std::exp(-a_log[i]));  // jax.nn.sigmoid
+      running += std::log(a + static_cast<float>(kLogEpsilon));
+      log_a_cumsum[i] = running;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t i = 0; i < seq_len; ++i)
+      for (std::int64_t j = 0; j < seq_len; ++j) {
+        const float diff = log_a_cumsum[i] - log_a_cumsum[j];
+        decay[i * n + j] = std::exp(i >= j ? diff : -1e30f);
+      }
+    ops::gemm(bhsd::head_of(in[0], bh, *shape), bhsd::head_of(in[1], bh, *shape),
+              /*b_transposed=*/true, scores.out());
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t i = 0; i < seq_len; ++i) {
+      auto* row = static_cast<float*>(scores.row(i));
+      for (std::int64_t j = 0; j < seq_len; ++j) row[j] *= decay[i * n + j];
+      float scores_sum = 0;
+      for (std::int64_t j = 0; j < seq_len; ++j) scores_sum += row[j];
+      if (std::fabs(scores_sum) < static_cast<float>(kTinySum)) scores_sum = 1.0f;
+      const float norm = std::max(std::fabs(scores_sum), 1.0f);
+      auto* row_bf16 = static_cast<bf16_t*>(scores_bf16.row(i));
+      for (std::int64_t j = 0; j < seq_len; ++j) row_bf16[j] = f32_to_bf16(row[j] / norm);
+    }
+    ops::gemm(scores_bf16.in(), bhsd::head_of(in[2], bh, *shape), /*b_transposed=*/false,
+              bhsd::head_of_output(out[0], bh, *shape));
+  }
+  return 0;
+}
+
+}  // namespace
+
+const Workload kMamba2Ssd16p = {
+    .id = "16p",
+    .name = "16p_Mamba2_SSD",
+    .group = Group::kProduction,
+    .source_model = "Mamba-2-2.7B (Dao & Gu 2024)",
+    .summary =
+        "Mamba-2 SSD quadratic form: (C B^T * exp(cumsum log sigmoid(A_log)) causal decay), rows "
+        "normalized by max(|sum|, 1), times x, over bf16 (B,H,S,D)",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    // atol 0.5, not 1e-2: the original's own rounding of the weights to bf16 errs on out[i, :] by
+    // ~N(0, (2^-9 / sqrt(3) * ||w_i||)^2) per element, w_i the normalized row, and where the signed
+    // row sum is under 1 the row is not scaled down at all: ||w_i|| reaches ||scores_i|| ~ |c_i| *
+    // (1 - a^2)^-1/2 ~ 8 * 5.3 ~ 42, an error std of ~0.047, ~0.26 at the worst of ~1e7 elements
+    // (measured: 0.15 smoke, 0.27 cpu over the suite's seeds, after rtol's share). atol is twice
+    // that; the relative-L2 bound (faithful 2.4e-3) stays 1e-2 and rejects every degenerate output.
+    .tolerance = {.atol = 0.5, .rtol = 1e-2, .max_rel_l2 = 1e-2},
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench

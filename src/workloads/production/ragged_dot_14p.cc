@@ -1,0 +1,141 @@
+// 14p_Ragged_Dot: the grouped matmul of a Mixtral-8x7B MoE layer (openxla/tokamax ragged_dot), with
+// every group the same size, so it is a batched GEMM.
+//
+// Operator  out[g] = x[g] @ weights[g] for each group g (einsum gmk,gkn->gmn), f32 accumulation,
+//           bf16 result.
+// Inputs    x        bf16 (G, Mg, K)  normal        G = num_groups, Mg = M / G rows per group
+//           weights  bf16 (G, K, N)   normal*0.02
+// Output    out      bf16 (G, Mg, N)
+// FLOPs     G*(M//G)*K*N*2; 962,072,674,304 at full size (G=8, M=8192, K=4096, N=14336).
+// Character G independent compute-bound GEMMs with a short M (1024 rows) against a wide weight.
+// Deviations
+//   - The cpu preset is (G, Mg, K, N) = (8, 128, 512, 1792): eight groups, Mg = K/4 and N = 3.5 K
+//     as in the original.
+//   - The original's docstring mentions group_sizes but it takes none: the groups are equal, as
+//     here.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/bf16.h"
+#include "ops/buffers.h"
+#include "ops/gemm.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/presets.h"
+#include "workloads/workload.h"
+#include "workloads/workloads.h"
+
+namespace kbench {
+namespace {
+
+struct GroupedShape {
+  std::int64_t groups, rows, k, n;  // G, M / G, K, N
+};
+
+constexpr Presets<GroupedShape> kPresets = {
+    .smoke = {3, 13, 37, 29},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {8, 128, 512, 1792},
+    .full = {8, 1024, 4096, 14336},
+};
+
+Problem make_problem(Size size) {
+  const auto [groups, rows, k, n] = kPresets.at(size);
+  Problem problem;
+  problem.config = {{"num_groups", groups}, {"M", groups * rows}, {"K", k}, {"N", n}};
+  problem.inputs = {
+      {{"x", KB_BF16, {groups, rows, k}}, InitRule::normal(1.0)},
+      {{"weights", KB_BF16, {groups, k, n}}, InitRule::normal(0.02)},
+  };
+  problem.outputs = {{"out", KB_BF16, {groups, rows, n}}};
+  problem.flops = static_cast<double>(groups) * static_cast<double>(rows) * static_cast<double>(k) *
+                  static_cast<double>(n) * 2.0;
+  problem.min_bytes = tensor_bytes(problem);
+  return problem;
+}
+
+// The extents of a call whose tensors match the signature above (any float output dtype), or
+// nullopt.
+std::optional<GroupedShape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                          const kb_tensor* out, std::int32_t num_outputs) {
+  if (num_inputs != 2 || num_outputs != 1 || in[0].rank != 3 || in[1].rank != 3)
+    return std::nullopt;
+  const GroupedShape shape{in[0].shape[0], in[0].shape[1], in[0].shape[2], in[1].shape[2]};
+  const auto [groups, rows, k, n] = shape;
+  if (!ops::matches(in[0], KB_BF16, {groups, rows, k}) ||
+      !ops::matches(in[1], KB_BF16, {groups, k, n}) ||
+      !ops::is_float_output(out[0], {groups, rows, n})) {
+    return std::nullopt;
+  }
+  return shape;
+}
+
+int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
+              kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<GroupedShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape || out[0].dtype != KB_F32) return 1;
+  const auto [groups, rows, k, n] = *shape;
+  const auto* x = static_cast<const bf16_t*>(in[0].data);
+  const auto* weights = static_cast<const bf16_t*>(in[1].data);
+  auto* y = static_cast<float*>(out[0].data);
+  // One output row at a time with a double accumulator, i-p-j order within each group.
+  std::vector<double> y_row(static_cast<std::size_t>(n));
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const bf16_t* w = weights + g * k * n;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const bf16_t* x_row = x + (g * rows + i) * k;
+      y_row.assign(y_row.size(), 0.0);
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double x_ip = bf16_to_f32(x_row[p]);
+        for (std::int64_t j = 0; j < n; ++j) y_row[j] += x_ip * bf16_to_f32(w[p * n + j]);
+      }
+      for (std::int64_t j = 0; j < n; ++j) y[(g * rows + i) * n + j] = static_cast<float>(y_row[j]);
+    }
+  }
+  return 0;
+}
+
+// One library GEMM per group, each rounding its f32 product once into the output (bf16 timed, f32
+// oracle), as XLA lowers the batched einsum.
+int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+             std::int32_t num_outputs) {
+  const std::optional<GroupedShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
+  if (!shape) return 1;
+  const auto [groups, rows, k, n] = *shape;
+  const std::int64_t out_size = out[0].dtype == KB_F32 ? 4 : 2;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const ops::Matrix a{static_cast<const bf16_t*>(in[0].data) + g * rows * k, KB_BF16, rows, k, k};
+    const ops::Matrix b{static_cast<const bf16_t*>(in[1].data) + g * k * n, KB_BF16, k, n, n};
+    const ops::MutableMatrix c{static_cast<char*>(out[0].data) + g * rows * n * out_size,
+                               out[0].dtype, rows, n, n};
+    ops::gemm(a, b, /*b_transposed=*/false, c);
+  }
+  return 0;
+}
+
+// The original's arithmetic: a bf16 einsum accumulates in f32 and rounds once to bf16, which is
+// exactly the baseline writing bf16.
+int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
+                 std::int32_t num_outputs) {
+  if (num_outputs != 1 || out[0].dtype != KB_BF16) return 1;
+  return baseline(cfg, in, num_inputs, out, num_outputs);
+}
+
+}  // namespace
+
+const Workload kRaggedDot14p = {
+    .id = "14p",
+    .name = "14p_Ragged_Dot",
+    .group = Group::kProduction,
+    .source_model = "Mixtral-8x7B (openxla/tokamax ragged_dot)",
+    .summary =
+        "grouped matmul with equal groups: out[g] = x[g] @ weights[g], bf16 (G,Mg,K)x(G,K,N)",
+    .problem = make_problem,
+    .reference = reference,
+    .baseline = baseline,
+    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .math = MathClass::kBf16Matmul,
+    .bf16_program = bf16_program,
+};
+
+}  // namespace kbench
