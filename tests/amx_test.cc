@@ -166,6 +166,7 @@ constexpr const char* kPermissionCandidate = R"(
 #include <errno.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "kbench/kernel.h"
 extern "C" int kb_run(const kb_config*, const kb_tensor* in, int32_t, kb_tensor* out, int32_t) {
   unsigned long permitted = 0;
   if (syscall(SYS_arch_prctl, 0x1022 /* ARCH_GET_XCOMP_PERM */, &permitted) != 0 && errno == EPERM)

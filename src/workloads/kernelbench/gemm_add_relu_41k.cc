@@ -24,6 +24,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -70,11 +71,8 @@ std::optional<GemmShape> shape_of_call(const kb_tensor* in, std::int32_t num_inp
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int reference(const GemmShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const auto* x = static_cast<const bf16_t*>(in[0].data);
   const auto* weight = static_cast<const bf16_t*>(in[1].data);
   const auto* bias = static_cast<const bf16_t*>(in[2].data);
@@ -95,9 +93,7 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 
 // What a fusing compiler emits: one GEMM whose epilogue adds the bias and applies the ReLU to each
 // output tile before its single bf16 store (oneDNN post-ops, or per tile on the OpenBLAS path).
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  if (!shape_of_call(in, num_inputs, out, num_outputs)) return 1;
+int baseline(const GemmShape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer bias = ops::load_f32(in[2]);
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
             ops::mutable_matrix_of(out[0]),
@@ -107,11 +103,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 
 // The original program's arithmetic: x @ weight on bf16 operands holds a bf16 result, the bias add
 // rounds to bf16 again, and ReLU is exact; stored in the output's dtype.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int bf16_program(const GemmShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   ops::ScratchMatrix y(KB_BF16, m, n);
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false, y.out());
   const ops::F32Buffer bias = ops::load_f32(in[2]);
@@ -192,10 +185,10 @@ const Workload kGemmAddRelu41k = {
     .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 76_Gemm_Add_ReLU",
     .summary = "relu(x @ weight + bias): bf16 (M,K) x (K,N) GEMM, row-broadcast bias, ReLU",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program>,
     .scaffold = kScaffold,
 };
 
