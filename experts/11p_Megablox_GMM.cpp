@@ -37,6 +37,7 @@
 //   scalar: an f32 row accumulator per output row, for x86-64 without AVX2.
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "include/blocked_gemm.h"
@@ -118,78 +119,100 @@ void zero_rows(uint16_t* out, int64_t n, int64_t from, int64_t to) {
     std::memset(out + from * n, 0, static_cast<size_t>((to - from) * n) * sizeof(uint16_t));
 }
 
-}  // namespace
+// The extents of a call whose tensors have the workload's signature: lhs (M, K), rhs (G, K, N),
+// group_sizes (G) i32, out (M, N) bf16, and max_expert_size among the parameters.
+struct CallShape {
+  int64_t m, k, groups, n;
+  double max_expert_size;
+};
 
-extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
-                      kb_tensor* outputs, int32_t num_outputs) {
-  if (num_inputs != 3 || num_outputs != 1) return 1;
+std::optional<CallShape> shape_of_call(const kb_config* cfg, const kb_tensor* inputs,
+                                       int32_t num_inputs, const kb_tensor* outputs,
+                                       int32_t num_outputs) {
+  if (num_inputs != 3 || num_outputs != 1) return std::nullopt;
   const kb_tensor& lhs = inputs[0];
   const kb_tensor& rhs = inputs[1];
-  const kb_tensor& sizes_t = inputs[2];
-  kb_tensor& out = outputs[0];
-  if (lhs.rank != 2 || rhs.rank != 3 || sizes_t.rank != 1 || out.rank != 2 ||
-      lhs.dtype != KB_BF16 || rhs.dtype != KB_BF16 || sizes_t.dtype != KB_I32 ||
-      out.dtype != KB_BF16)
-    return 1;
-  const int64_t m = lhs.shape[0], k = lhs.shape[1];
-  const int64_t groups = rhs.shape[0], n = rhs.shape[2];
-  if (rhs.shape[1] != k || sizes_t.shape[0] != groups || out.shape[0] != m || out.shape[1] != n)
-    return 1;
-  const double max_expert_size = kb_param_or(cfg, "max_expert_size", -1.0);
-  if (max_expert_size < 0) return 1;
-  const auto* a = static_cast<const uint16_t*>(lhs.data);
-  const auto* b = static_cast<const uint16_t*>(rhs.data);
-  const auto* sizes = static_cast<const int32_t*>(sizes_t.data);
-  auto* c = static_cast<uint16_t*>(out.data);
-  if (m == 0 || n == 0) return 0;
+  const kb_tensor& sizes = inputs[2];
+  const kb_tensor& out = outputs[0];
+  if (lhs.rank != 2 || rhs.rank != 3 || sizes.rank != 1 || out.rank != 2 || lhs.dtype != KB_BF16 ||
+      rhs.dtype != KB_BF16 || sizes.dtype != KB_I32 || out.dtype != KB_BF16)
+    return std::nullopt;
+  const CallShape s{lhs.shape[0], lhs.shape[1], rhs.shape[0], rhs.shape[2],
+                    kb_param_or(cfg, "max_expert_size", -1.0)};
+  if (rhs.shape[1] != s.k || sizes.shape[0] != s.groups || out.shape[0] != s.m ||
+      out.shape[1] != s.n || s.max_expert_size < 0)
+    return std::nullopt;
+  return s;
+}
 
-  // One product per non-empty group on its own rows (at most max_expert_size of them); the rows
-  // between and after the groups' covered runs are zeroed here, the covered ones written once.
+// One product per non-empty group on its own rows (at most max_expert_size of them); the rows
+// between and after the groups' covered runs are zeroed here, the covered ones written once.
+// nullopt where the group sizes are negative or overrun the rows.
+std::optional<std::vector<Gemm>> group_products(const CallShape& s, const uint16_t* a,
+                                                const uint16_t* b, const int32_t* sizes,
+                                                uint16_t* c) {
   std::vector<Gemm> products;
-  products.reserve(static_cast<size_t>(groups));
+  products.reserve(static_cast<size_t>(s.groups));
   int64_t start = 0, covered_to = 0;
-  for (int64_t g = 0; g < groups; ++g) {
-    if (sizes[g] < 0 || start + sizes[g] > m) return 1;
-    const int64_t rows = std::min<int64_t>(sizes[g], static_cast<int64_t>(max_expert_size));
+  for (int64_t g = 0; g < s.groups; ++g) {
+    if (sizes[g] < 0 || start + sizes[g] > s.m) return std::nullopt;
+    const int64_t rows = std::min<int64_t>(sizes[g], static_cast<int64_t>(s.max_expert_size));
     if (rows > 0) {
-      zero_rows(c, n, covered_to, start);
-      if (k == 0)
-        zero_rows(c, n, start, start + rows);  // the empty sum
+      zero_rows(c, s.n, covered_to, start);
+      if (s.k == 0)
+        zero_rows(c, s.n, start, start + rows);  // the empty sum
       else
-        products.push_back({a + start * k, k, b + g * k * n, n, c + start * n, n, rows, k, n});
+        products.push_back(
+            {a + start * s.k, s.k, b + g * s.k * s.n, s.n, c + start * s.n, s.n, rows, s.k, s.n});
       covered_to = start + rows;
     }
     start += sizes[g];
   }
-  zero_rows(c, n, covered_to, m);
-  if (products.empty()) return 0;
+  zero_rows(c, s.n, covered_to, s.m);
+  return products;
+}
 
+// The products on this CPU's best path (include/isa.h); false where scratch could not be
+// allocated.
+bool run_products(const std::vector<Gemm>& products, int threads) {
   static const Isa path = blocked_gemm::select_path();
-  const int threads = cfg->num_threads > 0 ? cfg->num_threads : 1;
   const blocked_gemm::Blocking blocking{KB_KC, KB_MC, KB_NC, KB_SHARE_A != 0};
   const Gemm* p = products.data();
   const auto count = static_cast<int64_t>(products.size());
-  bool ok = false;  // false: scratch could not be allocated
   switch (path) {
     case Isa::kAmx:
-      ok = blocked_gemm::gemm_amx(p, count, threads);
-      break;
+      return blocked_gemm::gemm_amx(p, count, threads);
     case Isa::kAvx512:
-      ok = blocked_gemm::gemm_blocked<KB_MR, KB_NR, false>(
+      return blocked_gemm::gemm_blocked<KB_MR, KB_NR, false>(
           p, count, blocking, threads,
           blocked_gemm::ukernel_avx512<KB_MR, KB_NR, KB_PF, KB_PFA, false>,
           KB_PACK_IN_KERNEL ? blocked_gemm::ukernel_avx512<KB_MR, KB_NR, KB_PF, KB_PFA, false, true>
                             : nullptr);
-      break;
     case Isa::kAvx2: {
       constexpr int kMr = blocked_gemm::kMrAvx2, kNr = blocked_gemm::kNrAvx2;
-      ok = blocked_gemm::gemm_blocked<kMr, kNr, false>(
+      return blocked_gemm::gemm_blocked<kMr, kNr, false>(
           p, count, blocking, threads, blocked_gemm::ukernel_avx2<kMr, kNr, KB_PF, KB_PFA>);
-      break;
     }
     case Isa::kScalar:
-      ok = blocked_gemm::gemm_scalar(p, count);
       break;
   }
-  return ok ? 0 : 1;
+  return blocked_gemm::gemm_scalar(p, count);
+}
+
+}  // namespace
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
+                      kb_tensor* outputs, int32_t num_outputs) {
+  const std::optional<CallShape> shape =
+      shape_of_call(cfg, inputs, num_inputs, outputs, num_outputs);
+  if (!shape) return 1;
+  if (shape->m == 0 || shape->n == 0) return 0;
+  const std::optional<std::vector<Gemm>> products = group_products(
+      *shape, static_cast<const uint16_t*>(inputs[0].data),
+      static_cast<const uint16_t*>(inputs[1].data), static_cast<const int32_t*>(inputs[2].data),
+      static_cast<uint16_t*>(outputs[0].data));
+  if (!products) return 1;
+  if (products->empty()) return 0;
+  const int threads = cfg->num_threads > 0 ? cfg->num_threads : 1;
+  return run_products(*products, threads) ? 0 : 1;
 }

@@ -161,9 +161,9 @@ int agent_command(const AgentOptions& options) {
     eval.threads = options.threads;
     eval.time_budget_s = options.time_budget_s;
     eval.worker_exe = worker_executable();
-    eval.cache_dir = default_cache_dir();
+    eval.cache_dir = kbench_cache_dir();
     resolve_baseline(eval);
-    const std::string work_dir = (std::filesystem::path(default_cache_dir()) / "agent-runs" /
+    const std::string work_dir = (std::filesystem::path(kbench_cache_dir()) / "agent-runs" /
                                   ("run-" + std::to_string(run.id)) / name)
                                      .string();
     LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);

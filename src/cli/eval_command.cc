@@ -33,7 +33,7 @@ int eval_command(const EvalCommandOptions& options) {
   eval.call_timeout_s = options.timeout_s;
   eval.mem_limit_mb = options.mem_limit_mb;
   eval.worker_exe = worker_executable();
-  eval.cache_dir = default_cache_dir();
+  eval.cache_dir = kbench_cache_dir();
 
   // Open the store first: a bad --db must fail before minutes of evaluation, not after.
   ResultStore store = open_store(options.db);

@@ -174,7 +174,7 @@ int run_command(const RunCommandOptions& options) {
                           std::string(workloads[i]->name));
     run.progress = [&](const std::string& line) { progress.update(line); };
     // A HarnessError ends the command here and leaves the run incomplete, so the rerun resumes.
-    run.cache_dir = default_cache_dir();
+    run.cache_dir = kbench_cache_dir();
     results.push_back(run_baseline(run, peaks));
     if (!options.no_experts) attach_expert(results.back(), run, store, peaks, run_id.has_value());
     if (run_id) {

@@ -67,10 +67,10 @@ int tune_command(const TuneOptions& options) {
   eval.time_budget_s = options.time_budget_s;
   eval.seed = options.seed;
   eval.worker_exe = worker_executable();
-  eval.cache_dir = default_cache_dir();
+  eval.cache_dir = kbench_cache_dir();
   resolve_baseline(eval);
   const std::string work_dir =
-      (std::filesystem::path(default_cache_dir()) / "tune" / std::string(workload.name)).string();
+      (std::filesystem::path(kbench_cache_dir()) / "tune" / std::string(workload.name)).string();
   LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);
   std::fprintf(stderr, "kbench tune: %s at %s, %zu of %zu configurations, %d in flight\n",
                std::string(workload.name).c_str(), options.size.c_str(), configs.size(),

@@ -62,10 +62,6 @@ std::string candidate_command_line() {
   return line;
 }
 
-std::string default_cache_dir() {
-  return kbench_cache_dir();
-}
-
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options) {
   CompileOutcome out;
   std::ifstream in(source_path, std::ios::binary);

@@ -28,8 +28,6 @@ std::string candidate_compiler();
 std::vector<std::string> candidate_flags();
 // One line for docs and `kbench scaffold`: the full command with placeholders.
 std::string candidate_command_line();
-// `$KBENCH_CACHE`, else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench.
-std::string default_cache_dir();
 
 // Reads `source_path` once and compiles those bytes. Never throws for a bad source; an unreadable
 // path gives ok=false with the reason in diagnostics.

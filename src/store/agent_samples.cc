@@ -3,12 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/environment.h"
+#include "store/runs.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 
 namespace kbench {
 
-using sqlite::db_label;
 using sqlite::Statement;
 using sqlite::Transaction;
 
@@ -16,14 +16,7 @@ std::int64_t ResultStore::record_agent_sample(AgentSample& sample, const EvalRes
                                               const Environment& env) {
   sqlite3* db = handle();
   Transaction txn(db, "BEGIN IMMEDIATE");
-  const auto refuse = [&](const std::string& why) {
-    throw StoreError("database '" + db_label(db) + "': run " + std::to_string(sample.run_id) + " " +
-                     why);
-  };
-  Statement run(db, "SELECT completed_at IS NOT NULL FROM runs WHERE id = :id");
-  run.bind_int(":id", sample.run_id);
-  if (!run.step()) refuse("does not exist");
-  if (run.column_int(0) != 0) refuse("is already complete");
+  require_open_run(db, sample.run_id);
   Statement existing(db,
                      "SELECT id FROM agent_samples WHERE run_id = :run AND workload = :workload "
                      "AND idx = :idx");
@@ -31,8 +24,9 @@ std::int64_t ResultStore::record_agent_sample(AgentSample& sample, const EvalRes
   existing.bind_text(":workload", sample.workload);
   existing.bind_int(":idx", sample.index);
   if (existing.step()) {
-    refuse("already has sample " + std::to_string(sample.index) + " of " + sample.workload +
-           " (is another kbench resuming the same agent run?)");
+    refuse_run(db, sample.run_id,
+               "already has sample " + std::to_string(sample.index) + " of " + sample.workload +
+                   " (is another kbench resuming the same agent run?)");
   }
   if (evaluation) sample.result_id = insert_result(*evaluation, env, std::nullopt);
   if (sample.created_at.empty()) sample.created_at = utc_now_iso8601();

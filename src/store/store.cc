@@ -23,6 +23,7 @@
 
 #include "core/environment.h"
 #include "store/result_json.h"
+#include "store/runs.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
 
@@ -167,19 +168,14 @@ std::vector<EvalResult> read_results(sqlite3* db, const std::string& path, State
 
 // Inside record()'s transaction: a result may join only an open run, and only once per workload.
 void check_run_accepts(sqlite3* db, std::int64_t run_id, const std::string& workload) {
-  const auto refuse = [&](const std::string& why) {
-    throw StoreError("database '" + db_label(db) + "': run " + std::to_string(run_id) + " " + why);
-  };
-  Statement run(db, "SELECT completed_at IS NOT NULL FROM runs WHERE id = :id");
-  run.bind_int(":id", run_id);
-  if (!run.step()) refuse("does not exist");
-  if (run.column_int(0) != 0) refuse("is already complete");
+  require_open_run(db, run_id);
   Statement existing(db, "SELECT id FROM results WHERE run_id = :id AND workload = :workload");
   existing.bind_int(":id", run_id);
   existing.bind_text(":workload", workload);
   if (existing.step()) {
-    refuse("already has result " + std::to_string(existing.column_int(0)) + " for " + workload +
-           " (is another kbench running the same command?)");
+    refuse_run(db, run_id,
+               "already has result " + std::to_string(existing.column_int(0)) + " for " + workload +
+                   " (is another kbench running the same command?)");
   }
 }
 
