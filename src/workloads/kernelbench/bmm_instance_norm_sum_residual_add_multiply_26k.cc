@@ -42,8 +42,8 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -53,16 +53,11 @@ namespace {
 constexpr linear::WeightLayout kLayout = linear::WeightLayout::kOutIn;
 constexpr float kEps = 1e-5f;
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
+  const linear::Shape& shape = linear::kPresets.at(size);
   const auto [m, k, n] = shape;
-  return linear::problem(shape, {{"batch_size", m}, {"in_features", k}, {"out_features", n}},
+  // Not linear::layer_inputs: y comes between x and the layer's renamed weight and bias.
+  return linear::problem(shape, linear::layer_config(shape),
                          {
                              {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
                              {{"y", KB_BF16, {m, n}}, InitRule::uniform(0.0, 1.0)},
@@ -85,11 +80,8 @@ std::optional<linear::Shape> shape_of_call(const kb_tensor* in, std::int32_t num
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const std::vector<double> v = linear::reference(in[0], in[2], kLayout, &in[3]);
   const auto* y = static_cast<const bf16_t*>(in[1].data);
   const auto* gamma = static_cast<const bf16_t*>(in[4].data);
@@ -119,11 +111,8 @@ constexpr std::int64_t kChunk = 1024;
 // What a fusing compiler emits: the GEMM with bmm_bias fused into its epilogue, into f32, then one
 // loop fusion per row: its mean and variance (two passes over the cached row), then the
 // normalization, affine, residual add and product, written once in the output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int baseline(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const ops::F32Buffer gamma = ops::load_f32(in[4]);
   const ops::F32Buffer beta = ops::load_f32(in[5]);
   ops::ScratchMatrix v = linear::f32_gemm(in[0], in[2], kLayout, &in[3]);
@@ -165,11 +154,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // bmm_bias; the row mean and variance as jnp.mean / jnp.var compute them for bf16 (in f32, each
 // result rounded to bf16); v - mean, var + eps, sqrt, the division, * in_weight, + in_bias, + y,
 // * y.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const std::vector<float> v = linear::bf16_program(in[0], in[2], kLayout, &in[3]);
   const auto* y = static_cast<const bf16_t*>(in[1].data);
   const auto* gamma = static_cast<const bf16_t*>(in[4].data);
@@ -206,11 +192,11 @@ const Workload kBmmInstanceNormSumResidualAddMultiply26k = {
         "28_BMM_InstanceNorm_Sum_ResidualAdd_Multiply",
     .summary = "(rownorm(x @ W.T + b) * in_weight + in_bias + y) * y: bf16 GEMM -> (M,N)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // atol 0.15: see the header's Tolerance note.
     .tolerance = {.atol = 0.15, .rtol = 1e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program>,
 };
 
 }  // namespace kbench

@@ -30,6 +30,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -73,23 +74,20 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   if (!g || !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
       !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
     return std::nullopt;
-  return Shape{g->batch, g->in_channels, g->out_channels, g->in_spatial[0], g->in_spatial[1]};
+  return conv_kit::shape_of<Shape>(*g);
 }
 
 double softplus(double y) {
   return y > 0 ? y + std::log1p(std::exp(-y)) : std::log1p(std::exp(y));
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_F32) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   std::vector<double> a = conv_kit::reference(g, in[0], in[1], in[2]);
   const auto* gamma = static_cast<const bf16_t*>(in[3].data);
   const auto* beta = static_cast<const bf16_t*>(in[4].data);
   const std::size_t plane = conv_kit::output_plane(g);
-  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const auto channels = static_cast<std::size_t>(s.out_channels);
   std::vector<double> mean(channels, 0.0), var(channels, 0.0);
   for (std::size_t i = 0; i < a.size(); ++i) {
     const double y = a[i];
@@ -136,14 +134,11 @@ void channel_statistics(const float* a, const Shape& s, std::vector<float>& mean
 // What a fusing compiler emits: the convolution with its bias and mish fused into the output tiles
 // (oneDNN bias + eltwise_mish), stored f32 NCHW; the per-channel batch statistics in two passes;
 // one normalize-scale-shift pass storing the output in its dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const std::size_t plane = conv_kit::output_plane(g);
-  const auto channels = static_cast<std::size_t>(s->out_channels);
-  const std::size_t planes = static_cast<std::size_t>(s->batch) * channels;
+  const auto channels = static_cast<std::size_t>(s.out_channels);
+  const std::size_t planes = static_cast<std::size_t>(s.batch) * channels;
   const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
   const ops::F32Buffer gamma = ops::load_f32(in[3]);
   const ops::F32Buffer beta = ops::load_f32(in[4]);
@@ -151,7 +146,7 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   ops::conv(g, in[0].data, KB_BF16, in[1].data, KB_BF16, a.data(), KB_F32, ops::ConvLayout::kPlain,
             {conv_bias.data(), {{ops::ConvPostOp::Kind::kMish}}});
   std::vector<float> mean, var;
-  channel_statistics(a.data(), *s, mean, var);
+  channel_statistics(a.data(), s, mean, var);
   for (std::size_t p = 0; p < planes; ++p) {
     const std::size_t c = p % channels;
     const float scale = gamma.data()[c] / std::sqrt(var[c] + static_cast<float>(kEps));
@@ -164,13 +159,10 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // The JAX program in bf16: conv result rounded, + bias, softplus (jax.nn.softplus, one op), tanh
 // and the product each rounded; batch mean and variance accumulated in f32 and rounded; then a -
 // mean, var + eps, sqrt, the division, * weight and + bias each rounded.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_BF16) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const std::size_t plane = conv_kit::output_plane(g);
-  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const auto channels = static_cast<std::size_t>(s.out_channels);
   ops::F32Buffer a = conv_kit::bf16_conv_bias(g, in[0], in[1], in[2]);
   const std::size_t count = a.size();
   const auto* gamma = static_cast<const bf16_t*>(in[3].data);
@@ -213,8 +205,8 @@ const Workload kConv2dActivationBatchNorm34k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 52_Conv2d_Activation_BatchNorm",
     .summary = "BatchNorm2d_train(mish(conv2d_3x3_valid(x, conv_weight) + conv_bias)) on bf16 NCHW",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds the conv output (|y| ~ 20 with unscaled weights) and mish's three
     // ops before the batch norm; channels whose mish output is mostly ~0 have a small sigma, so
     // their tail values normalize to |out| up to ~60, where bf16's own step is 0.25 and the
@@ -226,7 +218,7 @@ const Workload kConv2dActivationBatchNorm34k = {
     // noise (rel-L2 0.05) stays 3x over the rel-L2 bound, which rejects every degenerate output.
     .tolerance = Tolerance{.atol = 0.25, .rtol = 0.03, .max_rel_l2 = 0.015},
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -30,6 +30,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -70,18 +71,15 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   if (!g || !conv_kit::vectors_match(in + 2, 1, g->out_channels) ||
       !ops::is_float_output(out[0], {g->batch, g->out_channels}))
     return std::nullopt;
-  return Shape{g->batch, g->in_channels, g->out_channels, g->in_spatial[0], g->in_spatial[1]};
+  return conv_kit::shape_of<Shape>(*g);
 }
 
 double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_F32) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const std::vector<double> y = conv_kit::reference(g, in[0], in[1], in[2]);
   const std::size_t plane = conv_kit::output_plane(g);
   auto* o = static_cast<float*>(out[0].data);
@@ -96,19 +94,16 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // What a fusing compiler emits: per sample, the convolution with bias and GELU fused into its
 // output tiles (oneDNN bias + eltwise_gelu_tanh), written channels-last so the pool is a sum of
 // contiguous channel rows per pixel, one pass over the output.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const std::size_t plane = conv_kit::output_plane(g);
-  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const auto channels = static_cast<std::size_t>(s.out_channels);
   const ops::F32Buffer bias = ops::load_f32(in[2]);
   // One sample at a time: its conv output (5.3 MB at the cpu size) is pooled while it is still
   // in cache rather than after the whole batch's went to memory.
   ops::F32Buffer y(plane * channels);
   std::vector<float> sums(channels);
-  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s.batch); ++n) {
     conv_kit::conv_sample(g, in[0], in[1], n, y.data(), ops::ConvLayout::kChannelsLast,
                           {bias.data(), {{ops::ConvPostOp::Kind::kGeluTanh}}});
     sums.assign(channels, 0.0f);
@@ -122,11 +117,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // The JAX program in bf16: the conv's bf16 result, + bias, jax.nn.gelu's ops (cube, scale, add,
 // scale, tanh, 1 + ., product) each rounded to bf16; the mean accumulated in f32 (jnp.mean upcasts
 // bf16) and rounded.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_BF16) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const std::size_t plane = conv_kit::output_plane(g);
   ops::F32Buffer y = conv_kit::bf16_conv_bias(g, in[0], in[1], in[2]);
   auto* o = static_cast<bf16_t*>(out[0].data);
@@ -148,11 +140,11 @@ const Workload kConv2dGeluGlobalAvgPool39k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 67_Conv2d_GELU_GlobalAvgPool",
     .summary = "mean_hw(gelu_tanh(conv2d_3x3_valid(x, weight) + bias)) on bf16 NCHW -> (N, Cout)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -30,6 +30,7 @@
 #include "ops/conv.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -75,40 +76,30 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   if (!g || !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
       !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
     return std::nullopt;
-  return Shape{g->batch, g->in_channels, g->out_channels, g->in_spatial[0], g->in_spatial[1]};
+  return conv_kit::shape_of<Shape>(*g);
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_F32) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const std::vector<double> y = conv_kit::reference(g, in[0], in[1], in[2]);
-  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
-  const auto* beta = static_cast<const bf16_t*>(in[4].data);
-  const std::size_t plane = conv_kit::output_plane(g);
+  const std::size_t sample = conv_kit::output_plane(g) * static_cast<std::size_t>(s.out_channels);
   auto* o = static_cast<float*>(out[0].data);
-  for (std::size_t p = 0; p * plane < y.size(); ++p) {
-    const std::size_t c = p % static_cast<std::size_t>(s->out_channels);
-    const double* v = y.data() + p * plane;
-    const auto [mean, inv_std] = conv_kit::reference_norm_stats(v, plane, kEps);
-    for (std::size_t i = 0; i < plane; ++i)
-      o[p * plane + i] = static_cast<float>(
-          ((v[i] - mean) * inv_std * bf16_to_f32(gamma[c]) + bf16_to_f32(beta[c])) / kDivideBy);
-  }
+  conv_kit::reference_group_norm(
+      g, y, static_cast<std::size_t>(s.out_channels), kEps, in[3], in[4],
+      [&](std::size_t n, std::size_t j, double, double normed) {
+        o[n * sample + j] = static_cast<float>(normed / kDivideBy);
+      },
+      [](std::size_t) {});
   return 0;
 }
 
 // What a fusing compiler emits: the convolution with its bias fused, written as f32 NCHW planes;
 // then per plane (L2-resident) a mean pass, a variance pass, and one normalize-scale-shift-divide
 // pass that stores the output once in its dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const std::size_t plane = conv_kit::output_plane(g);
-  const std::size_t planes = static_cast<std::size_t>(s->batch * s->out_channels);
+  const std::size_t planes = static_cast<std::size_t>(s.batch * s.out_channels);
   const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
   const ops::F32Buffer gamma = ops::load_f32(in[3]);
   const ops::F32Buffer beta = ops::load_f32(in[4]);
@@ -116,7 +107,7 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   ops::conv(g, in[0].data, KB_BF16, in[1].data, KB_BF16, y.data(), KB_F32, ops::ConvLayout::kPlain,
             {conv_bias.data()});
   for (std::size_t p = 0; p < planes; ++p) {
-    const std::size_t c = p % static_cast<std::size_t>(s->out_channels);
+    const std::size_t c = p % static_cast<std::size_t>(s.out_channels);
     const float* v = y.data() + p * plane;
     const float mean = ops::sum_f32(v, plane) / static_cast<float>(plane);
     const float var = ops::sum_squared_deviations(v, plane, mean) / static_cast<float>(plane);
@@ -131,26 +122,17 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // The JAX program in bf16: conv result rounded to bf16, + bias rounded; mean and variance
 // accumulated in f32 (jnp.mean/jnp.var upcast bf16) and rounded to bf16; then x - mean, var + eps,
 // sqrt, the division, * weight, + bias and / 2 each rounding to bf16.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_BF16) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
-  const std::size_t plane = conv_kit::output_plane(g);
-  const ops::F32Buffer y = conv_kit::bf16_conv_bias(g, in[0], in[1], in[2]);
-  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
-  const auto* beta = static_cast<const bf16_t*>(in[4].data);
+int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
+  const std::size_t sample = conv_kit::output_plane(g) * static_cast<std::size_t>(s.out_channels);
+  ops::F32Buffer y = conv_kit::bf16_conv_bias(g, in[0], in[1], in[2]);
   auto* o = static_cast<bf16_t*>(out[0].data);
-  for (std::size_t p = 0; p * plane < y.size(); ++p) {
-    const std::size_t c = p % static_cast<std::size_t>(s->out_channels);
-    const float* v = y.data() + p * plane;
-    const auto [mean, denom] = conv_kit::bf16_norm_stats(v, plane, kEps);
-    for (std::size_t i = 0; i < plane; ++i) {
-      const float affine =
-          conv_kit::bf16_normalize(v[i], mean, denom, bf16_to_f32(gamma[c]), bf16_to_f32(beta[c]));
-      o[p * plane + i] = f32_to_bf16(affine / static_cast<float>(kDivideBy));
-    }
-  }
+  conv_kit::bf16_group_norm(
+      g, y, static_cast<std::size_t>(s.out_channels), kEps, in[3], in[4],
+      [&](std::size_t n, std::size_t j, float, float affine) {
+        o[n * sample + j] = f32_to_bf16(affine / static_cast<float>(kDivideBy));
+      },
+      [](const float*, std::size_t) {}, [](std::size_t) {});
   return 0;
 }
 
@@ -164,8 +146,8 @@ const Workload kConv2dInstanceNormDivide22k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 17_Conv2d_InstanceNorm_Divide",
     .summary = "InstanceNorm(conv2d_3x3_valid(x, weight) + conv_bias) / 2 on bf16 NCHW",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds the conv output before normalizing: its error 2^-9 |y| becomes
     // 2^-9 |y| / sigma in normalized units (|y| / sigma reaches ~5 at these inits, the uniform[0,1)
     // input giving each channel a mean well above its spread), and ~6 further bf16 ops add up to
@@ -174,7 +156,7 @@ const Workload kConv2dInstanceNormDivide22k = {
     // twice that; 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -25,6 +25,7 @@
 #include "ops/conv.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -66,14 +67,11 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
       !ops::matches(in[3], KB_BF16, {g->out_channels, 1, 1}) ||
       !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
     return std::nullopt;
-  return Shape{g->batch, g->in_channels, g->out_channels, g->in_spatial[0], g->in_spatial[1]};
+  return conv_kit::shape_of<Shape>(*g);
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_F32) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const std::vector<double> y = conv_kit::reference(g, in[0], in[1], in[2]);
   const auto* bias = static_cast<const bf16_t*>(in[3].data);
   const std::size_t plane = conv_kit::output_plane(g);
@@ -81,7 +79,7 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
   for (std::size_t i = 0; i < y.size(); ++i) {
     const double v = y[i];
     o[i] = static_cast<float>(
-        (v > 0 ? v : 0) + bf16_to_f32(bias[i / plane % static_cast<std::size_t>(s->out_channels)]));
+        (v > 0 ? v : 0) + bf16_to_f32(bias[i / plane % static_cast<std::size_t>(s.out_channels)]));
   }
   return 0;
 }
@@ -89,27 +87,21 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // What a fusing compiler emits: one convolution whose output tiles get the conv bias, the ReLU and
 // the second bias before their single store (oneDNN bias + post-ops), reordered to NCHW in the
 // output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s) return 1;
+int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
   const ops::F32Buffer bias = ops::load_f32(in[3]);
   ops::ConvEpilogue epilogue{
       conv_bias.data(),
       {{ops::ConvPostOp::Kind::kRelu}, {ops::ConvPostOp::Kind::kAddPerChannel, bias.data()}}};
-  ops::conv(geometry_of(*s), in[0].data, KB_BF16, in[1].data, KB_BF16, out[0].data, out[0].dtype,
+  ops::conv(geometry_of(s), in[0].data, KB_BF16, in[1].data, KB_BF16, out[0].data, out[0].dtype,
             ops::ConvLayout::kPlain, epilogue);
   return 0;
 }
 
 // The JAX program in bf16: the conv's bf16 result (f32 sums rounded once), then each elementwise op
 // on bf16 tensors rounding its result.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_BF16) return 1;
-  const ops::ConvGeometry g = geometry_of(*s);
+int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry g = geometry_of(s);
   const ops::F32Buffer y = conv_kit::bf16_conv_bias(g, in[0], in[1], in[2]);
   const std::size_t plane = conv_kit::output_plane(g);
   const auto* bias = static_cast<const bf16_t*>(in[3].data);
@@ -117,7 +109,7 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
   for (std::size_t i = 0; i < y.size(); ++i) {
     const float v = y.data()[i];
     o[i] = f32_to_bf16((v > 0 ? v : 0.0f) +
-                       bf16_to_f32(bias[i / plane % static_cast<std::size_t>(s->out_channels)]));
+                       bf16_to_f32(bias[i / plane % static_cast<std::size_t>(s.out_channels)]));
   }
   return 0;
 }
@@ -131,11 +123,11 @@ const Workload kConv2dReluBiasAdd18k = {
     .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 1_Conv2D_ReLU_BiasAdd",
     .summary = "relu(conv2d_3x3_valid(x, weight) + conv_bias) + bias on bf16 NCHW",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

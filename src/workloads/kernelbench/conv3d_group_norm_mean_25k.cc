@@ -41,6 +41,7 @@
 #include "ops/conv.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -94,34 +95,23 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
       !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
       !ops::is_float_output(out[0], {g->batch}))
     return std::nullopt;
-  const std::vector<std::int64_t>& e = g->in_spatial;
-  return Shape{g->batch, g->in_channels, g->out_channels, e[0], e[1], e[2]};
+  return conv_kit::shape_of<Shape>(*g);
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_F32) return 1;
-  const ops::ConvGeometry geometry = geometry_of(*s);
+int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry geometry = geometry_of(s);
   const std::vector<double> y = conv_kit::reference(geometry, in[0], in[1], in[2]);
-  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
-  const auto* beta = static_cast<const bf16_t*>(in[4].data);
   const std::size_t volume = conv_kit::output_plane(geometry);
-  const auto channels = static_cast<std::size_t>(s->out_channels);
-  const std::size_t per_group = channels / kGroups, group_size = per_group * volume;
-  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
-    double total = 0;
-    for (std::size_t g = 0; g < kGroups; ++g) {
-      const double* v = y.data() + (n * channels + g * per_group) * volume;
-      const auto [mean, inv_std] = conv_kit::reference_norm_stats(v, group_size, kEps);
-      for (std::size_t i = 0; i < group_size; ++i) {
-        const std::size_t c = g * per_group + i / volume;
-        total += (v[i] - mean) * inv_std * bf16_to_f32(gamma[c]) + bf16_to_f32(beta[c]);
-      }
-    }
-    static_cast<float*>(out[0].data)[n] =
-        static_cast<float>(total / static_cast<double>(channels * volume));
-  }
+  const auto channels = static_cast<std::size_t>(s.out_channels);
+  double total = 0;
+  conv_kit::reference_group_norm(
+      geometry, y, kGroups, kEps, in[3], in[4],
+      [&](std::size_t, std::size_t, double, double normed) { total += normed; },
+      [&](std::size_t n) {
+        static_cast<float*>(out[0].data)[n] =
+            static_cast<float>(total / static_cast<double>(channels * volume));
+        total = 0;
+      });
   return 0;
 }
 
@@ -131,13 +121,10 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // deviations from each channel's group mean, both vectorized across the channels of each voxel; the
 // final mean reduces the normalized values channel by channel, sum_i (a v_i + b) = a sum_i v_i + n
 // b with a = gamma / sigma and b = beta - a mu, so the normalized tensor is never stored.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s) return 1;
-  const ops::ConvGeometry geometry = geometry_of(*s);
+int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry geometry = geometry_of(s);
   const std::size_t volume = conv_kit::output_plane(geometry);
-  const auto channels = static_cast<std::size_t>(s->out_channels);
+  const auto channels = static_cast<std::size_t>(s.out_channels);
   const std::size_t per_group = channels / kGroups;
   const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
   const ops::F32Buffer gamma = ops::load_f32(in[3]);
@@ -145,7 +132,7 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   // One sample at a time: its conv output (1.9 MB) stays cache-resident for the two passes.
   ops::F32Buffer y(channels * volume);
   ops::ChannelGroupStats stats;
-  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s.batch); ++n) {
     conv_kit::conv_sample(geometry, in[0], in[1], n, y.data(), ops::ConvLayout::kChannelsLast,
                           {conv_bias.data()});
     ops::channel_group_stats(y.data(), volume, channels, kGroups, kEps, stats);
@@ -162,32 +149,21 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // The JAX program in bf16: the conv's bf16 result, + bias; group mean and variance accumulated in
 // f32 (jnp.mean/jnp.var upcast bf16) and rounded to bf16; y - mean, var + eps, sqrt, the division,
 // * gamma, + beta each rounded; the final mean accumulated in f32 and rounded.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_BF16) return 1;
-  const ops::ConvGeometry geometry = geometry_of(*s);
+int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::ConvGeometry geometry = geometry_of(s);
   const std::size_t volume = conv_kit::output_plane(geometry);
-  const auto channels = static_cast<std::size_t>(s->out_channels);
-  const std::size_t per_group = channels / kGroups, group_size = per_group * volume;
+  const auto channels = static_cast<std::size_t>(s.out_channels);
   ops::F32Buffer y = conv_kit::bf16_conv_bias(geometry, in[0], in[1], in[2]);
-  const auto* gamma = static_cast<const bf16_t*>(in[3].data);
-  const auto* beta = static_cast<const bf16_t*>(in[4].data);
-  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
-    float total = 0;
-    for (std::size_t g = 0; g < kGroups; ++g) {
-      float* v = y.data() + (n * channels + g * per_group) * volume;
-      const auto [mean, denom] = conv_kit::bf16_norm_stats(v, group_size, kEps);
-      for (std::size_t i = 0; i < group_size; ++i) {
-        const std::size_t c = g * per_group + i / volume;
-        v[i] = conv_kit::bf16_normalize(v[i], mean, denom, bf16_to_f32(gamma[c]),
-                                        bf16_to_f32(beta[c]));
-      }
-      total += ops::sum_f32(v, group_size);
-    }
-    static_cast<bf16_t*>(out[0].data)[n] =
-        f32_to_bf16(total / static_cast<float>(channels * volume));
-  }
+  float total = 0;
+  conv_kit::bf16_group_norm(
+      geometry, y, kGroups, kEps, in[3], in[4],
+      [](std::size_t, std::size_t, float& v, float affine) { v = affine; },
+      [&](const float* v, std::size_t count) { total += ops::sum_f32(v, count); },
+      [&](std::size_t n) {
+        static_cast<bf16_t*>(out[0].data)[n] =
+            f32_to_bf16(total / static_cast<float>(channels * volume));
+        total = 0;
+      });
   return 0;
 }
 
@@ -201,8 +177,8 @@ const Workload kConv3dGroupNormMean25k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 23_Conv3d_GroupNorm_Mean",
     .summary = "mean_cdhw(GroupNorm8(conv3d_3x3x3_valid(x, weight) + conv_bias)) on bf16 -> (N)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // JAXBench's allclose(atol=1e-2, rtol=1e-2), with rel-L2 <= 0.025 instead of 1e-2: the output
     // is the ~0.2 contrast left after each group's normalized values cancel, so the faithful bf16
     // program's roundings of the group statistics, the normalized values and the final mean
@@ -210,7 +186,7 @@ const Workload kConv3dGroupNormMean25k = {
     // at cpu size). 5% RMS noise (rel-L2 0.05) stays 2x over the bound.
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.025},
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -24,6 +24,7 @@
 #include "ops/conv.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -67,15 +68,11 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   if (!g || !conv_kit::vectors_match(in + 2, 1, g->out_channels) ||
       !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
     return std::nullopt;
-  const std::vector<std::int64_t>& e = g->in_spatial;
-  return Shape{g->batch, g->in_channels, g->out_channels, e[0], e[1], e[2]};
+  return conv_kit::shape_of<Shape>(*g);
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_F32) return 1;
-  const std::vector<double> y = conv_kit::reference(geometry_of(*s), in[0], in[1], in[2]);
+int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const std::vector<double> y = conv_kit::reference(geometry_of(s), in[0], in[1], in[2]);
   auto* o = static_cast<float*>(out[0].data);
   for (std::size_t i = 0; i < y.size(); ++i)
     o[i] = static_cast<float>(std::tanh(y[i] * std::tanh(std::log1p(std::exp(y[i])))));
@@ -85,12 +82,9 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // What a fusing compiler emits: one 3-D convolution whose output tiles get the bias, mish and tanh
 // (oneDNN bias + eltwise_mish + eltwise_tanh) before their single store, reordered to NCDHW in the
 // output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s) return 1;
+int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer bias = ops::load_f32(in[2]);
-  ops::conv(geometry_of(*s), in[0].data, KB_BF16, in[1].data, KB_BF16, out[0].data, out[0].dtype,
+  ops::conv(geometry_of(s), in[0].data, KB_BF16, in[1].data, KB_BF16, out[0].data, out[0].dtype,
             ops::ConvLayout::kPlain,
             {bias.data(), {{ops::ConvPostOp::Kind::kMish}, {ops::ConvPostOp::Kind::kTanh}}});
   return 0;
@@ -98,11 +92,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 
 // The JAX program in bf16: the conv's bf16 result, + bias, exp, 1 + ., log, tanh, the product and
 // the final tanh, each rounding to bf16.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_BF16) return 1;
-  const ops::F32Buffer y = conv_kit::bf16_conv_bias(geometry_of(*s), in[0], in[1], in[2]);
+int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const ops::F32Buffer y = conv_kit::bf16_conv_bias(geometry_of(s), in[0], in[1], in[2]);
   auto* o = static_cast<bf16_t*>(out[0].data);
   for (std::size_t i = 0; i < y.size(); ++i) {
     const float v = y.data()[i];
@@ -123,11 +114,11 @@ const Workload kConv3dMishTanh33k = {
     .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 47_Conv3d_Mish_Tanh",
     .summary = "tanh(mish(conv3d_3x3x3_valid(x, weight) + bias)) on bf16 NCDHW",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

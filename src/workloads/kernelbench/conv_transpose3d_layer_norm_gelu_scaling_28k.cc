@@ -42,6 +42,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -111,21 +112,18 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
       !conv_kit::vectors_match(in + 3, 2, out_extent(e[2])) ||
       !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
     return std::nullopt;
-  return Shape{g->batch, g->in_channels, g->out_channels, e[0], e[1], e[2]};
+  return conv_kit::shape_of<Shape>(*g);
 }
 
 double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_F32) return 1;
-  const std::vector<double> y = conv_kit::reference(geometry_of(*s), in[0], in[1], in[2]);
+int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const std::vector<double> y = conv_kit::reference(geometry_of(s), in[0], in[1], in[2]);
   const auto* gamma = static_cast<const bf16_t*>(in[3].data);
   const auto* beta = static_cast<const bf16_t*>(in[4].data);
-  const std::size_t width = static_cast<std::size_t>(out_extent(s->width));
+  const std::size_t width = static_cast<std::size_t>(out_extent(s.width));
   auto* o = static_cast<float*>(out[0].data);
   for (std::size_t r = 0; r * width < y.size(); ++r) {
     const double* row = y.data() + r * width;
@@ -180,23 +178,20 @@ void layer_norm_gelu_row(const float* y, const float* gamma, const float* beta, 
 // convolution, no zero-dilated copy) with its bias fused, written f32 NCDHW; one pass over its W
 // rows computing each row's statistics and storing the normalized, activated values once in the
 // output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s) return 1;
-  const std::size_t width = static_cast<std::size_t>(out_extent(s->width));
-  const std::size_t rows = static_cast<std::size_t>(s->batch * s->out_channels *
-                                                    out_extent(s->depth) * out_extent(s->height));
+int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const std::size_t width = static_cast<std::size_t>(out_extent(s.width));
+  const std::size_t rows = static_cast<std::size_t>(s.batch * s.out_channels * out_extent(s.depth) *
+                                                    out_extent(s.height));
   const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
   const ops::F32Buffer gamma = ops::load_f32(in[3]);
   const ops::F32Buffer beta = ops::load_f32(in[4]);
   // One sample at a time, so the row pass reads the conv output while it is still in cache.
-  const ops::ConvGeometry geometry = geometry_of(*s);
-  const std::size_t sample_rows = rows / static_cast<std::size_t>(s->batch);
+  const ops::ConvGeometry geometry = geometry_of(s);
+  const std::size_t sample_rows = rows / static_cast<std::size_t>(s.batch);
   ops::F32Buffer y(sample_rows * width);
   const bool bf16_out = out[0].dtype == KB_BF16;
   std::vector<float> row(width);
-  for (std::size_t n = 0; n < static_cast<std::size_t>(s->batch); ++n) {
+  for (std::size_t n = 0; n < static_cast<std::size_t>(s.batch); ++n) {
     conv_kit::conv_sample(geometry, in[0], in[1], n, y.data(), ops::ConvLayout::kPlain,
                           {conv_bias.data()});
     for (std::size_t i = 0; i < sample_rows; ++i) {
@@ -212,12 +207,9 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // The JAX program in bf16: the transposed conv's bf16 result, + bias; the row mean and variance
 // accumulated in f32 and rounded; y - mean, var + eps, sqrt, the division, * weight, + bias,
 // jax.nn.gelu's ops (cube, scale, add, scale, tanh, 1 + ., product) and * 1.0 each rounded.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> s = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!s || out[0].dtype != KB_BF16) return 1;
-  const std::size_t width = static_cast<std::size_t>(out_extent(s->width));
-  const ops::F32Buffer y = conv_kit::bf16_conv_bias(geometry_of(*s), in[0], in[1], in[2]);
+int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
+  const std::size_t width = static_cast<std::size_t>(out_extent(s.width));
+  const ops::F32Buffer y = conv_kit::bf16_conv_bias(geometry_of(s), in[0], in[1], in[2]);
   const auto* gamma = static_cast<const bf16_t*>(in[3].data);
   const auto* beta = static_cast<const bf16_t*>(in[4].data);
   auto* o = static_cast<bf16_t*>(out[0].data);
@@ -254,8 +246,8 @@ const Workload kConvTranspose3dLayerNormGeluScaling28k = {
         "34_ConvTranspose3d_LayerNorm_GELU_Scaling",
     .summary = "gelu_tanh(LayerNorm_W(conv_transpose3d_k4s2p1(x) + bias)) * 1.0 on bf16 NCDHW",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds the transposed conv's output before the LayerNorm: its error 2^-9 |y|
     // becomes 2^-9 |y| / sigma in normalized units (the uniform[0,1) input gives each W row a mean
     // comparable to its spread, |y| / sigma up to ~3-5), and ~9 further bf16 ops (the norm's and
@@ -264,7 +256,7 @@ const Workload kConvTranspose3dLayerNormGeluScaling28k = {
     // fails. The bounds are about twice that; 5% RMS noise (rel-L2 0.05) stays 3x over rel-L2's.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

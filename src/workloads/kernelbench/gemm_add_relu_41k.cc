@@ -25,6 +25,7 @@
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/entry.h"
+#include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -77,14 +78,10 @@ int reference(const GemmShape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto* weight = static_cast<const bf16_t*>(in[1].data);
   const auto* bias = static_cast<const bf16_t*>(in[2].data);
   auto* y = static_cast<float*>(out[0].data);
-  // i-p-j order with a double row accumulator: the textbook sums, reading weight along its rows.
   std::vector<double> y_row(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t j = 0; j < n; ++j) y_row[j] = bf16_to_f32(bias[j]);
-    for (std::int64_t p = 0; p < k; ++p) {
-      const double x_ip = bf16_to_f32(x[i * k + p]);
-      for (std::int64_t j = 0; j < n; ++j) y_row[j] += x_ip * bf16_to_f32(weight[p * n + j]);
-    }
+    matmul::add_product_row(x + i * k, weight, k, n, y_row.data());
     for (std::int64_t j = 0; j < n; ++j)
       y[i * n + j] = static_cast<float>(y_row[j] > 0 ? y_row[j] : 0);
   }

@@ -39,6 +39,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -64,15 +65,13 @@ constexpr Presets<Shape> kPresets = {
 Problem make_problem(Size size) {
   const Shape shape = kPresets.at(size);
   const auto [m, k, n] = shape;
-  Problem problem;
-  problem.config = {{"batch_size", m}, {"in_features", k}, {"out_features", n}};
-  problem.inputs = {
-      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-      {{"gemm_weight", KB_BF16, {n, k}}, InitRule::normal()},
-      {{"gemm_bias", KB_BF16, {n}}, InitRule::normal()},
-      {{"bn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-      {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
-  };
+  Problem problem = gemm_rows::linear_problem(shape, kLayout, "gemm_weight", InitRule::normal());
+  problem.inputs.insert(problem.inputs.end(),
+                        {
+                            {{"gemm_bias", KB_BF16, {n}}, InitRule::normal()},
+                            {{"bn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
+                            {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
+                        });
   problem.outputs = {{"out", KB_BF16, {m, n}}};
   gemm_rows::finish_problem(problem, shape);
   return problem;
@@ -88,14 +87,11 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   std::vector<double> y(static_cast<std::size_t>(m * n));
   for (std::int64_t i = 0; i < m; ++i)
-    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], *shape, i, y.data() + i * n);
+    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], shape, i, y.data() + i * n);
   auto* result = static_cast<float*>(out[0].data);
   for (std::int64_t j = 0; j < n; ++j) {
     double mean = 0, var = 0;
@@ -117,24 +113,21 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // product; one pass over it for the column means and one for the variances; then one pass per row
 // applying the batch norm as a per-column multiply-add, GELU and ReLU, storing the output once
 // (bf16 in the timed run, f32 in the oracle).
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer gemm_bias = ops::load_f32(in[2]);
   const ops::F32Buffer bn_weight = ops::load_f32(in[3]);
   const ops::F32Buffer bn_bias = ops::load_f32(in[4]);
-  ops::ScratchMatrix y = gemm_rows::gemm_f32(in, *shape, kLayout, {.bias = gemm_bias.data()});
-  const auto cols = static_cast<std::size_t>(shape->n);
+  ops::ScratchMatrix y = gemm_rows::gemm_f32(in, shape, kLayout, {.bias = gemm_bias.data()});
+  const auto cols = static_cast<std::size_t>(shape.n);
   std::vector<float> mean(cols), var(cols);
-  ops::column_mean_var(static_cast<const float*>(y.in().data), static_cast<std::size_t>(shape->m),
+  ops::column_mean_var(static_cast<const float*>(y.in().data), static_cast<std::size_t>(shape.m),
                        cols, mean.data(), var.data());
   std::vector<float> column_scale(cols), column_shift(cols);
   for (std::size_t j = 0; j < cols; ++j) {
     column_scale[j] = bn_weight.data()[j] / std::sqrt(var[j] + static_cast<float>(kEps));
     column_shift[j] = bn_bias.data()[j] - mean[j] * column_scale[j];
   }
-  gemm_rows::finish_rows(y, *shape, out[0], [&](float* row, std::size_t n) {
+  gemm_rows::finish_rows(y, shape, out[0], [&](float* row, std::size_t n) {
     ops::scale_shift(row, column_scale.data(), column_shift.data(), n);
     ops::gelu_tanh_relu(row, n);
   });
@@ -144,12 +137,9 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // The original on bf16 tensors: the matmul's bf16 result and the bias add rounded; the batch mean
 // (jnp.mean: f32 sum, bf16 result); the variance as jnp.mean of the rounded squares of the rounded
 // differences; the normalization, affine step, GELU and ReLU op by op, each rounded to bf16.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  const auto [m, k, n] = *shape;
-  ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, *shape, kLayout);
+int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
+  ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, shape, kLayout);
   const ops::F32Buffer gemm_bias = ops::load_f32(in[2]);
   const ops::F32Buffer bn_weight = ops::load_f32(in[3]);
   const ops::F32Buffer bn_bias = ops::load_f32(in[4]);
@@ -195,8 +185,8 @@ const Workload kGemmBatchNormGeluRelu31k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 41_Gemm_BatchNorm_GELU_ReLU",
     .summary = "relu(gelu(batchnorm_train(x @ weight.T + bias))): batch statistics over axis 0",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds ~15 times between the GEMM and the output, and the batch statistics
     // cancel y's column mean (|y| ~ 2 sd, so each rounding of y costs 2x in z; see the header):
     // its worst element over 20 smoke and 3 cpu seeds needs (atol, rtol) = (0.025, 0.04), its
@@ -204,7 +194,7 @@ const Workload kGemmBatchNormGeluRelu31k = {
     // over it.
     .tolerance = {.atol = 5e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

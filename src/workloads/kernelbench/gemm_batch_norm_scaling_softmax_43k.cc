@@ -42,6 +42,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -72,23 +73,18 @@ constexpr Presets<Shape> kPresets = {
 Problem make_problem(Size size) {
   const Shape shape = kPresets.at(size);
   const auto [m, k, n] = shape;
-  Problem problem;
-  problem.config = {{"batch_size", m},
-                    {"in_features", k},
-                    {"out_features", n},
-                    {"bn_eps", kBnEps},
-                    {"bn_momentum", kBnMomentum}};
+  Problem problem = gemm_rows::linear_problem(shape, kLayout, "weight", InitRule::normal(0.02));
+  problem.config.insert(problem.config.end(), {{"bn_eps", kBnEps}, {"bn_momentum", kBnMomentum}});
   problem.params = {{"bn_eps", kBnEps}};
-  problem.inputs = {
-      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-      {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-      {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-      {{"bn_scale", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-      {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-      {{"bn_mean", KB_BF16, {n}}, InitRule::normal(0.1)},
-      {{"bn_var", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
-      {{"scale", KB_BF16, {1}}, InitRule::uniform(0.6, 0.8)},
-  };
+  problem.inputs.insert(problem.inputs.end(),
+                        {
+                            {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{"bn_scale", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
+                            {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{"bn_mean", KB_BF16, {n}}, InitRule::normal(0.1)},
+                            {{"bn_var", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
+                            {{"scale", KB_BF16, {1}}, InitRule::uniform(0.6, 0.8)},
+                        });
   problem.outputs = {{"out", KB_BF16, {m, n}}};
   gemm_rows::finish_problem(problem, shape);
   return problem;
@@ -107,11 +103,8 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return shape;
 }
 
-int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int reference(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const auto* bn_scale = static_cast<const bf16_t*>(in[3].data);
   const auto* bn_bias = static_cast<const bf16_t*>(in[4].data);
   const auto* bn_mean = static_cast<const bf16_t*>(in[5].data);
@@ -120,7 +113,7 @@ int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs
   auto* y = static_cast<float*>(out[0].data);
   std::vector<double> logits(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < m; ++i) {
-    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], *shape, i, logits.data());
+    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], shape, i, logits.data());
     for (std::int64_t j = 0; j < n; ++j) {
       const double normalized =
           (logits[j] - bf16_to_f32(bn_mean[j])) /
@@ -136,13 +129,10 @@ int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs
 // one pass per row while it is in cache: the batch norm and scale folded into one per-column
 // multiply-add (scale * bn_scale / sqrt(bn_var + eps), and the matching shift), then the softmax,
 // storing the output once (bf16 in the timed run, f32 in the oracle).
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
+int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer bias = ops::load_f32(in[2]);
-  ops::ScratchMatrix logits = gemm_rows::gemm_f32(in, *shape, kLayout, {.bias = bias.data()});
-  const auto cols = static_cast<std::size_t>(shape->n);
+  ops::ScratchMatrix logits = gemm_rows::gemm_f32(in, shape, kLayout, {.bias = bias.data()});
+  const auto cols = static_cast<std::size_t>(shape.n);
   const ops::F32Buffer bn_scale = ops::load_f32(in[3]);
   const ops::F32Buffer bn_bias = ops::load_f32(in[4]);
   const ops::F32Buffer bn_mean = ops::load_f32(in[5]);
@@ -155,7 +145,7 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
     column_scale[j] = static_cast<float>(scale * factor);
     column_shift[j] = static_cast<float>(scale * (bn_bias.data()[j] - bn_mean.data()[j] * factor));
   }
-  gemm_rows::finish_rows(logits, *shape, out[0], [&](float* row, std::size_t n) {
+  gemm_rows::finish_rows(logits, shape, out[0], [&](float* row, std::size_t n) {
     ops::scale_shift(row, column_scale.data(), column_shift.data(), n);
     ops::softmax(row, n);
   });
@@ -164,12 +154,9 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
 
 // The original on bf16 tensors: the matmul's bf16 result, then the bias add, the batch norm and the
 // scale op by op, each rounded to bf16, then jax.nn.softmax in bf16.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, *shape, kLayout);
-  const auto cols = static_cast<std::size_t>(shape->n);
+int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
+  ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, shape, kLayout);
+  const auto cols = static_cast<std::size_t>(shape.n);
   const ops::F32Buffer bias = ops::load_f32(in[2]);
   const ops::F32Buffer bn_scale = ops::load_f32(in[3]);
   const ops::F32Buffer bn_bias = ops::load_f32(in[4]);
@@ -180,7 +167,7 @@ int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inp
   std::vector<float> std_dev(cols);  // jnp.sqrt(bn_var + bn_eps), both rounded
   for (std::size_t j = 0; j < cols; ++j)
     std_dev[j] = r(std::sqrt(r(bn_var.data()[j] + r(static_cast<float>(bn_eps_of(cfg))))));
-  gemm_rows::bf16_rows(product, *shape, out[0], [&](const bf16_t* y, float* row, std::size_t n) {
+  gemm_rows::bf16_rows(product, shape, out[0], [&](const bf16_t* y, float* row, std::size_t n) {
     for (std::size_t j = 0; j < n; ++j) {
       const float linear = r(bf16_to_f32(y[j]) + bias.data()[j]);
       const float normalized = r(r(linear - bn_mean.data()[j]) / std_dev[j]);
@@ -201,11 +188,11 @@ const Workload kGemmBatchNormScalingSoftmax43k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 84_Gemm_BatchNorm_Scaling_Softmax",
     .summary = "softmax(scale * batchnorm_eval(x @ weight + bias)) over features, running stats",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

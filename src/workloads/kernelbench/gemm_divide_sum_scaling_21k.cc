@@ -38,8 +38,8 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -51,88 +51,51 @@ constexpr linear::Call kCall{.layout = kLayout, .output = linear::Out::kM1};
 constexpr float kDivisor = 2.0f;
 constexpr float kScalingFactor = 1.5f;
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(shape,
-                         {{"batch_size", m},
-                          {"input_size", k},
-                          {"hidden_size", n},
-                          {"scaling_factor", double{kScalingFactor}}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {n, k}}, InitRule::normal(1.0)},
-                         },
-                         {m, 1});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  return linear::problem(
+      shape,
+      linear::layer_config(shape, {{"scaling_factor", double{kScalingFactor}}},
+                           {.in = "input_size", .out = "hidden_size"}),
+      linear::layer_inputs(shape, kLayout, {.weight = InitRule::normal(1.0), .bias = nullptr}),
+      {shape.m, 1});
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const std::vector<double> y = linear::reference(in[0], in[1], kLayout, nullptr);
-  for (std::int64_t i = 0; i < shape->m; ++i) {
-    double total = 0;
-    for (std::int64_t j = 0; j < shape->n; ++j)
-      total += y[static_cast<std::size_t>(i * shape->n + j)];
-    static_cast<float*>(out[0].data)[i] = static_cast<float>(total / kDivisor * kScalingFactor);
-  }
+int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  linear::row_sums(
+      linear::reference(in[0], in[1], kLayout, nullptr), shape, out[0], [](double v) { return v; },
+      [](double total) { return total / kDivisor * kScalingFactor; });
   return 0;
 }
 
 // What a fusing compiler emits: the f32 GEMM with the division fused into its epilogue (alpha =
 // 1/2, exact), then one loop fusion per row summing and scaling. Only the (M, 1) result is rounded
 // to the output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int baseline(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   ops::ScratchMatrix y =
       linear::f32_gemm(in[0], in[1], kLayout, nullptr, {.alpha = 1.0f / kDivisor});
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i)
-    linear::store(out[0], i,
-                  ops::sum(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n)) *
-                      kScalingFactor);
+  linear::reduce_rows(
+      y, out[0], [](const float* row, std::size_t n) { return ops::sum(row, n) * kScalingFactor; });
   return 0;
 }
 
 // The original's arithmetic: each product rounded to bf16, halved (exact), summed in f32, the sum
 // rounded to bf16, times 1.5 rounded to bf16.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const std::vector<float> y = linear::bf16_program(in[0], in[1], kLayout, nullptr);
-  for (std::int64_t i = 0; i < shape->m; ++i) {
-    float total = 0;
-    for (std::int64_t j = 0; j < shape->n; ++j)
-      total += y[static_cast<std::size_t>(i * shape->n + j)] / kDivisor;
-    linear::store(out[0], i, round_to_bf16(total) * kScalingFactor);
-  }
+int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  linear::row_sums(
+      linear::bf16_program(in[0], in[1], kLayout, nullptr), shape, out[0],
+      [](float v) { return v / kDivisor; },
+      [](float total) { return round_to_bf16(total) * kScalingFactor; });
   return 0;
 }
 
 // The rule's term magnitude per row: 1.5 * sum_j |y_ij| / 2, the N products the original rounds
 // before it sums them, in output units (f32 products; the rounded ones differ by at most 2^-8).
-int term_magnitude(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                   kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int term_magnitude(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   ops::ScratchMatrix y =
       linear::f32_gemm(in[0], in[1], kLayout, nullptr, {.alpha = kScalingFactor / kDivisor});
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i)
-    static_cast<float*>(out[0].data)[i] =
-        ops::abs_sum(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n));
+  linear::reduce_rows(y, out[0],
+                      [](const float* row, std::size_t n) { return ops::abs_sum(row, n); });
   return 0;
 }
 
@@ -146,13 +109,14 @@ const Workload kGemmDivideSumScaling21k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 14_Gemm_Divide_Sum_Scaling",
     .summary = "row sums of (x @ weight.T) / 2, times 1.5: HIGHEST-precision GEMM -> (M,1)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     // JAXBench's allclose(atol=1e-2, rtol=1e-2) and rel-L2 <= 1e-2, plus the rounded terms' share
     // (the header's Tolerance note).
     .tolerance = Tolerance{.term_rtol = kBf16UnitRoundoff},
-    .bf16_program = bf16_program,
-    .term_magnitude = term_magnitude,
+    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
+    .term_magnitude =
+        checked_entry<linear::shape_of_call<kCall>, term_magnitude, OutputDtype::kF32>,
 };
 
 }  // namespace kbench

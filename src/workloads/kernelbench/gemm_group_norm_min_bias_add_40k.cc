@@ -49,6 +49,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -72,15 +73,15 @@ constexpr Presets<Shape> kPresets = {
 Problem make_problem(Size size) {
   const Shape shape = kPresets.at(size);
   const auto [m, k, n, num_groups] = shape;
-  Problem problem = gemm_rows::grouped_problem(shape);
-  problem.inputs = {
-      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-      {{"weight", KB_BF16, {n, k}}, InitRule::normal(0.02)},
-      {{"linear_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-      {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-      {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
-      {{"bias", KB_BF16, {1, n, 1, 1}}, InitRule::normal(0.25)},
-  };
+  Problem problem =
+      gemm_rows::grouped_problem(shape, WeightLayout::kOutIn, "weight", InitRule::normal(0.02));
+  problem.inputs.insert(problem.inputs.end(),
+                        {
+                            {{"linear_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
+                            {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
+                            {{"bias", KB_BF16, {1, n, 1, 1}}, InitRule::normal(0.25)},
+                        });
   problem.outputs = {{"out", KB_BF16, {1, n, m, 1}}};
   gemm_rows::finish_problem(problem, {m, k, n});
   return problem;
@@ -100,11 +101,8 @@ std::optional<Shape> shape_of_call(const kb_config* cfg, const kb_tensor* in,
   return gemm_rows::with_groups(cfg, shape);
 }
 
-int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   std::vector<double> y(static_cast<std::size_t>(n));
   std::vector<double> row_min(static_cast<std::size_t>(m), INFINITY);
   for (std::int64_t i = 0; i < m; ++i) {
@@ -124,11 +122,8 @@ int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs
 // rows; one pass per row while it is in cache for the group norm and its minimum; then the
 // broadcast add, written once (bf16 in the timed run, f32 in the oracle) one output row
 // (one feature c, all M minima) at a time.
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   const ops::F32Buffer linear_bias = ops::load_f32(in[2]);
   const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
   const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
@@ -161,11 +156,8 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
 
 // The original on bf16 tensors: the matmul's bf16 result, then the bias add and the group norm op
 // by op, each rounded to bf16; the minimum (exact); the broadcast add, rounded.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kOutIn);
   const ops::F32Buffer linear_bias = ops::load_f32(in[2]);
   const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
@@ -201,15 +193,15 @@ const Workload kGemmGroupNormMinBiasAdd40k = {
     .summary =
         "min over features of groupnorm(x @ weight.T + b), plus a per-feature bias: (1,N,M,1)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds ~10 times before the minimum and once after (see the header), and a
     // row minimum of ~-3 sits where bf16's step is 1/64: its worst element over 20 smoke and 3 cpu
     // seeds needs rtol 0.02 at atol 0, its rel-L2 reaches 0.0055. The bound doubles both; oracle +
     // 5% noise (rel-L2 0.05) stays 2.5x over it.
     .tolerance = {.atol = 1e-2, .rtol = 4e-2, .max_rel_l2 = 2e-2},
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -40,6 +40,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -63,15 +64,15 @@ constexpr Presets<Shape> kPresets = {
 Problem make_problem(Size size) {
   const Shape shape = kPresets.at(size);
   const auto [m, k, n, num_groups] = shape;
-  Problem problem = gemm_rows::grouped_problem(shape);
-  problem.inputs = {
-      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-      {{"gemm_weight", KB_BF16, {n, k}}, InitRule::normal(0.02)},
-      {{"gemm_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-      {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-      {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
-      {{"multiply_weight", KB_BF16, {n}}, InitRule::normal()},
-  };
+  Problem problem = gemm_rows::grouped_problem(shape, WeightLayout::kOutIn, "gemm_weight",
+                                               InitRule::normal(0.02));
+  problem.inputs.insert(problem.inputs.end(),
+                        {
+                            {{"gemm_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
+                            {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
+                            {{"multiply_weight", KB_BF16, {n}}, InitRule::normal()},
+                        });
   problem.outputs = {{"out", KB_BF16, {m, n}}};
   gemm_rows::finish_problem(problem, {m, k, n});
   return problem;
@@ -90,11 +91,8 @@ double swish(double v) {
   return v / (1.0 + std::exp(-v));
 }
 
-int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   auto* result = static_cast<float*>(out[0].data);
   std::vector<double> y(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < m; ++i) {
@@ -110,11 +108,8 @@ int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs
 // What a fusing compiler emits: one GEMM with the bias fused into its epilogue, into f32 rows, then
 // one pass per row while it is in cache: the group statistics and normalization, then
 // swish-multiply-swish, storing the output once (bf16 in the timed run, f32 in the oracle).
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   const ops::F32Buffer gemm_bias = ops::load_f32(in[2]);
   const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
   const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
@@ -132,11 +127,8 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
 
 // The original on bf16 tensors: the matmul's bf16 result, then the bias add, the group norm and
 // swish-multiply-swish op by op, each rounded to bf16.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kOutIn);
   const ops::F32Buffer gemm_bias = ops::load_f32(in[2]);
   const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
@@ -165,15 +157,15 @@ const Workload kGemmGroupNormSwishMultiplySwish45k = {
         "88_Gemm_GroupNorm_Swish_Multiply_Swish",
     .summary = "swish(swish(groupnorm(x @ weight.T + bias)) * multiply_weight), groups of N/G",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds ~13 times between the GEMM and the output (see the header), and the
     // unscaled multiply_weight lifts outputs to ~6 where bf16's step is 1/32: its worst element
     // over 20 smoke and 3 cpu seeds needs (atol, rtol) = (0.0025, 0.04), its rel-L2 reaches 0.0084.
     // The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x over it.
     .tolerance = {.atol = 1e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -44,8 +44,8 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -57,30 +57,14 @@ constexpr linear::Extent kBias[] = {linear::Extent::kColumns};
 constexpr linear::Call kCall{.layout = kLayout, .vectors = kBias, .output = linear::Out::kMN};
 constexpr std::int64_t kMaxDim = 1;  // config_full.max_dim: the max runs over the features
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(
-      shape, {{"batch_size", m}, {"in_features", k}, {"out_features", n}, {"max_dim", kMaxDim}},
-      {
-          {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-          {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-          {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-      },
-      {m, n});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  return linear::problem(shape, linear::layer_config(shape, {{"max_dim", kMaxDim}}),
+                         linear::layer_inputs(shape, kLayout), {shape.m, shape.n});
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const std::vector<double> v = linear::reference(in[0], in[1], kLayout, &in[2]);
   auto* y = static_cast<float*>(out[0].data);
   const double scale = std::sqrt(2.0 / M_PI);
@@ -98,11 +82,8 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 
 // What a fusing compiler emits: the GEMM with the bias fused into its epilogue, into f32, then one
 // loop fusion per row: its maximum, then gelu(v - max) written once in the output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int baseline(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   ops::ScratchMatrix v = linear::f32_gemm(in[0], in[1], kLayout, &in[2]);
   const auto len = static_cast<std::size_t>(n);
 #pragma omp parallel for schedule(static)
@@ -119,11 +100,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 
 // The JAX program on bf16 tensors: x @ weight (bf16), + bias (bf16), the row max, v - max (bf16),
 // then jax.nn.gelu in bf16 ops.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const std::vector<float> v = linear::bf16_program(in[0], in[1], kLayout, &in[2]);
   for (std::int64_t i = 0; i < m; ++i) {
     const float* row = v.data() + i * n;
@@ -144,11 +122,11 @@ const Workload kGemmMaxSubtractGelu42k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 80_Gemm_Max_Subtract_GELU",
     .summary = "gelu(v - rowmax(v)), v = x @ weight + bias: bf16 (M,K) x (K,N) GEMM -> (M,N)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     // atol 3e-2 and rel-L2 2.5e-2: see the header's Tolerance note.
     .tolerance = {.atol = 3e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2},
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
 };
 
 }  // namespace kbench

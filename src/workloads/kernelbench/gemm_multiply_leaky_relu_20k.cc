@@ -20,7 +20,6 @@
 
 #include "ops/gemm.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -34,27 +33,13 @@ using linear::Vectors;
 constexpr float kMultiplier = 2.0f;     // config_full.multiplier
 constexpr double kNegativeSlope = 0.1;  // config_full.negative_slope
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(shape,
-                         {{"batch_size", m},
-                          {"in_features", k},
-                          {"out_features", n},
-                          {"multiplier", double{kMultiplier}},
-                          {"negative_slope", kNegativeSlope}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m, n});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  return linear::problem(
+      shape,
+      linear::layer_config(
+          shape, {{"multiplier", double{kMultiplier}}, {"negative_slope", kNegativeSlope}}),
+      linear::layer_inputs(shape, linear::WeightLayout::kInOut), {shape.m, shape.n});
 }
 
 // The inputs after x and weight: bias (N).

@@ -24,7 +24,6 @@
 
 #include "ops/gemm.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -39,28 +38,14 @@ constexpr float kScalingFactor = 0.5f;  // config_full.scaling_factor
 constexpr int kHardtanhMin = -2;        // config_full.hardtanh_min
 constexpr int kHardtanhMax = 2;         // config_full.hardtanh_max
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
+  const linear::Shape& shape = linear::kPresets.at(size);
   return linear::problem(shape,
-                         {{"batch_size", m},
-                          {"in_features", k},
-                          {"out_features", n},
-                          {"scaling_factor", double{kScalingFactor}},
-                          {"hardtanh_min", kHardtanhMin},
-                          {"hardtanh_max", kHardtanhMax}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m, n});
+                         linear::layer_config(shape, {{"scaling_factor", double{kScalingFactor}},
+                                                      {"hardtanh_min", kHardtanhMin},
+                                                      {"hardtanh_max", kHardtanhMax}}),
+                         linear::layer_inputs(shape, linear::WeightLayout::kInOut),
+                         {shape.m, shape.n});
 }
 
 // The inputs after x and weight: bias (N).
@@ -68,10 +53,8 @@ constexpr Extent kVectors[] = {Extent::kColumns};
 constexpr linear::Call kCall{.vectors = kVectors};
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
-  const double clipped = std::min(std::max((y + v[0][j]) * kScalingFactor, double{kHardtanhMin}),
-                                  double{kHardtanhMax});
-  return 0.5 * clipped *
-         (1.0 + std::tanh(0.7978845608028654 * (clipped + 0.044715 * clipped * clipped * clipped)));
+  return linear::gelu_tanh(std::min(std::max((y + v[0][j]) * kScalingFactor, double{kHardtanhMin}),
+                                    double{kHardtanhMax}));
 }
 
 // What a fusing compiler emits: one GEMM whose epilogue adds the bias, scales, clips and applies

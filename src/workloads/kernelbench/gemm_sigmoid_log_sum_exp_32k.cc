@@ -34,6 +34,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -85,11 +86,8 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, h, o] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, h, o] = shape;
   std::vector<double> hidden = linear::reference(in[0], in[1], kLayout, &in[2]);
   for (double& v : hidden) v = 1.0 / (1.0 + std::exp(-v));
   const auto* w2 = static_cast<const bf16_t*>(in[3].data);
@@ -102,9 +100,7 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
       z[j] = dot;
     }
     const double max = *std::max_element(z.begin(), z.end());
-    double total = 0;
-    for (double v : z) total += std::exp(v - max);
-    static_cast<float*>(out[0].data)[i] = static_cast<float>(max + std::log(total));
+    static_cast<float*>(out[0].data)[i] = static_cast<float>(linear::logsumexp(z.data(), o, max));
   }
   return 0;
 }
@@ -112,11 +108,8 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // What a fusing compiler emits: the first GEMM with b1 fused into its epilogue, into f32; the
 // sigmoid as one pass writing the hidden activation in the output dtype (bf16 as the program holds
 // it, f32 in the oracle); the second GEMM with b2 fused, into f32; one log-sum-exp per row.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, h, o] = *shape;
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, h, o] = shape;
   const ops::F32Buffer b2 = ops::load_f32(in[4]);
   ops::ScratchMatrix pre = linear::f32_gemm(in[0], in[1], kLayout, &in[2]);
   ops::ScratchMatrix hidden(out[0].dtype, m, h);
@@ -132,21 +125,16 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
   ops::ScratchMatrix z(KB_F32, m, o);
   ops::gemm(hidden.in(), ops::matrix_of(in[3]), /*b_transposed=*/true, z.out(),
             {.bias = b2.data()});
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i)
-    linear::store(out[0], i,
-                  ops::logsumexp(static_cast<const float*>(z.row(i)), static_cast<std::size_t>(o)));
+  linear::reduce_rows(z, out[0],
+                      [](const float* row, std::size_t n) { return ops::logsumexp(row, n); });
   return 0;
 }
 
 // The JAX program on bf16 tensors: x @ w1.T (bf16), + b1 (bf16), sigmoid (bf16), @ w2.T (bf16),
 // + b2 (bf16), then jax.nn.logsumexp: max, exp(z - max) (bf16 ops), an f32-accumulated sum
 // rounded to bf16, log (bf16) and + max (bf16).
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, h, o] = *shape;
+int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, h, o] = shape;
   const std::vector<float> pre = linear::bf16_program(in[0], in[1], kLayout, &in[2]);
   ops::ScratchMatrix hidden(KB_BF16, m, h);
   auto* hidden_values = static_cast<bf16_t*>(hidden.row(0));
@@ -157,10 +145,7 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
   for (std::int64_t i = 0; i < m; ++i) {
     const float* row = z.data() + i * o;
     const float max = *std::max_element(row, row + o);
-    float total = 0;
-    for (std::int64_t j = 0; j < o; ++j)
-      total += round_to_bf16(std::exp(round_to_bf16(row[j] - max)));
-    linear::store(out[0], i, round_to_bf16(round_to_bf16(std::log(round_to_bf16(total))) + max));
+    linear::store(out[0], i, linear::logsumexp_bf16(row, o, max));
   }
   return 0;
 }
@@ -175,10 +160,10 @@ const Workload kGemmSigmoidLogSumExp32k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 45_Gemm_Sigmoid_LogSumExp",
     .summary = "logsumexp(sigmoid(x @ w1.T + b1) @ w2.T + b2) per row: two bf16 GEMMs -> (M)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program>,
 };
 
 }  // namespace kbench

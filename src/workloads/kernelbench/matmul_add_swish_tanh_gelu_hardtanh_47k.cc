@@ -27,8 +27,8 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -39,49 +39,33 @@ using linear::bf16r;
 using linear::Extent;
 using linear::Vectors;
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 // x * sigmoid(x) on a bf16 tensor: the sigmoid rounded, then the product.
 float swish_bf16(float v) {
   return bf16r(v * bf16r(1.0f / (1.0f + std::exp(-v))));
 }
 
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(shape, {{"batch_size", m}, {"in_features", k}, {"out_features", n}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                             {{"add_value", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m, n});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  return linear::problem(
+      shape, linear::layer_config(shape),
+      linear::layer_inputs(shape, linear::WeightLayout::kInOut, {},
+                           {{{"add_value", KB_BF16, {shape.n}}, InitRule::normal(0.02)}}),
+      {shape.m, shape.n});
 }
 
 // The inputs after x and weight: bias (N), add_value (N).
 constexpr Extent kVectors[] = {Extent::kColumns, Extent::kColumns};
 constexpr linear::Call kCall{.vectors = kVectors};
 
-double gelu_tanh(double v) {
-  return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-}
-
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   const double linear = y + v[0][j] + v[1][j];
   const double swish = linear / (1.0 + std::exp(-linear));
-  return std::min(std::max(gelu_tanh(std::tanh(swish)), -1.0), 1.0);
+  return std::min(std::max(linear::gelu_tanh(std::tanh(swish)), -1.0), 1.0);
 }
 
 // What a fusing compiler emits: one GEMM whose epilogue adds bias and add_value, then applies
 // Swish, tanh, GELU and the clip to each output tile before its single bf16 store.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  if (!kCall.shape_of(in, num_inputs, out, num_outputs)) return 1;
+int baseline(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer add_value = ops::load_f32(in[3]);
   linear::gemm(
       in[0], in[1], kCall.layout, &in[2], ops::mutable_matrix_of(out[0]),
@@ -113,7 +97,7 @@ const Workload kMatmulAddSwishTanhGeluHardtanh47k = {
         "clip(gelu(tanh(swish(x @ weight + bias + add_value))), -1, 1): bf16 GEMM, fused epilogue",
     .problem = make_problem,
     .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
+    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .bf16_program = linear::epilogue_program<kCall, program_ops>,
 };

@@ -39,6 +39,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -61,19 +62,10 @@ constexpr Presets<linear::Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
   return linear::problem(shape,
-                         {{"batch_size", m},
-                          {"in_features", k},
-                          {"out_features", n},
-                          {"pool_kernel_size", kPool},
-                          {"scale_factor", double{kScaleFactor}}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m});
+                         linear::layer_config(shape, {{"pool_kernel_size", kPool},
+                                                      {"scale_factor", double{kScaleFactor}}}),
+                         linear::layer_inputs(shape, kLayout), {shape.m});
 }
 
 std::optional<linear::Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
@@ -83,11 +75,8 @@ std::optional<linear::Shape> shape_of_call(const kb_tensor* in, std::int32_t num
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const std::vector<double> v = linear::reference(in[0], in[1], kLayout, &in[2]);
   const double scale = std::sqrt(2.0 / M_PI);
   for (std::int64_t i = 0; i < m; ++i) {
@@ -107,11 +96,8 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // What a fusing compiler emits: the GEMM with the bias fused into its epilogue, into f32, then one
 // loop fusion per row: the window means, a vectorized GELU over them, and the maximum (times 2,
 // exact, after the max). Only the (M) result is rounded to the output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int baseline(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   ops::ScratchMatrix v = linear::f32_gemm(in[0], in[1], kLayout, &in[2]);
   const std::int64_t windows = n / kPool;
   // Per row: its window means, then their GELUs (2 * windows floats, in L1).
@@ -132,11 +118,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 
 // The JAX program on bf16 tensors: x @ weight (bf16), + bias (bf16), reduce_window's sum in the
 // operand's dtype (each add rounds to bf16), / 16, gelu in bf16 ops, * 2, and the max.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   const std::vector<float> v = linear::bf16_program(in[0], in[1], kLayout, &in[2]);
   for (std::int64_t i = 0; i < m; ++i) {
     float best = -INFINITY;
@@ -163,11 +146,11 @@ const Workload kMatmulAvgPoolGeluScaleMax49k = {
         "98_Matmul_AvgPool_GELU_Scale_Max",
     .summary = "max over 16-wide window means q of 2 gelu(q), v = x @ weight + bias -> (M)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // rtol 3e-2 and rel-L2 2e-2: see the header's Tolerance note.
     .tolerance = {.atol = 1e-2, .rtol = 3e-2, .max_rel_l2 = 2e-2},
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program>,
 };
 
 }  // namespace kbench

@@ -36,8 +36,8 @@
 
 #include "ops/buffers.h"
 #include "ops/gemm.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -47,12 +47,6 @@ namespace {
 using linear::bf16r;
 using linear::Extent;
 using linear::Vectors;
-
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
 
 // BatchNorm1d's eps.
 constexpr double kBnEps = 1e-5;       // config_full.bn_eps
@@ -69,26 +63,22 @@ constexpr float kDivideValue = 1.0f;  // config_full.divide_value
 constexpr Tolerance kTolerance{.atol = 1e-2, .rtol = 3e-2, .max_rel_l2 = 1e-2};
 
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(shape,
-                         {{"batch_size", m},
-                          {"in_features", k},
-                          {"out_features", n},
-                          {"bn_eps", kBnEps},
-                          {"bn_momentum", kBnMomentum},
-                          {"divide_value", double{kDivideValue}}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-                             {{"linear_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                             {{"bn_scale", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
-                             {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
-                             {{"bn_mean", KB_BF16, {n}}, InitRule::normal(0.1)},
-                             {{"bn_var", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
-                             {{"bias", KB_BF16, {1}}, InitRule::normal(0.02)},
-                         },
-                         {m, n});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  const std::int64_t n = shape.n;
+  return linear::problem(
+      shape,
+      linear::layer_config(shape, {{"bn_eps", kBnEps},
+                                   {"bn_momentum", kBnMomentum},
+                                   {"divide_value", double{kDivideValue}}}),
+      linear::layer_inputs(shape, linear::WeightLayout::kInOut, {.bias = "linear_bias"},
+                           {
+                               {{"bn_scale", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
+                               {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
+                               {{"bn_mean", KB_BF16, {n}}, InitRule::normal(0.1)},
+                               {{"bn_var", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
+                               {{"bias", KB_BF16, {1}}, InitRule::normal(0.02)},
+                           }),
+      {shape.m, n});
 }
 
 // The inputs after x and weight: linear_bias, bn_scale, bn_bias, bn_mean, bn_var (N), bias (1).
@@ -107,9 +97,7 @@ double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
 // feature with its running statistics and affine parameters, adds the scalar bias, divides by 1.0
 // and applies Swish to each output tile before its single bf16 store. sqrt(var + eps) is one f32
 // value per feature, computed once per call as the program computes it.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  if (!kCall.shape_of(in, num_inputs, out, num_outputs)) return 1;
+int baseline(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer bn_scale = ops::load_f32(in[3]);
   const ops::F32Buffer bn_bias = ops::load_f32(in[4]);
   const ops::F32Buffer bn_mean = ops::load_f32(in[5]);
@@ -153,7 +141,7 @@ const Workload kMatmulBatchNormBiasAddDivideSwish48k = {
         "swish((bn_eval(x @ weight + linear_bias) + bias) / 1.0): bf16 GEMM, per-feature epilogue",
     .problem = make_problem,
     .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
+    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     .tolerance = kTolerance,
     .bf16_program = linear::epilogue_program<kCall, program_ops>,
 };

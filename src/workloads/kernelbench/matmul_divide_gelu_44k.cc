@@ -25,7 +25,6 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -38,36 +37,21 @@ using linear::Vectors;
 
 constexpr float kDivisor = 10.0f;  // config_full.divisor
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(
-      shape,
-      {{"batch_size", m}, {"input_size", k}, {"output_size", n}, {"divisor", double{kDivisor}}},
-      {
-          {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-          {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-          {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-      },
-      {m, n});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  return linear::problem(shape,
+                         linear::layer_config(shape, {{"divisor", double{kDivisor}}},
+                                              {.in = "input_size", .out = "output_size"}),
+                         linear::layer_inputs(shape, linear::WeightLayout::kInOut),
+                         {shape.m, shape.n});
 }
 
 // The inputs after x and weight: bias (N).
 constexpr Extent kVectors[] = {Extent::kColumns};
 constexpr linear::Call kCall{.vectors = kVectors};
 
-double gelu_tanh(double v) {
-  return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-}
-
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
-  return gelu_tanh((y + v[0][j]) / kDivisor);
+  return linear::gelu_tanh((y + v[0][j]) / kDivisor);
 }
 
 // What a fusing compiler emits: one GEMM whose epilogue adds the bias, divides and applies the

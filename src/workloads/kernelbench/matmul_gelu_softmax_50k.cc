@@ -30,6 +30,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -52,13 +53,8 @@ constexpr Presets<Shape> kPresets = {
 Problem make_problem(Size size) {
   const Shape shape = kPresets.at(size);
   const auto [m, k, n] = shape;
-  Problem problem;
-  problem.config = {{"batch_size", m}, {"in_features", k}, {"out_features", n}};
-  problem.inputs = {
-      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-      {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-      {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-  };
+  Problem problem = gemm_rows::linear_problem(shape, kLayout, "weight", InitRule::normal(0.02));
+  problem.inputs.push_back({{"bias", KB_BF16, {n}}, InitRule::normal(0.02)});
   problem.outputs = {{"out", KB_BF16, {m, n}}};
   gemm_rows::finish_problem(problem, shape);
   return problem;
@@ -71,15 +67,12 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return gemm_rows::shape_of_call(in, num_inputs, out, num_outputs, kLayout, 1);
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   auto* y = static_cast<float*>(out[0].data);
   std::vector<double> logits(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < m; ++i) {
-    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], *shape, i, logits.data());
+    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], shape, i, logits.data());
     for (double& v : logits)
       v = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
     gemm_rows::softmax_row(logits.data(), n, y + i * n);
@@ -90,27 +83,21 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // What a fusing compiler emits: one GEMM with the bias and GELU fused into its epilogue, into f32
 // logits, then one softmax pass per row while the row is in cache, storing the output once (bf16
 // in the timed run, f32 in the oracle).
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer bias = ops::load_f32(in[2]);
   ops::ScratchMatrix logits = gemm_rows::gemm_f32(
-      in, *shape, kLayout, {.bias = bias.data(), .activation = ops::Activation::kGeluTanh});
-  gemm_rows::finish_rows(logits, *shape, out[0],
+      in, shape, kLayout, {.bias = bias.data(), .activation = ops::Activation::kGeluTanh});
+  gemm_rows::finish_rows(logits, shape, out[0],
                          [](float* row, std::size_t cols) { ops::softmax(row, cols); });
   return 0;
 }
 
 // The original on bf16 tensors: the matmul's bf16 result, the bias add rounded, jax.nn.gelu and
 // jax.nn.softmax op by op in bf16.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, *shape, kLayout);
+int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, shape, kLayout);
   const auto* bias = static_cast<const bf16_t*>(in[2].data);
-  gemm_rows::bf16_rows(product, *shape, out[0], [&](const bf16_t* y, float* row, std::size_t cols) {
+  gemm_rows::bf16_rows(product, shape, out[0], [&](const bf16_t* y, float* row, std::size_t cols) {
     for (std::size_t j = 0; j < cols; ++j)
       row[j] = ops::jnp::gelu_tanh(ops::jnp::r(bf16_to_f32(y[j]) + bf16_to_f32(bias[j])));
     ops::jnp::softmax(row, cols);
@@ -128,11 +115,11 @@ const Workload kMatmulGeluSoftmax50k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 99_Matmul_GELU_Softmax",
     .summary = "softmax(gelu(x @ weight + bias)) over features, tanh-form GELU",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

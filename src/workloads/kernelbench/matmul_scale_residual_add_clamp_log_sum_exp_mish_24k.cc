@@ -39,8 +39,8 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -54,41 +54,28 @@ constexpr float kScaleFactor = 2.0f;
 constexpr float kClampMin = -10.0f;
 constexpr float kClampMax = 10.0f;
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
+  const linear::Shape& shape = linear::kPresets.at(size);
   return linear::problem(
       shape,
-      {{"batch_size", m},
-       {"input_size", k},
-       {"hidden_size", n},
-       {"scale_factor", double{kScaleFactor}},
-       {"clamp_min", double{kClampMin}},
-       {"clamp_max", double{kClampMax}}},
-      {
-          {{"x", KB_BF16, {m, k}}, InitRule::uniform(-1.0, 1.0)},
-          {{"weight", KB_BF16, {n, k}},
-           InitRule::normal(0.02, 0.5 * std::sqrt(3.0 / static_cast<double>(k)))},
-          {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-      },
-      {m, 1});
+      linear::layer_config(shape,
+                           {{"scale_factor", double{kScaleFactor}},
+                            {"clamp_min", double{kClampMin}},
+                            {"clamp_max", double{kClampMax}}},
+                           {.in = "input_size", .out = "hidden_size"}),
+      linear::layer_inputs(
+          shape, kLayout,
+          {.x = InitRule::uniform(-1.0, 1.0),
+           .weight = InitRule::normal(0.02, 0.5 * std::sqrt(3.0 / static_cast<double>(shape.k)))}),
+      {shape.m, 1});
 }
 
 double mish_product(double t) {
   return t * t * std::tanh(std::log1p(std::exp(t)));
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   std::vector<double> y = linear::reference(in[0], in[1], kLayout, &in[2]);
   for (std::int64_t i = 0; i < m; ++i) {
     double* row = y.data() + i * n;
@@ -98,9 +85,8 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
       row[j] = std::clamp(scaled + scaled, double{kClampMin}, double{kClampMax});
       max = std::max(max, row[j]);
     }
-    double total = 0;
-    for (std::int64_t j = 0; j < n; ++j) total += std::exp(row[j] - max);
-    static_cast<float*>(out[0].data)[i] = static_cast<float>(mish_product(max + std::log(total)));
+    static_cast<float*>(out[0].data)[i] =
+        static_cast<float>(mish_product(linear::logsumexp(row, n, max)));
   }
   return 0;
 }
@@ -109,34 +95,25 @@ int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_in
 // epilogue (alpha = 4 and bias 4b: powers of two, so 4 * (AB + b) rounds exactly as AB + b does),
 // into f32, then one loop fusion per row: clamp, log-sum-exp, and the scalar Mish product. Only the
 // (M, 1) result is rounded to the output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int baseline(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   constexpr float kFactor = 2.0f * kScaleFactor;  // (y * 2) + (y * 2)
   ops::F32Buffer bias = ops::load_f32(in[2]);
   for (std::size_t j = 0; j < bias.size(); ++j) bias.data()[j] *= kFactor;
   ops::ScratchMatrix y =
       linear::f32_gemm(in[0], in[1], kLayout, nullptr, {.alpha = kFactor, .bias = bias.data()});
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i) {
-    auto* row = static_cast<float*>(y.row(i));
-    ops::clamp_inplace(row, static_cast<std::size_t>(n), kClampMin, kClampMax);
-    const float t = ops::logsumexp(row, static_cast<std::size_t>(n));
-    linear::store(out[0], i, t * (t * std::tanh(std::log1p(std::exp(t)))));
-  }
+  linear::reduce_rows(y, out[0], [](float* row, std::size_t n) {
+    ops::clamp_inplace(row, n, kClampMin, kClampMax);
+    const float t = ops::logsumexp(row, n);
+    return t * (t * std::tanh(std::log1p(std::exp(t))));
+  });
   return 0;
 }
 
 // The JAX program on bf16 tensors, every op rounding to bf16: x @ weight.T, + bias, * 2, x + x
 // (both exact), clip; logsumexp as jax.nn.logsumexp computes it (max, exp(v - max), an f32-
 // accumulated sum, log, + max); then softplus, tanh, t * tanh (mish) and t * mish.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n] = shape;
   std::vector<float> y = linear::bf16_program(in[0], in[1], kLayout, &in[2]);
   for (std::int64_t i = 0; i < m; ++i) {
     float* row = y.data() + i * n;
@@ -146,10 +123,7 @@ int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num
       row[j] = std::clamp(round_to_bf16(scaled + scaled), kClampMin, kClampMax);
       max = std::max(max, row[j]);
     }
-    float total = 0;
-    for (std::int64_t j = 0; j < n; ++j)
-      total += round_to_bf16(std::exp(round_to_bf16(row[j] - max)));
-    const float t = round_to_bf16(round_to_bf16(std::log(round_to_bf16(total))) + max);
+    const float t = linear::logsumexp_bf16(row, n, max);
     const float softplus = ops::jnp::softplus(t);
     const float mish = round_to_bf16(t * round_to_bf16(std::tanh(softplus)));
     linear::store(out[0], i, round_to_bf16(t * mish));
@@ -168,11 +142,11 @@ const Workload kMatmulScaleResidualAddClampLogSumExpMish24k = {
         "22_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish",
     .summary = "t = logsumexp(clip(4 (x @ weight.T + bias), -10, 10)), out = t * mish(t) -> (M,1)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     // rtol 2.5e-2: see the header's Tolerance note.
     .tolerance = {.atol = 1e-2, .rtol = 2.5e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
 };
 
 }  // namespace kbench

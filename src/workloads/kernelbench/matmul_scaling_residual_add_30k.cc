@@ -40,18 +40,9 @@ constexpr Presets<linear::Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(shape,
-                         {{"batch_size", m},
-                          {"in_features", k},
-                          {"out_features", n},
-                          {"scaling_factor", double{kScalingFactor}}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m, n});
+  return linear::problem(
+      shape, linear::layer_config(shape, {{"scaling_factor", double{kScalingFactor}}}),
+      linear::layer_inputs(shape, linear::WeightLayout::kInOut), {shape.m, shape.n});
 }
 
 // The inputs after x and weight: bias (N).

@@ -29,8 +29,8 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -41,70 +41,40 @@ constexpr linear::WeightLayout kLayout = linear::WeightLayout::kInOut;
 constexpr linear::Extent kBias[] = {linear::Extent::kColumns};
 constexpr linear::Call kCall{.layout = kLayout, .vectors = kBias, .output = linear::Out::kM1};
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(shape, {{"batch_size", m}, {"input_size", k}, {"hidden_size", n}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(-1.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}},
-                              InitRule::normal(0.02, std::sqrt(3.0 / static_cast<double>(k)))},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m, 1});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  return linear::problem(
+      shape, linear::layer_config(shape, {}, {.in = "input_size", .out = "hidden_size"}),
+      linear::layer_inputs(
+          shape, kLayout,
+          {.x = InitRule::uniform(-1.0, 1.0),
+           .weight = InitRule::normal(0.02, std::sqrt(3.0 / static_cast<double>(shape.k)))}),
+      {shape.m, 1});
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const std::vector<double> y = linear::reference(in[0], in[1], kLayout, &in[2]);
-  for (std::int64_t i = 0; i < shape->m; ++i) {
-    double total = 0;
-    for (std::int64_t j = 0; j < shape->n; ++j)
-      total += 1.0 / (1.0 + std::exp(-y[static_cast<std::size_t>(i * shape->n + j)]));
-    static_cast<float*>(out[0].data)[i] = static_cast<float>(total);
-  }
+int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  linear::row_sums(
+      linear::reference(in[0], in[1], kLayout, &in[2]), shape, out[0],
+      [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, [](double total) { return total; });
   return 0;
 }
 
 // What a fusing compiler emits: the GEMM with the bias fused into its epilogue, into f32, then one
 // loop fusion per row summing the sigmoids. Only the (M, 1) result is rounded to the output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int baseline(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   ops::ScratchMatrix y = linear::f32_gemm(in[0], in[1], kLayout, &in[2]);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i)
-    linear::store(
-        out[0], i,
-        ops::sum_sigmoid(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n)));
+  linear::reduce_rows(y, out[0],
+                      [](const float* row, std::size_t n) { return ops::sum_sigmoid(row, n); });
   return 0;
 }
 
 // The JAX program on bf16 tensors: x @ weight (bf16), + bias (bf16), sigmoid (bf16), then the sum
 // (accumulated in f32 as jnp.sum does for bf16, its result bf16).
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const std::vector<float> y = linear::bf16_program(in[0], in[1], kLayout, &in[2]);
-  for (std::int64_t i = 0; i < shape->m; ++i) {
-    float total = 0;
-    for (std::int64_t j = 0; j < shape->n; ++j) {
-      const float v = y[static_cast<std::size_t>(i * shape->n + j)];
-      total += round_to_bf16(1.0f / (1.0f + std::exp(-v)));
-    }
-    linear::store(out[0], i, round_to_bf16(total));
-  }
+int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  linear::row_sums(
+      linear::bf16_program(in[0], in[1], kLayout, &in[2]), shape, out[0],
+      [](float v) { return round_to_bf16(1.0f / (1.0f + std::exp(-v))); },
+      [](float total) { return round_to_bf16(total); });
   return 0;
 }
 
@@ -117,10 +87,10 @@ const Workload kMatmulSigmoidSum36k = {
     .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 56_Matmul_Sigmoid_Sum",
     .summary = "sum over features of sigmoid(x @ weight + bias): bf16 (M,K) x (K,N) GEMM -> (M,1)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
 };
 
 }  // namespace kbench

@@ -66,19 +66,12 @@ constexpr Tolerance kTolerance{.atol = 3e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2}
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
   return linear::problem(shape,
-                         {{"batch_size", m},
-                          {"in_features", k},
-                          {"out_features", n},
-                          {"subtract_value", double{kSubtractValue}},
-                          {"multiply_value", double{kMultiplyValue}}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(weight_stddev(k))},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m, n});
+                         linear::layer_config(shape, {{"subtract_value", double{kSubtractValue}},
+                                                      {"multiply_value", double{kMultiplyValue}}}),
+                         linear::layer_inputs(shape, linear::WeightLayout::kInOut,
+                                              {.weight = InitRule::normal(weight_stddev(shape.k))}),
+                         {shape.m, shape.n});
 }
 
 // The inputs after x and weight: bias (N).

@@ -37,8 +37,8 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -49,89 +49,49 @@ constexpr linear::WeightLayout kLayout = linear::WeightLayout::kOutIn;
 constexpr linear::Extent kBias[] = {linear::Extent::kColumns};
 constexpr linear::Call kCall{.layout = kLayout, .vectors = kBias, .output = linear::Out::kM1};
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(shape, {{"batch_size", m}, {"in_features", k}, {"out_features", n}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {n, k}}, InitRule::normal(0.02)},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m, 1});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  return linear::problem(shape, linear::layer_config(shape), linear::layer_inputs(shape, kLayout),
+                         {shape.m, 1});
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const std::vector<double> y = linear::reference(in[0], in[1], kLayout, &in[2]);
-  for (std::int64_t i = 0; i < shape->m; ++i) {
-    double total = 0;
-    for (std::int64_t j = 0; j < shape->n; ++j)
-      total += y[static_cast<std::size_t>(i * shape->n + j)];
-    static_cast<float*>(out[0].data)[i] = static_cast<float>(total);
-  }
+// The row sums alone: the size-1 reductions after them are identities.
+constexpr auto kIdentity = [](auto v) { return v; };
+
+int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  linear::row_sums(linear::reference(in[0], in[1], kLayout, &in[2]), shape, out[0], kIdentity,
+                   kIdentity);
   return 0;
 }
 
 // What a fusing compiler emits: the GEMM with the bias fused into its epilogue, into f32, then one
 // loop fusion per row summing it. Only the (M, 1) result is rounded to the output dtype.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n] = *shape;
+int baseline(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   ops::ScratchMatrix y = linear::f32_gemm(in[0], in[1], kLayout, &in[2]);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i)
-    linear::store(out[0], i,
-                  ops::sum(static_cast<const float*>(y.row(i)), static_cast<std::size_t>(n)));
+  linear::reduce_rows(y, out[0], [](const float* row, std::size_t n) { return ops::sum(row, n); });
   return 0;
 }
 
 // The JAX program on bf16 tensors: x @ weight.T (bf16), + bias (bf16), then the sum (accumulated in
 // f32 as jnp.sum does for bf16, its result bf16); the size-1 reductions leave it unchanged.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const std::vector<float> y = linear::bf16_program(in[0], in[1], kLayout, &in[2]);
-  for (std::int64_t i = 0; i < shape->m; ++i) {
-    float total = 0;
-    for (std::int64_t j = 0; j < shape->n; ++j) {
-      const float v = y[static_cast<std::size_t>(i * shape->n + j)];
-      total += v;
-    }
-    linear::store(out[0], i, round_to_bf16(total));
-  }
+int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  linear::row_sums(linear::bf16_program(in[0], in[1], kLayout, &in[2]), shape, out[0], kIdentity,
+                   [](float total) { return round_to_bf16(total); });
   return 0;
 }
 
 // The rule's term magnitude per row: sum_j (|y_ij| + |y_ij + b_j|), the product and the bias add
 // the original rounds to bf16 before it sums them (f32 values; the rounded ones differ by at most
 // 2^-8).
-int term_magnitude(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                   kb_tensor* out, std::int32_t num_outputs) {
-  const auto shape = kCall.shape_of(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
+int term_magnitude(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   const ops::F32Buffer bias = ops::load_f32(in[2]);
   ops::ScratchMatrix y = linear::f32_gemm(in[0], in[1], kLayout, nullptr);
-#pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < m; ++i) {
-    const auto* row = static_cast<const float*>(y.row(i));
+  linear::reduce_rows(y, out[0], [&bias](const float* row, std::size_t n) {
     float total = 0;
-    for (std::int64_t j = 0; j < n; ++j)
+    for (std::size_t j = 0; j < n; ++j)
       total += std::fabs(row[j]) + std::fabs(row[j] + bias.data()[j]);
-    static_cast<float*>(out[0].data)[i] = total;
-  }
+    return total;
+  });
   return 0;
 }
 
@@ -146,12 +106,13 @@ const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k = {
         "18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp",
     .summary = "row sums of x @ weight.T + bias (then size-1 identities): bf16 GEMM -> (M,1)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     // See the header's Tolerance note.
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.5e-2, .term_rtol = kBf16UnitRoundoff},
-    .bf16_program = bf16_program,
-    .term_magnitude = term_magnitude,
+    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
+    .term_magnitude =
+        checked_entry<linear::shape_of_call<kCall>, term_magnitude, OutputDtype::kF32>,
 };
 
 }  // namespace kbench

@@ -19,7 +19,6 @@
 
 #include "ops/gemm.h"
 #include "workloads/kit/linear.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -32,26 +31,11 @@ using linear::Vectors;
 
 constexpr float kScalingFactor = 2.0f;  // config_full.scaling_factor
 
-constexpr Presets<linear::Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const linear::Shape& shape = kPresets.at(size);
-  const auto [m, k, n] = shape;
-  return linear::problem(shape,
-                         {{"batch_size", m},
-                          {"in_features", k},
-                          {"out_features", n},
-                          {"scaling_factor", double{kScalingFactor}}},
-                         {
-                             {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-                             {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-                             {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                         },
-                         {m, n});
+  const linear::Shape& shape = linear::kPresets.at(size);
+  return linear::problem(
+      shape, linear::layer_config(shape, {{"scaling_factor", double{kScalingFactor}}}),
+      linear::layer_inputs(shape, linear::WeightLayout::kInOut), {shape.m, shape.n});
 }
 
 // The inputs after x and weight: bias (N).

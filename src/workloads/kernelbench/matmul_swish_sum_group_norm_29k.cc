@@ -39,6 +39,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -62,14 +63,14 @@ constexpr Presets<Shape> kPresets = {
 Problem make_problem(Size size) {
   const Shape shape = kPresets.at(size);
   const auto [m, k, n, num_groups] = shape;
-  Problem problem = gemm_rows::grouped_problem(shape);
-  problem.inputs = {
-      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-      {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-      {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-      {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-      {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
-  };
+  Problem problem =
+      gemm_rows::grouped_problem(shape, WeightLayout::kInOut, "weight", InitRule::normal(0.02));
+  problem.inputs.insert(problem.inputs.end(),
+                        {
+                            {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
+                            {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
+                        });
   problem.outputs = {{"out", KB_BF16, {m, n}}};
   gemm_rows::finish_problem(problem, {m, k, n});
   return problem;
@@ -84,11 +85,8 @@ std::optional<Shape> shape_of_call(const kb_config* cfg, const kb_tensor* in,
       cfg, gemm_rows::shape_of_call(in, num_inputs, out, num_outputs, WeightLayout::kInOut, 3));
 }
 
-int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   auto* result = static_cast<float*>(out[0].data);
   std::vector<double> y(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < m; ++i) {
@@ -104,11 +102,8 @@ int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs
 // What a fusing compiler emits: one GEMM with the swish fused into its epilogue, into f32 rows,
 // then one pass per row while it is in cache: the bias add, the group statistics and normalization,
 // storing the output once (bf16 in the timed run, f32 in the oracle).
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   const ops::F32Buffer bias = ops::load_f32(in[2]);
   const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
   const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
@@ -124,11 +119,8 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
 
 // The original on bf16 tensors: the matmul's bf16 result, then the swish, the bias add and the
 // group norm op by op, each rounded to bf16.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  const auto [m, k, n, num_groups] = *shape;
+int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kInOut);
   const ops::F32Buffer bias = ops::load_f32(in[2]);
   const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
@@ -154,8 +146,8 @@ const Workload kMatmulSwishSumGroupNorm29k = {
         "KernelBench Level 2 (PyTorch->JAX translation), problem 37_Matmul_Swish_Sum_GroupNorm",
     .summary = "groupnorm(swish(x @ weight) + bias) over groups of N/G features, affine",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds ~10 times between the GEMM and the output (see the header): its
     // worst element over 20 smoke and 3 cpu seeds needs atol + rtol |oracle| with (0.015, 0.02),
     // its rel-L2 reaches 0.0055. The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x
@@ -163,7 +155,7 @@ const Workload kMatmulSwishSumGroupNorm29k = {
     // validate --seeds 200, two base seeds) one element exceeded (0.03, 0.04) by 7%.
     .tolerance = {.atol = 4.5e-2, .rtol = 6e-2, .max_rel_l2 = 2e-2},
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

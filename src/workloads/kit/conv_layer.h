@@ -38,6 +38,17 @@ std::size_t output_plane(const ops::ConvGeometry& g);
 std::optional<ops::ConvGeometry> geometry_of_call(const kb_tensor* in, std::int32_t num_inputs,
                                                   std::int32_t num_outputs, std::int32_t inputs,
                                                   ops::ConvGeometry layer);
+// The workload's Shape {batch, in_channels, out_channels, spatial...} of a checked call's geometry.
+template <class Shape>
+Shape shape_of(const ops::ConvGeometry& g) {
+  const std::vector<std::int64_t>& e = g.in_spatial;
+  // An aggregate takes fewer initializers than it has fields, so the 3-D test must come first.
+  if constexpr (requires { Shape{g.batch, g.in_channels, g.out_channels, e[0], e[1], e[2]}; })
+    return Shape{g.batch, g.in_channels, g.out_channels, e[0], e[1], e[2]};
+  else
+    return Shape{g.batch, g.in_channels, g.out_channels, e[0], e[1]};
+}
+
 // True when each of the `count` tensors from `first` on is a bf16 vector of `extent` values.
 bool vectors_match(const kb_tensor* first, std::int32_t count, std::int64_t extent);
 // ops::is_float_output for extents known only at run time.
@@ -66,6 +77,32 @@ struct NormStats {
 };
 NormStats reference_norm_stats(const double* v, std::size_t n, double eps);
 
+// The group norm of a conv output y (NC(D)HW, as conv_kit::reference returns it) in `groups`
+// groups of consecutive channels per sample (groups = channels is the instance norm), in double:
+// each(n, j, y, (y - mean) * inv_std * gamma[c] + beta[c]) for every element j of sample n in
+// order, then done(n) once the sample's groups are through.
+template <class Each, class SampleDone>
+void reference_group_norm(const ops::ConvGeometry& g, const std::vector<double>& y,
+                          std::size_t groups, double eps, const kb_tensor& gamma,
+                          const kb_tensor& beta, Each each, SampleDone done) {
+  const auto* gammas = static_cast<const bf16_t*>(gamma.data);
+  const auto* betas = static_cast<const bf16_t*>(beta.data);
+  const std::size_t plane = output_plane(g), channels = static_cast<std::size_t>(g.out_channels);
+  const std::size_t per_group = channels / groups, group_size = per_group * plane;
+  for (std::size_t n = 0; n < static_cast<std::size_t>(g.batch); ++n) {
+    for (std::size_t k = 0; k < groups; ++k) {
+      const double* v = y.data() + (n * channels + k * per_group) * plane;
+      const auto [mean, inv_std] = reference_norm_stats(v, group_size, eps);
+      for (std::size_t i = 0; i < group_size; ++i) {
+        const std::size_t c = k * per_group + i / plane;
+        each(n, k * group_size + i, v[i],
+             (v[i] - mean) * inv_std * bf16_to_f32(gammas[c]) + bf16_to_f32(betas[c]));
+      }
+    }
+    done(n);
+  }
+}
+
 // jnp.mean and jnp.var of n bf16 values as the JAX program computes them (f32 sums, results
 // rounded), as the rounded mean and the rounded sqrt(var + eps) the program divides by.
 struct Bf16NormStats {
@@ -77,6 +114,32 @@ Bf16NormStats bf16_norm_stats(const float* v, std::size_t n, double eps);
 inline float bf16_normalize(float v, float mean, float denom, float gamma, float beta) {
   const float normalized = round_to_bf16(round_to_bf16(v - mean) / denom);
   return round_to_bf16(round_to_bf16(normalized * gamma) + beta);
+}
+
+// The JAX program's group norm (see reference_group_norm) of the bf16 conv output y:
+// each(n, j, y, bf16_normalize(y, ...)) for every element j of sample n in order, group_done(v)
+// after each group's values v (writable, so a program may keep its results in y), then done(n).
+template <class Each, class GroupDone, class SampleDone>
+void bf16_group_norm(const ops::ConvGeometry& g, ops::F32Buffer& y, std::size_t groups, double eps,
+                     const kb_tensor& gamma, const kb_tensor& beta, Each each, GroupDone group_done,
+                     SampleDone done) {
+  const auto* gammas = static_cast<const bf16_t*>(gamma.data);
+  const auto* betas = static_cast<const bf16_t*>(beta.data);
+  const std::size_t plane = output_plane(g), channels = static_cast<std::size_t>(g.out_channels);
+  const std::size_t per_group = channels / groups, group_size = per_group * plane;
+  for (std::size_t n = 0; n < static_cast<std::size_t>(g.batch); ++n) {
+    for (std::size_t k = 0; k < groups; ++k) {
+      float* v = y.data() + (n * channels + k * per_group) * plane;
+      const auto [mean, denom] = bf16_norm_stats(v, group_size, eps);
+      for (std::size_t i = 0; i < group_size; ++i) {
+        const std::size_t c = k * per_group + i / plane;
+        each(n, k * group_size + i, v[i],
+             bf16_normalize(v[i], mean, denom, bf16_to_f32(gammas[c]), bf16_to_f32(betas[c])));
+      }
+      group_done(v, group_size);
+    }
+    done(n);
+  }
 }
 
 // Element i of a bf16 or f32 output := value (rounded to nearest even for bf16).

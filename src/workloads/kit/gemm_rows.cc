@@ -7,11 +7,26 @@
 
 namespace kbench::gemm_rows {
 
-Problem grouped_problem(const GroupedShape& shape) {
-  const auto [m, k, n, num_groups] = shape;
+Problem linear_problem(const Shape& shape, WeightLayout layout, const char* weight_name,
+                       InitRule weight_init) {
+  const auto [m, k, n] = shape;
   Problem problem;
-  problem.config = {
-      {"batch_size", m}, {"in_features", k}, {"out_features", n}, {"num_groups", num_groups}};
+  problem.config = {{"batch_size", m}, {"in_features", k}, {"out_features", n}};
+  problem.inputs = {
+      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
+      {{weight_name, KB_BF16,
+        layout == WeightLayout::kInOut ? std::vector<std::int64_t>{k, n}
+                                       : std::vector<std::int64_t>{n, k}},
+       weight_init},
+  };
+  return problem;
+}
+
+Problem grouped_problem(const GroupedShape& shape, WeightLayout layout, const char* weight_name,
+                        InitRule weight_init) {
+  const auto [m, k, n, num_groups] = shape;
+  Problem problem = linear_problem({m, k, n}, layout, weight_name, weight_init);
+  problem.config.push_back({"num_groups", num_groups});
   problem.params = {{"num_groups", static_cast<double>(num_groups)}};
   return problem;
 }

@@ -27,9 +27,16 @@ struct GroupedShape {
   std::int64_t m, k, n, num_groups;  // batch_size, in_features, out_features, num_groups
 };
 
-// The problem's config batch_size, in_features, out_features and num_groups, and its num_groups
-// parameter (the group count changes with size, so kernels read it from kb_config).
-Problem grouped_problem(const GroupedShape& shape);
+// The Problem's entries every linear-layer workload begins with: config batch_size, in_features
+// and out_features; inputs x (M, K) uniform[0,1) and the weight in `layout`. The caller appends its
+// own config, params and inputs, sets the outputs, then calls finish_problem.
+Problem linear_problem(const Shape& shape, WeightLayout layout, const char* weight_name,
+                       InitRule weight_init);
+
+// linear_problem with config num_groups after the extents, and the num_groups parameter (the group
+// count changes with size, so kernels read it from kb_config).
+Problem grouped_problem(const GroupedShape& shape, WeightLayout layout, const char* weight_name,
+                        InitRule weight_init);
 
 // Sets the FLOPs of the (M, K) @ (K, N) product (the epilogue is not counted) and min_bytes, once
 // the problem's tensors are listed.

@@ -1,6 +1,7 @@
 // The emulations go through ops::gemm with a bf16 or f32 result, so they run fast at cpu size.
 #include "workloads/kit/linear.h"
 
+#include <iterator>
 #include <utility>
 
 #include "ops/buffers.h"
@@ -58,6 +59,29 @@ std::optional<Shape> shape_of(const kb_tensor& x, const kb_tensor& weight, Weigh
                   (bias == nullptr || ops::matches(*bias, KB_BF16, {shape.n}));
   if (!ok) return std::nullopt;
   return shape;
+}
+
+std::vector<ConfigEntry> layer_config(const Shape& shape, std::vector<ConfigEntry> extras,
+                                      ConfigKeys keys) {
+  std::vector<ConfigEntry> config = {
+      {"batch_size", shape.m}, {keys.in, shape.k}, {keys.out, shape.n}};
+  config.insert(config.end(), std::make_move_iterator(extras.begin()),
+                std::make_move_iterator(extras.end()));
+  return config;
+}
+
+std::vector<InputSpec> layer_inputs(const Shape& shape, WeightLayout layout, const Inits& inits,
+                                    std::vector<InputSpec> extras) {
+  const auto [m, k, n] = shape;
+  std::vector<InputSpec> inputs = {
+      {{"x", KB_BF16, {m, k}}, inits.x},
+      {{"weight", KB_BF16, layout == WeightLayout::kInOut ? std::vector{k, n} : std::vector{n, k}},
+       inits.weight},
+  };
+  if (inits.bias != nullptr) inputs.push_back({{inits.bias, KB_BF16, {n}}, InitRule::normal(0.02)});
+  inputs.insert(inputs.end(), std::make_move_iterator(extras.begin()),
+                std::make_move_iterator(extras.end()));
+  return inputs;
 }
 
 Problem problem(const Shape& shape, std::vector<ConfigEntry> config, std::vector<InputSpec> inputs,

@@ -5,6 +5,8 @@
 // the layer plus an elementwise epilogue get their reference and bf16 program whole from here.
 #pragma once
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -13,6 +15,7 @@
 #include "core/bf16.h"
 #include "kbench/kernel.h"
 #include "ops/gemm.h"
+#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 
 namespace kbench::linear {
@@ -47,6 +50,47 @@ struct Call {
 std::optional<Shape> shape_of(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
                               const kb_tensor* bias);
 
+// Call::shape_of as checked_entry's kShapeOf (entry.h), for workloads whose call is a Call.
+template <const Call& kCall>
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  return kCall.shape_of(in, num_inputs, out, num_outputs);
+}
+
+// ---- The problem ----
+
+// The sizes of the workloads whose original runs at (M, K, N) = (4096, 8192, 8192): cpu keeps the
+// original's K = N = 2 M.
+inline constexpr Presets<Shape> kPresets = {
+    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = {768, 1536, 1536},
+    .full = {4096, 8192, 8192},
+};
+
+// The config keys of K and N: most originals say in_features and out_features, some input_size
+// and hidden_size or output_size.
+struct ConfigKeys {
+  const char* in = "in_features";
+  const char* out = "out_features";
+};
+
+// The original's config: batch_size, keys.in and keys.out, then the workload's `extras` (the
+// spec's config_full order).
+std::vector<ConfigEntry> layer_config(const Shape& shape, std::vector<ConfigEntry> extras = {},
+                                      ConfigKeys keys = {});
+
+// The layer's inputs as KernelBench draws them, where a workload keeps them: the non-degeneracy
+// changes replace one rule here.
+struct Inits {
+  InitRule x = InitRule::uniform(0.0, 1.0);
+  InitRule weight = InitRule::normal(0.02);
+  const char* bias = "bias";  // the bias's name (normal*0.02); nullptr for a layer without one
+};
+
+// x (M, K), weight ((K, N) or (N, K) by `layout`) and bias (N), all bf16, then `extras`.
+std::vector<InputSpec> layer_inputs(const Shape& shape, WeightLayout layout,
+                                    const Inits& inits = {}, std::vector<InputSpec> extras = {});
+
 // A problem whose FLOPs are the (M, K) @ (K, N) product alone, with one bf16 output `out`.
 Problem problem(const Shape& shape, std::vector<ConfigEntry> config, std::vector<InputSpec> inputs,
                 std::vector<std::int64_t> out_shape);
@@ -78,6 +122,53 @@ void store(kb_tensor& t, std::int64_t i, float v);
 // A bf16 tensor's value: round to nearest even, as every op on a bf16 tensor does.
 inline float bf16r(float v) {
   return round_to_bf16(v);
+}
+
+// ---- Epilogues and row reductions written alike in several workloads ----
+
+// jax.nn.gelu's default tanh form, 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), in double.
+inline double gelu_tanh(double v) {
+  return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
+
+// out[i] = finish(sum_j term(y[i, j])): the sum in T from zero, j in order, stored in out's dtype.
+// The references (T double, out f32) and the bf16 programs (T float) of the row-sum workloads.
+template <class T, class Term, class Finish>
+void row_sums(const std::vector<T>& y, const Shape& shape, kb_tensor& out, Term term,
+              Finish finish) {
+  for (std::int64_t i = 0; i < shape.m; ++i) {
+    T total = 0;
+    for (std::int64_t j = 0; j < shape.n; ++j)
+      total += term(y[static_cast<std::size_t>(i * shape.n + j)]);
+    store(out, i, static_cast<float>(finish(total)));
+  }
+}
+
+// out[i] = reduce(row i of y, its length), rows in parallel: the baselines' one loop fusion per
+// row after an f32 GEMM. `reduce` may overwrite the row.
+template <class Reduce>
+void reduce_rows(ops::ScratchMatrix& y, kb_tensor& out, Reduce reduce) {
+  const ops::Matrix extents = y.in();
+  const auto len = static_cast<std::size_t>(extents.cols);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < extents.rows; ++i)
+    store(out, i, reduce(static_cast<float*>(y.row(i)), len));
+}
+
+// max + log(sum_j exp(row[j] - max)) in double, for the row's maximum `max`.
+inline double logsumexp(const double* row, std::int64_t n, double max) {
+  double total = 0;
+  for (std::int64_t j = 0; j < n; ++j) total += std::exp(row[j] - max);
+  return max + std::log(total);
+}
+
+// jax.nn.logsumexp of a bf16 row whose maximum is `max`: exp(v - max) in bf16 ops, an
+// f32-accumulated sum rounded to bf16, log (bf16), + max (bf16).
+inline float logsumexp_bf16(const float* row, std::int64_t n, float max) {
+  float total = 0;
+  for (std::int64_t j = 0; j < n; ++j)
+    total += round_to_bf16(std::exp(round_to_bf16(row[j] - max)));
+  return round_to_bf16(round_to_bf16(std::log(round_to_bf16(total))) + max);
 }
 
 // ---- The layer plus an elementwise epilogue (Out::kMN) ----

@@ -47,6 +47,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/rows.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -105,11 +106,8 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return shape;
 }
 
-int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [tokens, hidden_dim, vocab_size] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [tokens, hidden_dim, vocab_size] = shape;
   const auto* hidden = static_cast<const bf16_t*>(in[0].data);
   const auto* weight = static_cast<const bf16_t*>(in[1].data);
   const auto* labels = static_cast<const std::int32_t*>(in[2].data);
@@ -186,21 +184,16 @@ float mean_loss(const kb_tensor* in, const Shape& shape, std::int64_t step, int 
 // What a fusing compiler (or a fused linear-cross-entropy kernel) does: mean_loss over every
 // token, the [T, V] logits never materialized. The loss is f32, so nothing is rounded to bf16 on
 // the way (the timed baseline is also the oracle).
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  *static_cast<float*>(out[0].data) = mean_loss(in, *shape, 1, threads_of(cfg));
+int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
+  *static_cast<float*>(out[0].data) = mean_loss(in, shape, 1, threads_of(cfg));
   return 0;
 }
 
 // A shortcut the tolerance must reject: the mean loss of every other token (tokens 0, 2, 4, ...),
 // computed like the baseline, at half its cost.
-int subsample_estimate(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
-                       kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  *static_cast<float*>(out[0].data) = mean_loss(in, *shape, 2, threads_of(cfg));
+int subsample_estimate(const Shape& shape, const kb_config* cfg, const kb_tensor* in,
+                       kb_tensor* out) {
+  *static_cast<float*>(out[0].data) = mean_loss(in, shape, 2, threads_of(cfg));
   return 0;
 }
 
@@ -209,11 +202,8 @@ int subsample_estimate(const kb_config* cfg, const kb_tensor* in, std::int32_t n
 // it, every step a bf16 tensor: shifted = x - max(x), exp(shifted), their sum (jnp.sum accumulates
 // bf16 in f32 and rounds the result), its log, shifted - log; then -sum(one_hot * log_probs) in f32
 // (one_hot is f32, so only the label's bf16 log-probability survives, exactly) and the f32 mean.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [tokens, hidden_dim, vocab_size] = *shape;
+int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
+  const auto [tokens, hidden_dim, vocab_size] = shape;
   const int threads = threads_of(cfg);
   const auto* labels = static_cast<const std::int32_t*>(in[2].data);
   ops::ScratchMatrix logits(KB_BF16, tokens, vocab_size);
@@ -306,12 +296,12 @@ const Workload kCrossEntropy13p = {
         "Mean softmax cross-entropy of logits = hidden @ weight against integer labels (f32 "
         "scalar)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // max_rel_l2 on a scalar is its relative error: see the header for the bound's derivation.
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.4e-3},
-    .bf16_program = bf16_program,
-    .subsample_estimate = subsample_estimate,
+    .bf16_program = checked_entry<shape_of_call, bf16_program>,
+    .subsample_estimate = checked_entry<shape_of_call, subsample_estimate>,
     .scaffold = kScaffold,
 };
 

@@ -12,11 +12,12 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "core/bf16.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
+#include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -62,33 +63,16 @@ std::optional<GemmShape> shape_of_call(const kb_tensor* in, std::int32_t num_inp
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [m, k, n] = *shape;
-  const auto* a = static_cast<const bf16_t*>(in[0].data);
-  const auto* b = static_cast<const bf16_t*>(in[1].data);
-  auto* c = static_cast<float*>(out[0].data);
-  // i-p-j order with a double row accumulator: the same sums as the textbook i-j-p loop, but B is
-  // read along its rows, so the reference stays usable beyond the smoke size.
-  std::vector<double> c_row(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < m; ++i) {
-    c_row.assign(c_row.size(), 0.0);
-    for (std::int64_t p = 0; p < k; ++p) {
-      const double a_ip = bf16_to_f32(a[i * k + p]);
-      for (std::int64_t j = 0; j < n; ++j) c_row[j] += a_ip * bf16_to_f32(b[p * n + j]);
-    }
-    for (std::int64_t j = 0; j < n; ++j) c[i * n + j] = static_cast<float>(c_row[j]);
-  }
+int reference(const GemmShape& shape, const kb_tensor* in, kb_tensor* out) {
+  matmul::reference_product(static_cast<const bf16_t*>(in[0].data),
+                            static_cast<const bf16_t*>(in[1].data), shape.m, shape.k, shape.n,
+                            static_cast<float*>(out[0].data));
   return 0;
 }
 
 // What XLA emits for jnp.dot on bf16 operands: one library GEMM accumulating in f32, rounded once,
 // on the path measured fastest on this machine for this shape (docs/baselines.md).
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  if (!shape_of_call(in, num_inputs, out, num_outputs)) return 1;
+int baseline(const GemmShape& /*shape*/, const kb_tensor* in, kb_tensor* out) {
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false,
             ops::mutable_matrix_of(out[0]));
   return 0;
@@ -96,20 +80,10 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 
 // The original program's arithmetic: jnp.dot on bf16 operands accumulates in f32 and holds a bf16
 // result, rounded once; stored in the output's dtype.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<GemmShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  ops::ScratchMatrix c(KB_BF16, shape->m, shape->n);
+int bf16_program(const GemmShape& shape, const kb_tensor* in, kb_tensor* out) {
+  ops::ScratchMatrix c(KB_BF16, shape.m, shape.n);
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]), /*b_transposed=*/false, c.out());
-  const auto* rounded = static_cast<const bf16_t*>(c.row(0));
-  const std::int64_t count = shape->m * shape->n;
-  for (std::int64_t i = 0; i < count; ++i) {
-    if (out[0].dtype == KB_BF16)
-      static_cast<bf16_t*>(out[0].data)[i] = rounded[i];
-    else
-      static_cast<float*>(out[0].data)[i] = bf16_to_f32(rounded[i]);
-  }
+  matmul::store_bf16(static_cast<const bf16_t*>(c.row(0)), shape.m * shape.n, out[0]);
   return 0;
 }
 
@@ -169,10 +143,10 @@ const Workload kGemm8p = {
     .source_model = "Llama-3.1-70B FFN (hidden->mlp projection)",
     .summary = "Dense bf16 matmul out = A @ B, (M,K) x (K,N), f32 accumulation",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program>,
     .scaffold = kScaffold,
 };
 

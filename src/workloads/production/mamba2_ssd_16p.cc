@@ -42,6 +42,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "workloads/kit/bhsd.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -106,11 +107,8 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return Shape{query.shape[0], query.shape[1], query.shape[2], query.shape[3]};
 }
 
-int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [batch, num_heads, seq_len, head_dim] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [batch, num_heads, seq_len, head_dim] = shape;
   std::vector<double> log_decay_sum(static_cast<std::size_t>(seq_len));
   std::vector<double> scores(static_cast<std::size_t>(seq_len));
   std::vector<double> acc(static_cast<std::size_t>(head_dim));
@@ -169,21 +167,18 @@ void negated_log_decay_sum(const float* a_log, std::int64_t seq_len, float* out)
 // scores (the second GEMM's operand) are rounded to bf16 values in place, as the original casts
 // them (an f32 row of bf16 values is the bf16 tensor, without a second copy); with an f32 output
 // (the oracle) nothing is rounded.
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
+int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
-  const std::int64_t seq_len = shape->seq_len;
+  const std::int64_t seq_len = shape.seq_len;
   const auto n = static_cast<std::size_t>(seq_len);
   const bool round_weights = out[0].dtype == KB_BF16;
   ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
   std::vector<float> neg_decay_sum(n);
 
-  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh) {
+  for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
     negated_log_decay_sum(static_cast<const float*>(in[3].data) + bh * seq_len, seq_len,
                           neg_decay_sum.data());
-    ops::gemm(bhsd::head_of(in[0], bh, *shape), bhsd::head_of(in[1], bh, *shape),
+    ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
               /*b_transposed=*/true, scores.out());
 
 #pragma omp parallel num_threads(threads)
@@ -212,8 +207,8 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
       }
     }
 
-    ops::gemm(scores.in(), bhsd::head_of(in[2], bh, *shape), /*b_transposed=*/false,
-              bhsd::head_of_output(out[0], bh, *shape));
+    ops::gemm(scores.in(), bhsd::head_of(in[2], bh, shape), /*b_transposed=*/false,
+              bhsd::head_of_output(out[0], bh, shape));
   }
   return 0;
 }
@@ -222,18 +217,15 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
 // and its cumsum in f32, the (S, S) matrix L = exp(where(i >= j, c[i] - c[j], -1e30)), scores =
 // (C B^T in f32) * L, the signed row sum with its where, the division by max(|sum|, 1), the cast of
 // the scores to bf16, and the bf16 einsum with x (f32 accumulation, one rounding to the output).
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
+int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
-  const std::int64_t seq_len = shape->seq_len;
+  const std::int64_t seq_len = shape.seq_len;
   const auto n = static_cast<std::size_t>(seq_len);
   ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
   ops::ScratchMatrix scores_bf16(KB_BF16, seq_len, seq_len);
   std::vector<float> decay(n * n);
   std::vector<float> log_a_cumsum(n);
-  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh) {
+  for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
     const auto* a_log = static_cast<const float*>(in[3].data) + bh * seq_len;
     float running = 0;
     for (std::int64_t i = 0; i < seq_len; ++i) {
@@ -247,7 +239,7 @@ int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inp
         const float diff = log_a_cumsum[i] - log_a_cumsum[j];
         decay[i * n + j] = std::exp(i >= j ? diff : -1e30f);
       }
-    ops::gemm(bhsd::head_of(in[0], bh, *shape), bhsd::head_of(in[1], bh, *shape),
+    ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
               /*b_transposed=*/true, scores.out());
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t i = 0; i < seq_len; ++i) {
@@ -260,8 +252,8 @@ int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inp
       auto* row_bf16 = static_cast<bf16_t*>(scores_bf16.row(i));
       for (std::int64_t j = 0; j < seq_len; ++j) row_bf16[j] = f32_to_bf16(row[j] / norm);
     }
-    ops::gemm(scores_bf16.in(), bhsd::head_of(in[2], bh, *shape), /*b_transposed=*/false,
-              bhsd::head_of_output(out[0], bh, *shape));
+    ops::gemm(scores_bf16.in(), bhsd::head_of(in[2], bh, shape), /*b_transposed=*/false,
+              bhsd::head_of_output(out[0], bh, shape));
   }
   return 0;
 }
@@ -277,8 +269,8 @@ const Workload kMamba2Ssd16p = {
         "Mamba-2 SSD quadratic form: (C B^T * exp(cumsum log sigmoid(A_log)) causal decay), rows "
         "normalized by max(|sum|, 1), times x, over bf16 (B,H,S,D)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // atol 0.5, not 1e-2: the original's own rounding of the weights to bf16 errs on out[i, :] by
     // ~N(0, (2^-9 / sqrt(3) * ||w_i||)^2) per element, w_i the normalized row, and where the signed
     // row sum is under 1 the row is not scaled down at all: ||w_i|| reaches ||scores_i|| ~ |c_i| *
@@ -286,7 +278,7 @@ const Workload kMamba2Ssd16p = {
     // (measured: 0.15 smoke, 0.27 cpu over the suite's seeds, after rtol's share). atol is twice
     // that; the relative-L2 bound (faithful 2.4e-3) stays 1e-2 and rejects every degenerate output.
     .tolerance = {.atol = 0.5, .rtol = 1e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

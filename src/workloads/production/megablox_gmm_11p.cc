@@ -41,6 +41,8 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
+#include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -173,38 +175,24 @@ std::optional<std::vector<GroupRows>> groups_of_call(const kb_config* cfg, const
   return runs;
 }
 
-int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const auto runs = groups_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!runs || out[0].dtype != KB_F32) return 1;
+int reference(const std::vector<GroupRows>& runs, const kb_tensor* in, kb_tensor* out) {
   const std::int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[2];
   const auto* lhs = static_cast<const bf16_t*>(in[0].data);
   const auto* rhs = static_cast<const bf16_t*>(in[1].data);
   auto* y = static_cast<float*>(out[0].data);
   std::fill(y, y + m * n, 0.0f);  // rows no group covers
-  // Each covered row with a double accumulator, i-p-j order against its group's weight.
-  std::vector<double> y_row(static_cast<std::size_t>(n));
-  for (std::size_t g = 0; g < runs->size(); ++g) {
-    const bf16_t* w = rhs + static_cast<std::int64_t>(g) * k * n;
-    for (std::int64_t i = (*runs)[g].start; i < (*runs)[g].start + (*runs)[g].rows; ++i) {
-      y_row.assign(y_row.size(), 0.0);
-      for (std::int64_t p = 0; p < k; ++p) {
-        const double x_ip = bf16_to_f32(lhs[i * k + p]);
-        for (std::int64_t j = 0; j < n; ++j) y_row[j] += x_ip * bf16_to_f32(w[p * n + j]);
-      }
-      for (std::int64_t j = 0; j < n; ++j) y[i * n + j] = static_cast<float>(y_row[j]);
-    }
-  }
+  for (std::size_t g = 0; g < runs.size(); ++g)
+    matmul::reference_product(lhs + runs[g].start * k, rhs + static_cast<std::int64_t>(g) * k * n,
+                              runs[g].rows, k, n, y + runs[g].start * n);
   return 0;
 }
 
 // One library GEMM per non-empty group on its own rows (no padding to max_expert_size, whose
 // masked rows the original computes and discards), each rounding its f32 product once into the
-// output; rows no group covers are zeroed.
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const auto runs = groups_of_call(cfg, in, num_inputs, out, num_outputs);
-  if (!runs) return 1;
+// output; rows no group covers are zeroed. It is also the bf16 program: the original's dots
+// accumulate in f32 (preferred_element_type) and each result is cast to bf16 once, which is
+// exactly this writing bf16.
+int baseline(const std::vector<GroupRows>& runs, const kb_tensor* in, kb_tensor* out) {
   const std::int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[2];
   const std::int64_t out_size = out[0].dtype == KB_F32 ? 4 : 2;
   auto* y = static_cast<char*>(out[0].data);
@@ -212,28 +200,14 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
   auto zero_rows = [&](std::int64_t from, std::int64_t to) {
     if (to > from) std::fill(y + from * n * out_size, y + to * n * out_size, char{0});
   };
-  for (std::size_t g = 0; g < runs->size(); ++g) {
-    const auto [start, rows] = (*runs)[g];
+  for (std::size_t g = 0; g < runs.size(); ++g) {
+    const auto [start, rows] = runs[g];
     zero_rows(covered_to, start);
-    if (rows > 0) {
-      const ops::Matrix a{static_cast<const bf16_t*>(in[0].data) + start * k, KB_BF16, rows, k, k};
-      const ops::Matrix b{
-          static_cast<const bf16_t*>(in[1].data) + static_cast<std::int64_t>(g) * k * n, KB_BF16, k,
-          n, n};
-      ops::gemm(a, b, /*b_transposed=*/false, {y + start * n * out_size, out[0].dtype, rows, n, n});
-    }
+    if (rows > 0) matmul::group_gemm(in, out[0], static_cast<std::int64_t>(g), start, rows, k, n);
     covered_to = std::max(covered_to, start + rows);
   }
   zero_rows(covered_to, m);
   return 0;
-}
-
-// The original's arithmetic: each group's dot accumulates in f32 (preferred_element_type) and the
-// result is cast to bf16 once, which is exactly the baseline writing bf16.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  if (num_outputs != 1 || out[0].dtype != KB_BF16) return 1;
-  return baseline(cfg, in, num_inputs, out, num_outputs);
 }
 
 }  // namespace
@@ -245,11 +219,11 @@ const Workload kMegabloxGmm11p = {
     .source_model = "Qwen3-235B-A22B MoE dims (JAX pallas ops reference_gmm)",
     .summary = "grouped matmul: lhs row runs of group_sizes rows @ rhs[g], bf16 (M,K)x(G,K,N)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<groups_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<groups_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<groups_of_call, baseline, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -54,6 +54,8 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/bf16_softmax.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -188,11 +190,8 @@ RopeTables rope_tables(const Shape& s) {
   return t;
 }
 
-int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const Shape& s = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const Shape& s = shape;
   const std::int64_t tokens = s.tokens(), h = s.num_heads, half = s.rope / 2;
   const auto value = [&](int input, std::int64_t i) {
     return static_cast<double>(bf16_to_f32(static_cast<const bf16_t*>(in[input].data)[i]));
@@ -364,11 +363,8 @@ void apply_rope(const Shape& s, Projections& p, bool per_op_rounding) {
 // the S x S scores with the scale fused (f32, as an einsum fused into its softmax keeps them), a
 // causal softmax pass per row, a GEMM with v writing the head's columns of the attention output,
 // and the o_proj GEMM. Activations are bf16 in the timed run and f32 in the oracle.
-int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const Shape& s = *shape;
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const Shape& s = shape;
   const kb_dtype dtype = out[0].dtype;
   Projections p(s, dtype, in);
   apply_rope(s, p, /*per_op_rounding=*/false);
@@ -409,11 +405,8 @@ int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_
 // difference and sum; the score einsum rounds, then its product with the bf16 scale; masked scores
 // are bf16(-1e9); jax.nn.softmax in bf16 rounds x - max, exp and the division (the sum accumulates
 // in f32, as jnp.sum upcasts bf16, and rounds); the value einsum and o_proj round their outputs.
-int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  const Shape& s = *shape;
+int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const Shape& s = shape;
   Projections p(s, KB_BF16, in);
   apply_rope(s, p, /*per_op_rounding=*/true);
 
@@ -430,18 +423,10 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
                 p.k.block(row0, head * s.qk_dim(), n, s.qk_dim()), true,
                 scores.out_block(0, 0, n, n));
       for (std::int64_t i = 0; i < n; ++i) {
-        float max_score = -INFINITY;
-        for (std::int64_t j = 0; j < n; ++j) {
+        for (std::int64_t j = 0; j < n; ++j)
           row[j] = j <= i ? round_to_bf16(scores.get(i, j) * scale) : masked;
-          max_score = std::max(max_score, row[j]);
-        }
-        float sum = 0;
-        for (std::int64_t j = 0; j < n; ++j) {
-          row[j] = round_to_bf16(std::exp(round_to_bf16(row[j] - max_score)));
-          sum += row[j];
-        }
-        const float total = round_to_bf16(sum);
-        for (std::int64_t j = 0; j < n; ++j) scores.set(i, j, row[j] / total);
+        bf16_softmax(row.data(), n);
+        for (std::int64_t j = 0; j < n; ++j) scores.set(i, j, row[j]);
       }
       ops::gemm(scores.block(0, 0, n, n), p.v.block(row0, head * s.v_dim, n, s.v_dim), false,
                 attn.out_block(row0, head * s.v_dim, n, s.v_dim));
@@ -472,11 +457,11 @@ const Workload kMlaAttention3p = {
     .source_model = "DeepSeek-V3-671B (extracted from MaxText)",
     .summary = "Multi-head latent attention: LoRA q/kv projections, RoPE, causal attention, o_proj",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = kTolerance,
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

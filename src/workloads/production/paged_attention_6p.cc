@@ -52,6 +52,8 @@
 #include "ops/paged_kv.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/bf16_softmax.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -151,11 +153,8 @@ std::int64_t visible_keys(const kb_tensor* in, const Shape& s, std::int64_t seq)
                                   s.capacity());
 }
 
-int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const Shape& s = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const Shape& s = shape;
   const auto* queries = static_cast<const bf16_t*>(in[0].data);
   const auto* k_pages = static_cast<const bf16_t*>(in[1].data);
   const auto* v_pages = static_cast<const bf16_t*>(in[2].data);
@@ -217,11 +216,8 @@ std::int64_t chunk_tokens(const Shape& s) {
 // chunks feed the probability x value GEMMs, summed in f32 and rounded once into the output.
 // Probabilities are bf16 in the timed run (the original's softmax output is bf16), f32 in the
 // oracle. Each K/V byte is read from memory once.
-int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const Shape& s = *shape;
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const Shape& s = shape;
   const std::int64_t token_elems = s.num_kv_heads * s.head_dim;
   const std::int64_t chunk = chunk_tokens(s);
   const std::int64_t g = s.group();
@@ -299,11 +295,8 @@ int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_
 // with the (bf16) scale; masked scores are bf16(-1e30); jax.nn.softmax runs in bf16 (x - max, exp
 // and the division each round; the sum accumulates in f32, as jnp.sum upcasts bf16, and rounds);
 // the value einsum of bf16 probabilities rounds its output to bf16.
-int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  const Shape& s = *shape;
+int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const Shape& s = shape;
   const std::int64_t token_elems = s.num_kv_heads * s.head_dim;
   const std::int64_t capacity = s.capacity();
   ops::ScratchMatrix k_block(KB_BF16, capacity, token_elems);
@@ -336,18 +329,10 @@ int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs,
                 scores.out());
       for (std::int64_t r = 0; r < s.group(); ++r) {
         auto* p = static_cast<bf16_t*>(scores.row(r));
-        float max_score = -INFINITY;
-        for (std::int64_t j = 0; j < capacity; ++j) {
+        for (std::int64_t j = 0; j < capacity; ++j)
           row_values[j] = j < visible ? round_to_bf16(bf16_to_f32(p[j]) * scale) : masked;
-          max_score = std::max(max_score, row_values[j]);
-        }
-        float sum = 0;
-        for (std::int64_t j = 0; j < capacity; ++j) {
-          row_values[j] = round_to_bf16(std::exp(round_to_bf16(row_values[j] - max_score)));
-          sum += row_values[j];
-        }
-        const float total = round_to_bf16(sum);
-        for (std::int64_t j = 0; j < capacity; ++j) p[j] = f32_to_bf16(row_values[j] / total);
+        bf16_softmax(row_values.data(), capacity);
+        for (std::int64_t j = 0; j < capacity; ++j) p[j] = f32_to_bf16(row_values[j]);
       }
       ops::gemm(scores.in(), {v + h * s.head_dim, KB_BF16, capacity, s.head_dim, token_elems},
                 false,
@@ -378,11 +363,11 @@ const Workload kPagedAttention6p = {
     .source_model = "Llama-3.1-70B decode (MaxText paged_attention_kernel_v2.py)",
     .summary = "GQA decode attention, one query token per sequence, over a shuffled paged KV cache",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = kTolerance,
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -16,12 +16,12 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 #include "core/bf16.h"
-#include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
+#include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -70,55 +70,23 @@ std::optional<GroupedShape> shape_of_call(const kb_tensor* in, std::int32_t num_
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<GroupedShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [groups, rows, k, n] = *shape;
+int reference(const GroupedShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [groups, rows, k, n] = shape;
   const auto* x = static_cast<const bf16_t*>(in[0].data);
   const auto* weights = static_cast<const bf16_t*>(in[1].data);
   auto* y = static_cast<float*>(out[0].data);
-  // One output row at a time with a double accumulator, i-p-j order within each group.
-  std::vector<double> y_row(static_cast<std::size_t>(n));
-  for (std::int64_t g = 0; g < groups; ++g) {
-    const bf16_t* w = weights + g * k * n;
-    for (std::int64_t i = 0; i < rows; ++i) {
-      const bf16_t* x_row = x + (g * rows + i) * k;
-      y_row.assign(y_row.size(), 0.0);
-      for (std::int64_t p = 0; p < k; ++p) {
-        const double x_ip = bf16_to_f32(x_row[p]);
-        for (std::int64_t j = 0; j < n; ++j) y_row[j] += x_ip * bf16_to_f32(w[p * n + j]);
-      }
-      for (std::int64_t j = 0; j < n; ++j) y[(g * rows + i) * n + j] = static_cast<float>(y_row[j]);
-    }
-  }
+  for (std::int64_t g = 0; g < groups; ++g)
+    matmul::reference_product(x + g * rows * k, weights + g * k * n, rows, k, n, y + g * rows * n);
   return 0;
 }
 
 // One library GEMM per group, each rounding its f32 product once into the output (bf16 timed, f32
-// oracle), as XLA lowers the batched einsum.
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<GroupedShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const auto [groups, rows, k, n] = *shape;
-  const std::int64_t out_size = out[0].dtype == KB_F32 ? 4 : 2;
-  for (std::int64_t g = 0; g < groups; ++g) {
-    const ops::Matrix a{static_cast<const bf16_t*>(in[0].data) + g * rows * k, KB_BF16, rows, k, k};
-    const ops::Matrix b{static_cast<const bf16_t*>(in[1].data) + g * k * n, KB_BF16, k, n, n};
-    const ops::MutableMatrix c{static_cast<char*>(out[0].data) + g * rows * n * out_size,
-                               out[0].dtype, rows, n, n};
-    ops::gemm(a, b, /*b_transposed=*/false, c);
-  }
+// oracle), as XLA lowers the batched einsum. It is also the bf16 program: the original's bf16
+// einsum accumulates in f32 and rounds once to bf16, which is exactly this writing bf16.
+int baseline(const GroupedShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [groups, rows, k, n] = shape;
+  for (std::int64_t g = 0; g < groups; ++g) matmul::group_gemm(in, out[0], g, g * rows, rows, k, n);
   return 0;
-}
-
-// The original's arithmetic: a bf16 einsum accumulates in f32 and rounds once to bf16, which is
-// exactly the baseline writing bf16.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  if (num_outputs != 1 || out[0].dtype != KB_BF16) return 1;
-  return baseline(cfg, in, num_inputs, out, num_outputs);
 }
 
 }  // namespace
@@ -131,11 +99,11 @@ const Workload kRaggedDot14p = {
     .summary =
         "grouped matmul with equal groups: out[g] = x[g] @ weights[g], bf16 (G,Mg,K)x(G,K,N)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, baseline, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

@@ -54,6 +54,7 @@
 #include "ops/gemm.h"
 #include "ops/paged_kv.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -257,11 +258,8 @@ void zero_unowned_rows(const Call& call, kb_tensor& out) {
               (static_cast<std::size_t>(call.shape.max_tokens) - last) * row_bytes);
 }
 
-int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Call> call = call_of(in, num_inputs, out, num_outputs);
-  if (!call || out[0].dtype != KB_F32) return 1;
-  const Shape& s = call->shape;
+int reference(const Call& call, const kb_tensor* in, kb_tensor* out) {
+  const Shape& s = call.shape;
   const auto* queries = static_cast<const bf16_t*>(in[0].data);
   const auto* kv_pages = static_cast<const bf16_t*>(in[1].data);
   auto* o = static_cast<float*>(out[0].data);
@@ -270,13 +268,13 @@ int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb
   const std::int64_t capacity = s.capacity();
   std::vector<double> scores(static_cast<std::size_t>(capacity));
   std::vector<double> acc(static_cast<std::size_t>(s.head_dim));
-  for (std::int64_t i = 0; i < call->num_seqs; ++i) {
-    const std::int64_t q_start = call->cu_q_lens[i];
-    const std::int64_t q_len = call->cu_q_lens[i + 1] - q_start;
-    const std::int64_t kv_len = call->kv_lens[i];
+  for (std::int64_t i = 0; i < call.num_seqs; ++i) {
+    const std::int64_t q_start = call.cu_q_lens[i];
+    const std::int64_t q_len = call.cu_q_lens[i + 1] - q_start;
+    const std::int64_t kv_len = call.kv_lens[i];
     // Element d of combined head c (K of KV head h is 2h, its V 2h + 1) of gathered token j.
     const auto at = [&](std::int64_t j, std::int64_t c, std::int64_t d) {
-      const std::int64_t page = call->page_indices[i * s.pages_per_seq + j / s.page_size];
+      const std::int64_t page = call.page_indices[i * s.pages_per_seq + j / s.page_size];
       return static_cast<double>(bf16_to_f32(
           kv_pages[((page * s.page_size + j % s.page_size) * 2 * s.num_kv_heads + c) * s.head_dim +
                    d]));
@@ -323,12 +321,9 @@ int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb
 // one GEMM per query head over its q_len tokens. Only the keys below kv_len are gathered (all S_max
 // when some row sees none). Probabilities are bf16 in the timed run (the original's .astype(bf16)),
 // f32 in the oracle; rows of unowned tokens are zeroed.
-int run(const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out, std::int32_t num_outputs,
-        kb_dtype probability_dtype) {
-  const std::optional<Call> call = call_of(in, num_inputs, out, num_outputs);
-  if (!call) return 1;
-  const Shape& s = call->shape;
-  zero_unowned_rows(*call, out[0]);
+int run(const Call& call, const kb_tensor* in, kb_tensor* out, kb_dtype probability_dtype) {
+  const Shape& s = call.shape;
+  zero_unowned_rows(call, out[0]);
   ops::ScratchMatrix block(KB_BF16, s.capacity(), s.token_elems());
   auto* kv = static_cast<bf16_t*>(block.row(0));
   const auto* queries = static_cast<const bf16_t*>(in[0].data);
@@ -336,17 +331,17 @@ int run(const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out, std::int32
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
   const ops::PagedCache cache{static_cast<const bf16_t*>(in[1].data), in[1].shape[0], s.page_size,
                               s.token_elems()};
-  for (std::int64_t i = 0; i < call->num_seqs; ++i) {
-    const std::int64_t q_start = call->cu_q_lens[i];
-    const std::int64_t q_len = call->cu_q_lens[i + 1] - q_start;
+  for (std::int64_t i = 0; i < call.num_seqs; ++i) {
+    const std::int64_t q_start = call.cu_q_lens[i];
+    const std::int64_t q_len = call.cu_q_lens[i + 1] - q_start;
     if (q_len == 0) continue;
-    const std::int64_t kv_len = call->kv_lens[i];
+    const std::int64_t kv_len = call.kv_lens[i];
     const bool per_token = q_len > 1;
     const ops::Visibility visibility = visibility_of(q_len, kv_len, per_token);
     // The first row sees the fewest keys; if it sees none, the uniform average needs all S_max.
     const std::int64_t keys =
         visibility.keys(0, s.capacity()) == 0 ? s.capacity() : std::min(kv_len, s.capacity());
-    ops::gather_tokens(cache, call->page_indices + i * s.pages_per_seq, keys, kv);
+    ops::gather_tokens(cache, call.page_indices + i * s.pages_per_seq, keys, kv);
     const std::int64_t kv_ld = s.token_elems();
     for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
       const bf16_t* k = kv + 2 * h * s.head_dim;
@@ -367,19 +362,15 @@ int run(const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out, std::int32
   return 0;
 }
 
-int baseline(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  if (num_outputs != 1) return 1;
-  return run(in, num_inputs, out, num_outputs, out[0].dtype);
+int baseline(const Call& call, const kb_tensor* in, kb_tensor* out) {
+  return run(call, in, out, out[0].dtype);
 }
 
 // The original rounds exactly where the timed baseline does: f32 scores and softmax
 // (preferred_element_type=f32), bf16 probabilities (.astype(v.dtype)), a bf16 value einsum; the
 // zeros buffer and the scatter are exact. So its emulation is the baseline's bf16 run.
-int bf16_program(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  if (num_outputs != 1 || out[0].dtype != KB_BF16) return 1;
-  return run(in, num_inputs, out, num_outputs, KB_BF16);
+int bf16_program(const Call& call, const kb_tensor* in, kb_tensor* out) {
+  return run(call, in, out, KB_BF16);
 }
 
 }  // namespace
@@ -392,11 +383,11 @@ const Workload kRaggedPagedAttention7p = {
     .summary =
         "Ragged GQA attention of a packed decode + prefill token buffer over a paged KV cache",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<call_of, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<call_of, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<call_of, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

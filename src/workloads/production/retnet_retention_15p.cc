@@ -31,6 +31,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "workloads/kit/bhsd.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -92,11 +93,8 @@ double gamma_of(std::int64_t head) {
   return 1.0 - std::exp2(-5.0 - static_cast<double>(head));
 }
 
-int reference(const kb_config*, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [batch, num_heads, seq_len, head_dim] = *shape;
+int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [batch, num_heads, seq_len, head_dim] = shape;
   std::vector<double> weights(static_cast<std::size_t>(seq_len));
   std::vector<double> acc(static_cast<std::size_t>(head_dim));
   for (std::int64_t bh = 0; bh < batch * num_heads; ++bh) {
@@ -147,18 +145,15 @@ std::vector<float> reversed_decay(std::int64_t head, std::int64_t seq_len) {
 // as the original casts it (the GEMM widens bf16 operands to f32 on this machine's paths anyway, so
 // the rounded f32 row is the bf16 tensor without a second copy); with an f32 output (the oracle)
 // nothing is rounded.
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
+int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
-  const std::int64_t seq_len = shape->seq_len;
+  const std::int64_t seq_len = shape.seq_len;
   const bool round_weights = out[0].dtype == KB_BF16;
   ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
 
-  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh) {
-    const std::vector<float> decay = reversed_decay(bh % shape->num_heads, seq_len);
-    ops::gemm(bhsd::head_of(in[0], bh, *shape), bhsd::head_of(in[1], bh, *shape),
+  for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
+    const std::vector<float> decay = reversed_decay(bh % shape.num_heads, seq_len);
+    ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
               /*b_transposed=*/true, scores.out());
 
     // Row i costs i + 1: interleaved chunks balance the triangle across threads.
@@ -179,8 +174,8 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
       std::fill(row + i + 1, row + seq_len, 0.0f);
     }
 
-    ops::gemm(scores.in(), bhsd::head_of(in[2], bh, *shape), /*b_transposed=*/false,
-              bhsd::head_of_output(out[0], bh, *shape));
+    ops::gemm(scores.in(), bhsd::head_of(in[2], bh, shape), /*b_transposed=*/false,
+              bhsd::head_of_output(out[0], bh, shape));
   }
   return 0;
 }
@@ -189,18 +184,15 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
 // exp(log_gamma * max(i - j, 0)) * (i >= j) built per head in f32, qk in f32, qk * decay,
 // sum(|qk|) over keys, the division by max(sum, 1), the cast of qk to bf16, and the bf16 einsum
 // with value (f32 accumulation, one rounding to the bf16 output).
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Shape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
+int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
-  const std::int64_t seq_len = shape->seq_len;
+  const std::int64_t seq_len = shape.seq_len;
   const auto n = static_cast<std::size_t>(seq_len);
   ops::ScratchMatrix qk(KB_F32, seq_len, seq_len);
   ops::ScratchMatrix qk_bf16(KB_BF16, seq_len, seq_len);
   std::vector<float> decay(n * n);
-  for (std::int64_t bh = 0; bh < shape->batch * shape->num_heads; ++bh) {
-    const std::int64_t head = bh % shape->num_heads;
+  for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
+    const std::int64_t head = bh % shape.num_heads;
     const float gamma = 1.0f - std::exp2(-5.0f - static_cast<float>(head));
     const float log_gamma = std::log(gamma);
 #pragma omp parallel for schedule(static) num_threads(threads)
@@ -210,7 +202,7 @@ int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inp
         const float causal_mask = distance >= 0 ? 1.0f : 0.0f;
         decay[i * n + j] = std::exp(log_gamma * std::max(distance, 0.0f)) * causal_mask;
       }
-    ops::gemm(bhsd::head_of(in[0], bh, *shape), bhsd::head_of(in[1], bh, *shape),
+    ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
               /*b_transposed=*/true, qk.out());
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t i = 0; i < seq_len; ++i) {
@@ -222,8 +214,8 @@ int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inp
       auto* row_bf16 = static_cast<bf16_t*>(qk_bf16.row(i));
       for (std::int64_t j = 0; j < seq_len; ++j) row_bf16[j] = f32_to_bf16(row[j] / retention_sum);
     }
-    ops::gemm(qk_bf16.in(), bhsd::head_of(in[2], bh, *shape), /*b_transposed=*/false,
-              bhsd::head_of_output(out[0], bh, *shape));
+    ops::gemm(qk_bf16.in(), bhsd::head_of(in[2], bh, shape), /*b_transposed=*/false,
+              bhsd::head_of_output(out[0], bh, shape));
   }
   return 0;
 }
@@ -239,12 +231,12 @@ const Workload kRetnetRetention15p = {
         "Multi-scale retention: (q k^T * gamma_h^(i-j) causal decay), rows normalized by "
         "max(sum|.|, 1), times v, over bf16 (B,H,S,D)",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     // JAXBench's allclose. The outputs are O(0.05-0.2) (rows of weights with sum |w| = 1 over
     // hundreds of keys), partly under atol, so the relative-L2 rule is what rejects zeros.
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench

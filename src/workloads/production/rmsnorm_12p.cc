@@ -24,6 +24,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/rows.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -78,25 +79,22 @@ std::optional<Rows> rows_of(const kb_tensor* in, std::int32_t num_inputs, const 
   return Rows{x.shape[0] * x.shape[1], x.shape[2]};
 }
 
-int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-              std::int32_t num_outputs) {
-  const std::optional<Rows> rows = rows_of(in, num_inputs, out, num_outputs);
-  if (!rows || out[0].dtype != KB_F32) return 1;
+int reference(const Rows& rows, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const double epsilon = kb_param_or(cfg, "epsilon", kEpsilon);
   const auto* x = static_cast<const bf16_t*>(in[0].data);
   const auto* scale = static_cast<const bf16_t*>(in[1].data);
   auto* y = static_cast<float*>(out[0].data);
-  for (std::int64_t r = 0; r < rows->count; ++r) {
-    const bf16_t* x_row = x + r * rows->width;
+  for (std::int64_t r = 0; r < rows.count; ++r) {
+    const bf16_t* x_row = x + r * rows.width;
     double sum_sq = 0;
-    for (std::int64_t j = 0; j < rows->width; ++j) {
+    for (std::int64_t j = 0; j < rows.width; ++j) {
       const double v = bf16_to_f32(x_row[j]);
       sum_sq += v * v;
     }
-    const double inv_rms = 1.0 / std::sqrt(sum_sq / static_cast<double>(rows->width) + epsilon);
-    for (std::int64_t j = 0; j < rows->width; ++j) {
+    const double inv_rms = 1.0 / std::sqrt(sum_sq / static_cast<double>(rows.width) + epsilon);
+    for (std::int64_t j = 0; j < rows.width; ++j) {
       const double v = bf16_to_f32(x_row[j]);
-      y[r * rows->width + j] = static_cast<float>(v * inv_rms * bf16_to_f32(scale[j]));
+      y[r * rows.width + j] = static_cast<float>(v * inv_rms * bf16_to_f32(scale[j]));
     }
   }
   return 0;
@@ -104,25 +102,22 @@ int reference(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs
 
 // One pass over memory per row: the row (at most 16 KB of bf16) stays in L1 between the sum of
 // squares and the normalization, so x is read from DRAM once and out written once.
-int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<Rows> rows = rows_of(in, num_inputs, out, num_outputs);
-  if (!rows) return 1;
+int baseline(const Rows& rows, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const auto epsilon = static_cast<float>(kb_param_or(cfg, "epsilon", kEpsilon));
   const auto* x = static_cast<const bf16_t*>(in[0].data);
   const ops::F32Buffer scale = ops::load_f32(in[1]);  // widened once per call, exactly
   const bool bf16_out = out[0].dtype == KB_BF16;
-  const auto width = static_cast<std::size_t>(rows->width);
+  const auto width = static_cast<std::size_t>(rows.width);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t r = 0; r < rows->count; ++r) {
-    const bf16_t* x_row = x + r * rows->width;
+  for (std::int64_t r = 0; r < rows.count; ++r) {
+    const bf16_t* x_row = x + r * rows.width;
     const float mean_sq = ops::sum_of_squares(x_row, width) / static_cast<float>(width);
     const float inv_rms = 1.0f / std::sqrt(mean_sq + epsilon);
     if (bf16_out) {
-      bf16_t* y_row = static_cast<bf16_t*>(out[0].data) + r * rows->width;
+      bf16_t* y_row = static_cast<bf16_t*>(out[0].data) + r * rows.width;
       ops::scale_and_weight(x_row, inv_rms, scale.data(), y_row, width);
     } else {
-      float* y_row = static_cast<float*>(out[0].data) + r * rows->width;
+      float* y_row = static_cast<float*>(out[0].data) + r * rows.width;
       ops::scale_and_weight(x_row, inv_rms, scale.data(), y_row, width);
     }
   }
@@ -132,18 +127,15 @@ int baseline(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs,
 // The original's arithmetic, op by op: the mean of squares and x * rsqrt(mean + eps) in f32 (the
 // program casts x to f32), the product cast back to bf16 (x.dtype), then a bf16 multiply by the
 // bf16 scale, rounded to bf16. Scalar loops, independent of the baseline's row passes.
-int bf16_program(const kb_config* cfg, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-                 std::int32_t num_outputs) {
-  const std::optional<Rows> rows = rows_of(in, num_inputs, out, num_outputs);
-  if (!rows || out[0].dtype != KB_BF16) return 1;
+int bf16_program(const Rows& rows, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const auto epsilon = static_cast<float>(kb_param_or(cfg, "epsilon", kEpsilon));
   const auto* x = static_cast<const bf16_t*>(in[0].data);
   const auto* scale = static_cast<const bf16_t*>(in[1].data);
   auto* y = static_cast<bf16_t*>(out[0].data);
-  const std::int64_t width = rows->width;
+  const std::int64_t width = rows.width;
   const int threads = std::max(1, cfg->num_threads);
 #pragma omp parallel for schedule(static) num_threads(threads)
-  for (std::int64_t r = 0; r < rows->count; ++r) {
+  for (std::int64_t r = 0; r < rows.count; ++r) {
     const bf16_t* x_row = x + r * width;
     float sum_sq = 0;
     for (std::int64_t j = 0; j < width; ++j) {
@@ -216,11 +208,11 @@ const Workload kRmsNorm12p = {
     .source_model = "Llama-3.1-70B (MaxText normalizations.py)",
     .summary = "RMSNorm over the last axis of bf16 (B,S,D), statistics in f32, then times scale",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<rows_of, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<rows_of, baseline>,
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1e-2},  // JAXBench's allclose
     .math = MathClass::kF32Vector,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<rows_of, bf16_program, OutputDtype::kBf16>,
     .scaffold = kScaffold,
 };
 

@@ -16,16 +16,16 @@
 //     original (baseline times per machine in docs/baselines.md).
 //   - At the smoke size the outputs are ~1e-3 (0.02-scaled weights over short sums), under the
 //     elementwise atol, so there the relative-L2 rule is the one that tells right from wrong.
-#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include "core/bf16.h"
-#include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
+#include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -78,96 +78,52 @@ std::optional<MlpShape> shape_of_call(const kb_tensor* in, std::int32_t num_inpu
   return shape;
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<MlpShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const std::int64_t tokens = shape->batch * shape->seq_len;
-  const std::int64_t emb = shape->emb_dim;
-  const std::int64_t mlp = shape->mlp_dim;
+int reference(const MlpShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const std::int64_t tokens = shape.batch * shape.seq_len;
+  const std::int64_t emb = shape.emb_dim;
+  const std::int64_t mlp = shape.mlp_dim;
   const auto* x = static_cast<const bf16_t*>(in[0].data);
-  const auto* gate_kernel = static_cast<const bf16_t*>(in[1].data);
-  const auto* up_kernel = static_cast<const bf16_t*>(in[2].data);
-  const auto* down_kernel = static_cast<const bf16_t*>(in[3].data);
   auto* y = static_cast<float*>(out[0].data);
 
   // One token at a time, everything in double: its gate and up rows, then the down projection of
-  // their gated product. Weights are read along their rows (i-p-j order).
+  // their gated product.
   std::vector<double> gate(static_cast<std::size_t>(mlp));
   std::vector<double> up(static_cast<std::size_t>(mlp));
   std::vector<double> y_row(static_cast<std::size_t>(emb));
   for (std::int64_t t = 0; t < tokens; ++t) {
-    gate.assign(gate.size(), 0.0);
-    up.assign(up.size(), 0.0);
-    for (std::int64_t e = 0; e < emb; ++e) {
-      const double x_te = bf16_to_f32(x[t * emb + e]);
-      for (std::int64_t j = 0; j < mlp; ++j) {
-        gate[j] += x_te * bf16_to_f32(gate_kernel[e * mlp + j]);
-        up[j] += x_te * bf16_to_f32(up_kernel[e * mlp + j]);
-      }
-    }
     y_row.assign(y_row.size(), 0.0);
-    for (std::int64_t j = 0; j < mlp; ++j) {
-      const double hidden = gate[j] / (1.0 + std::exp(-gate[j])) * up[j];
-      for (std::int64_t e = 0; e < emb; ++e)
-        y_row[e] += hidden * bf16_to_f32(down_kernel[j * emb + e]);
-    }
+    matmul::swiglu_reference_row(x + t * emb, static_cast<const bf16_t*>(in[1].data),
+                                 static_cast<const bf16_t*>(in[2].data),
+                                 static_cast<const bf16_t*>(in[3].data), emb, mlp, gate, up,
+                                 y_row.data(), [](double hidden) { return hidden; });
     for (std::int64_t e = 0; e < emb; ++e) y[t * emb + e] = static_cast<float>(y_row[e]);
   }
   return 0;
 }
 
-// What a fusing compiler emits: the gate GEMM with SiLU fused into its epilogue, the up GEMM with
-// the product by silu(gate) fused into its epilogue, then the down GEMM. Two (B*S, M) activations
-// are written once each, in bf16 as the program's bf16 tensors are (f32 in the oracle).
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<MlpShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const std::int64_t tokens = shape->batch * shape->seq_len;
+// What a fusing compiler emits (matmul::swiglu_fused). Two (B*S, M) activations are written once
+// each, in bf16 as the program's bf16 tensors are (f32 in the oracle).
+int baseline(const MlpShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const std::int64_t tokens = shape.batch * shape.seq_len;
   const kb_dtype activation_dtype = out[0].dtype;
-  const ops::Matrix x = ops::matrix_of(in[0]);
-  ops::ScratchMatrix gate(activation_dtype, tokens, shape->mlp_dim);
-  ops::ScratchMatrix hidden(activation_dtype, tokens, shape->mlp_dim);
-  ops::gemm(x, ops::matrix_of(in[1]), false, gate.out(), {.activation = ops::Activation::kSilu});
-  ops::gemm(x, ops::matrix_of(in[2]), false, hidden.out(), {.multiplier = gate.in()});
-  ops::gemm(hidden.in(), ops::matrix_of(in[3]), false, ops::mutable_matrix_of(out[0]));
+  ops::ScratchMatrix gate(activation_dtype, tokens, shape.mlp_dim);
+  ops::ScratchMatrix hidden(activation_dtype, tokens, shape.mlp_dim);
+  matmul::swiglu_fused(ops::matrix_of(in[0]), ops::matrix_of(in[1]), ops::matrix_of(in[2]),
+                       ops::matrix_of(in[3]), gate, hidden, ops::mutable_matrix_of(out[0]));
   return 0;
 }
 
-// The original program's arithmetic, each bf16 tensor rounded: gate = bf16(x @ gate_kernel) and
-// up = bf16(x @ up_kernel); silu(gate) = gate * sigmoid(gate) with the sigmoid and the product
-// rounded; its product with up rounded; then bf16(hidden @ down_kernel), stored in the output's
-// dtype.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<MlpShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
-  const std::int64_t tokens = shape->batch * shape->seq_len;
-  const std::int64_t mlp = shape->mlp_dim, emb = shape->emb_dim;
-  const ops::Matrix x = ops::matrix_of(in[0]);
+// The original program's arithmetic, each bf16 tensor rounded (matmul::swiglu_bf16), stored in
+// the output's dtype.
+int bf16_program(const MlpShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const std::int64_t tokens = shape.batch * shape.seq_len;
+  const std::int64_t mlp = shape.mlp_dim, emb = shape.emb_dim;
   ops::ScratchMatrix gate(KB_BF16, tokens, mlp);
   ops::ScratchMatrix hidden(KB_BF16, tokens, mlp);
-  ops::gemm(x, ops::matrix_of(in[1]), false, gate.out());
-  ops::gemm(x, ops::matrix_of(in[2]), false, hidden.out());
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const auto* g = static_cast<const bf16_t*>(gate.row(t));
-    auto* h = static_cast<bf16_t*>(hidden.row(t));
-    for (std::int64_t j = 0; j < mlp; ++j) {
-      const float gv = bf16_to_f32(g[j]);
-      const float silu = round_to_bf16(gv * round_to_bf16(1.0f / (1.0f + std::exp(-gv))));
-      h[j] = f32_to_bf16(silu * bf16_to_f32(h[j]));
-    }
-  }
   ops::ScratchMatrix y(KB_BF16, tokens, emb);
-  ops::gemm(hidden.in(), ops::matrix_of(in[3]), false, y.out());
-  const auto* rounded = static_cast<const bf16_t*>(y.row(0));
-  for (std::int64_t i = 0; i < tokens * emb; ++i) {
-    if (out[0].dtype == KB_BF16)
-      static_cast<bf16_t*>(out[0].data)[i] = rounded[i];
-    else
-      static_cast<float*>(out[0].data)[i] = bf16_to_f32(rounded[i]);
-  }
+  matmul::swiglu_bf16(ops::matrix_of(in[0]), ops::matrix_of(in[1]), ops::matrix_of(in[2]),
+                      ops::matrix_of(in[3]), gate.out(), hidden.out(), y.out());
+  matmul::store_bf16(static_cast<const bf16_t*>(y.row(0)), tokens * emb, out[0]);
   return 0;
 }
 
@@ -245,10 +201,10 @@ const Workload kSwigluMlp9p = {
     .source_model = "Llama-3.1-70B (extracted from MaxText)",
     .summary = "SwiGLU MLP (silu(x @ gate) * (x @ up)) @ down on bf16 (B,S,E), hidden width M",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program>,
     .scaffold = kScaffold,
 };
 

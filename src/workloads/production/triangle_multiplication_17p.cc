@@ -44,6 +44,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -111,11 +112,8 @@ double sigmoid(double v) {
   return 1.0 / (1.0 + std::exp(-v));
 }
 
-int reference(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-              kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<TriShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_F32) return 1;
-  const auto [n, c] = *shape;
+int reference(const TriShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [n, c] = shape;
   const std::int64_t positions = n * n;
   auto value = [&](int input, std::int64_t i) {
     return static_cast<double>(bf16_to_f32(static_cast<const bf16_t*>(in[input].data)[i]));
@@ -291,14 +289,11 @@ void run_baseline(const kb_tensor* in, kb_tensor& out, std::int64_t n, std::int6
             {.multiplier = gate.in()});
 }
 
-int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs, kb_tensor* out,
-             std::int32_t num_outputs) {
-  const std::optional<TriShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape) return 1;
+int baseline(const TriShape& shape, const kb_tensor* in, kb_tensor* out) {
   if (out[0].dtype == KB_F32)
-    run_baseline<false>(in, out[0], shape->n, shape->c);
+    run_baseline<false>(in, out[0], shape.n, shape.c);
   else
-    run_baseline<true>(in, out[0], shape->n, shape->c);
+    run_baseline<true>(in, out[0], shape.n, shape.c);
   return 0;
 }
 
@@ -306,11 +301,8 @@ int baseline(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inp
 // a bf16 dot); the two sigmoids; the gated products; the einsum (f32 accumulation, one rounding);
 // r*r, its f32 mean cast to bf16, + eps, sqrt, the division and the scale; the output dot; the
 // output gate's dot and sigmoid; the final product.
-int bf16_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t num_inputs,
-                 kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<TriShape> shape = shape_of_call(in, num_inputs, out, num_outputs);
-  if (!shape || out[0].dtype != KB_BF16) return 1;
-  const auto [n, c] = *shape;
+int bf16_program(const TriShape& shape, const kb_tensor* in, kb_tensor* out) {
+  const auto [n, c] = shape;
   const std::int64_t positions = n * n;
   const std::size_t size = static_cast<std::size_t>(positions * c);
   const auto* pair = static_cast<const bf16_t*>(in[0].data);
@@ -375,11 +367,11 @@ const Workload kTriangleMultiplication17p = {
     .source_model = "AlphaFold2 (openxla/tokamax triangle_mult)",
     .summary = "outgoing triangle multiplicative update: gated projections, ikc,jkc->ijc, RMS norm",
     .problem = make_problem,
-    .reference = reference,
-    .baseline = baseline,
+    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
+    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
     .math = MathClass::kBf16Matmul,
-    .bf16_program = bf16_program,
+    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
 }  // namespace kbench
