@@ -22,13 +22,13 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
 #include "ops/jnp_bf16.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -38,9 +38,7 @@
 namespace kbench {
 namespace {
 
-struct Shape {
-  std::int64_t batch, in_channels, out_channels, height, width;
-};
+using Shape = conv_kit::Shape2d;
 constexpr std::int64_t kKernel = 3;
 
 constexpr Presets<Shape> kPresets = {
@@ -50,7 +48,12 @@ constexpr Presets<Shape> kPresets = {
 };
 
 ops::ConvGeometry geometry_of(const Shape& s) {
-  return {s.batch, s.in_channels, s.out_channels, {s.height, s.width}, {kKernel, kKernel}};
+  return conv_kit::geometry(s, kKernel);
+}
+
+// (N, Cout): one mean per output plane.
+std::vector<std::int64_t> pooled_extents(const ops::ConvGeometry& g) {
+  return {g.batch, g.out_channels};
 }
 
 Problem make_problem(Size size) {
@@ -58,21 +61,11 @@ Problem make_problem(Size size) {
   Problem problem =
       conv_kit::problem(g, InitRule::structured(ops::fill_uniform_with_channel_offsets), "weight",
                         InitRule::normal(0.02));
-  problem.inputs.push_back({{"bias", KB_BF16, {g.out_channels}}, InitRule::normal(0.02)});
-  problem.outputs = {{"out", KB_BF16, {g.batch, g.out_channels}}};
-  problem.min_bytes = tensor_bytes(problem);
-  return problem;
+  conv_kit::add_vectors(problem, g.out_channels, {{"bias", InitRule::normal(0.02)}});
+  return conv_kit::with_output(std::move(problem), pooled_extents(g));
 }
 
-std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                   const kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<ops::ConvGeometry> g =
-      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 3, geometry_of({}));
-  if (!g || !conv_kit::vectors_match(in + 2, 1, g->out_channels) ||
-      !ops::is_float_output(out[0], {g->batch, g->out_channels}))
-    return std::nullopt;
-  return conv_kit::shape_of<Shape>(*g);
-}
+constexpr auto shape_of_call = conv_kit::shape_of_call<Shape, geometry_of, 1, pooled_extents>;
 
 double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));

@@ -30,12 +30,12 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -47,9 +47,7 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
-struct Shape {
-  std::int64_t batch, in_channels, out_channels, height, width;
-};
+using Shape = conv_kit::Shape2d;
 constexpr std::int64_t kKernel = 3;
 constexpr std::int64_t kGroups = 16;
 constexpr double kEps = 1e-5;
@@ -61,7 +59,7 @@ constexpr Presets<Shape> kPresets = {
 };
 
 ops::ConvGeometry geometry_of(const Shape& s) {
-  return {s.batch, s.in_channels, s.out_channels, {s.height, s.width}, {kKernel, kKernel}};
+  return conv_kit::geometry(s, kKernel);
 }
 
 // (N, 1, Ho, Wo): the conv output with its channels reduced.
@@ -76,25 +74,15 @@ Problem make_problem(Size size) {
   Problem problem =
       conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "conv_weight", InitRule::normal(0.02));
   problem.config.push_back({"groups", kGroups});
-  const std::int64_t co = g.out_channels;
-  problem.inputs.push_back({{"conv_bias", KB_BF16, {co}}, InitRule::normal(0.02)});
-  problem.inputs.push_back({{"gn_weight", KB_BF16, {co}}, InitRule::uniform(0.5, 1.5)});
-  problem.inputs.push_back({{"gn_bias", KB_BF16, {co}}, InitRule::normal(0.1)});
-  problem.outputs = {{"out", KB_BF16, pooled_extents(g)}};
-  problem.min_bytes = tensor_bytes(problem);
-  return problem;
+  conv_kit::add_vectors(problem, g.out_channels,
+                        {{"conv_bias", InitRule::normal(0.02)},
+                         {"gn_weight", InitRule::uniform(0.5, 1.5)},
+                         {"gn_bias", InitRule::normal(0.1)}});
+  return conv_kit::with_output(std::move(problem), pooled_extents(g));
 }
 
-std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                   const kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<ops::ConvGeometry> g =
-      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 5, geometry_of({}));
-  if (!g || g->out_channels % kGroups != 0 ||
-      !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
-      !conv_kit::is_float_output(out[0], pooled_extents(*g)))
-    return std::nullopt;
-  return conv_kit::shape_of<Shape>(*g);
-}
+constexpr auto shape_of_call =
+    conv_kit::shape_of_call<Shape, geometry_of, 3, pooled_extents, kGroups>;
 
 int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const ops::ConvGeometry geometry = geometry_of(s);
@@ -155,9 +143,7 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const auto channels = static_cast<std::size_t>(s.out_channels);
   const std::size_t per_group = channels / kGroups;
   if (channels % hn::Lanes(hn::ScalableTag<float>()) != 0 || channels > 1024) return 1;
-  const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gamma = ops::load_f32(in[3]);
-  const ops::F32Buffer beta = ops::load_f32(in[4]);
+  const auto [conv_bias, gamma, beta] = conv_kit::load_bias_and_affine(in);
   // One sample at a time: its conv output (2.4 MB at the cpu size) stays cache-resident for the
   // three passes that read it, as a compiler tiling the program by sample would keep it.
   ops::F32Buffer y(plane * channels);

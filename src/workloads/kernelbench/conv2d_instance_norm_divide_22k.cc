@@ -23,12 +23,12 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -38,9 +38,7 @@
 namespace kbench {
 namespace {
 
-struct Shape {
-  std::int64_t batch, in_channels, out_channels, height, width;
-};
+using Shape = conv_kit::Shape2d;
 constexpr std::int64_t kKernel = 3;
 constexpr double kEps = 1e-5;
 constexpr double kDivideBy = 2.0;
@@ -52,7 +50,7 @@ constexpr Presets<Shape> kPresets = {
 };
 
 ops::ConvGeometry geometry_of(const Shape& s) {
-  return {s.batch, s.in_channels, s.out_channels, {s.height, s.width}, {kKernel, kKernel}};
+  return conv_kit::geometry(s, kKernel);
 }
 
 Problem make_problem(Size size) {
@@ -60,24 +58,14 @@ Problem make_problem(Size size) {
   Problem problem =
       conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "weight", InitRule::normal(0.02));
   problem.config.push_back({"divide_by", kDivideBy});
-  const std::int64_t co = g.out_channels;
-  problem.inputs.push_back({{"conv_bias", KB_BF16, {co}}, InitRule::normal(0.02)});
-  problem.inputs.push_back({{"in_weight", KB_BF16, {co}}, InitRule::uniform(0.5, 1.5)});
-  problem.inputs.push_back({{"in_bias", KB_BF16, {co}}, InitRule::normal(0.1)});
-  problem.outputs = {{"out", KB_BF16, conv_kit::output_extents(g)}};
-  problem.min_bytes = tensor_bytes(problem);
-  return problem;
+  conv_kit::add_vectors(problem, g.out_channels,
+                        {{"conv_bias", InitRule::normal(0.02)},
+                         {"in_weight", InitRule::uniform(0.5, 1.5)},
+                         {"in_bias", InitRule::normal(0.1)}});
+  return conv_kit::with_output(std::move(problem), conv_kit::output_extents(g));
 }
 
-std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                   const kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<ops::ConvGeometry> g =
-      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 5, geometry_of({}));
-  if (!g || !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
-      !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
-    return std::nullopt;
-  return conv_kit::shape_of<Shape>(*g);
-}
+constexpr auto shape_of_call = conv_kit::shape_of_call<Shape, geometry_of, 3>;
 
 int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const ops::ConvGeometry g = geometry_of(s);
@@ -100,9 +88,7 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const ops::ConvGeometry g = geometry_of(s);
   const std::size_t plane = conv_kit::output_plane(g);
   const std::size_t planes = static_cast<std::size_t>(s.batch * s.out_channels);
-  const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gamma = ops::load_f32(in[3]);
-  const ops::F32Buffer beta = ops::load_f32(in[4]);
+  const auto [conv_bias, gamma, beta] = conv_kit::load_bias_and_affine(in);
   ops::F32Buffer y(planes * plane);
   ops::conv(g, in[0].data, KB_BF16, in[1].data, KB_BF16, y.data(), KB_F32, ops::ConvLayout::kPlain,
             {conv_bias.data()});

@@ -18,6 +18,7 @@
 //   - Smoke uses odd channel counts (13 -> 19) and spatial extents so every block edge is met.
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/bf16.h"
@@ -33,9 +34,7 @@
 namespace kbench {
 namespace {
 
-struct Shape {
-  std::int64_t batch, in_channels, out_channels, height, width;
-};
+using Shape = conv_kit::Shape2d;
 constexpr std::int64_t kKernel = 3;
 
 constexpr Presets<Shape> kPresets = {
@@ -45,18 +44,16 @@ constexpr Presets<Shape> kPresets = {
 };
 
 ops::ConvGeometry geometry_of(const Shape& s) {
-  return {s.batch, s.in_channels, s.out_channels, {s.height, s.width}, {kKernel, kKernel}};
+  return conv_kit::geometry(s, kKernel);
 }
 
 Problem make_problem(Size size) {
   const ops::ConvGeometry g = geometry_of(kPresets.at(size));
   Problem problem =
       conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "weight", InitRule::normal(0.02));
-  problem.inputs.push_back({{"conv_bias", KB_BF16, {g.out_channels}}, InitRule::normal(0.02)});
+  conv_kit::add_vectors(problem, g.out_channels, {{"conv_bias", InitRule::normal(0.02)}});
   problem.inputs.push_back({{"bias", KB_BF16, {g.out_channels, 1, 1}}, InitRule::normal(0.02)});
-  problem.outputs = {{"out", KB_BF16, conv_kit::output_extents(g)}};
-  problem.min_bytes = tensor_bytes(problem);
-  return problem;
+  return conv_kit::with_output(std::move(problem), conv_kit::output_extents(g));
 }
 
 std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,

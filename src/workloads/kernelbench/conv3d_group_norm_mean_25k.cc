@@ -34,12 +34,12 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -49,9 +49,7 @@
 namespace kbench {
 namespace {
 
-struct Shape {
-  std::int64_t batch, in_channels, out_channels, depth, height, width;
-};
+using Shape = conv_kit::Shape3d;
 constexpr std::int64_t kKernel = 3;
 constexpr std::int64_t kGroups = 8;
 constexpr double kEps = 1e-5;
@@ -65,11 +63,12 @@ constexpr Presets<Shape> kPresets = {
 };
 
 ops::ConvGeometry geometry_of(const Shape& s) {
-  return {s.batch,
-          s.in_channels,
-          s.out_channels,
-          {s.depth, s.height, s.width},
-          {kKernel, kKernel, kKernel}};
+  return conv_kit::geometry(s, kKernel);
+}
+
+// (N): one mean per sample.
+std::vector<std::int64_t> means_extents(const ops::ConvGeometry& g) {
+  return {g.batch};
 }
 
 Problem make_problem(Size size) {
@@ -78,25 +77,15 @@ Problem make_problem(Size size) {
       conv_kit::problem(g, InitRule::structured(ops::fill_uniform_with_channel_offsets), "weight",
                         InitRule::normal(0.02));
   problem.config.push_back({"num_groups", kGroups});
-  const std::int64_t co = g.out_channels;
-  problem.inputs.push_back({{"conv_bias", KB_BF16, {co}}, InitRule::normal(0.02)});
-  problem.inputs.push_back({{"gamma", KB_BF16, {co}}, InitRule::normal(1.0)});
-  problem.inputs.push_back({{"beta", KB_BF16, {co}}, InitRule::normal(0.02)});
-  problem.outputs = {{"out", KB_BF16, {g.batch}}};
-  problem.min_bytes = tensor_bytes(problem);
-  return problem;
+  conv_kit::add_vectors(problem, g.out_channels,
+                        {{"conv_bias", InitRule::normal(0.02)},
+                         {"gamma", InitRule::normal(1.0)},
+                         {"beta", InitRule::normal(0.02)}});
+  return conv_kit::with_output(std::move(problem), means_extents(g));
 }
 
-std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                   const kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<ops::ConvGeometry> g =
-      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 5, geometry_of({}));
-  if (!g || g->out_channels % kGroups != 0 ||
-      !conv_kit::vectors_match(in + 2, 3, g->out_channels) ||
-      !ops::is_float_output(out[0], {g->batch}))
-    return std::nullopt;
-  return conv_kit::shape_of<Shape>(*g);
-}
+constexpr auto shape_of_call =
+    conv_kit::shape_of_call<Shape, geometry_of, 3, means_extents, kGroups>;
 
 int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const ops::ConvGeometry geometry = geometry_of(s);
@@ -126,9 +115,7 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const std::size_t volume = conv_kit::output_plane(geometry);
   const auto channels = static_cast<std::size_t>(s.out_channels);
   const std::size_t per_group = channels / kGroups;
-  const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gamma = ops::load_f32(in[3]);
-  const ops::F32Buffer beta = ops::load_f32(in[4]);
+  const auto [conv_bias, gamma, beta] = conv_kit::load_bias_and_affine(in);
   // One sample at a time: its conv output (1.9 MB) stays cache-resident for the two passes.
   ops::F32Buffer y(channels * volume);
   ops::ChannelGroupStats stats;

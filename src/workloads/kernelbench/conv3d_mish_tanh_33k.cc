@@ -17,12 +17,12 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -32,9 +32,7 @@
 namespace kbench {
 namespace {
 
-struct Shape {
-  std::int64_t batch, in_channels, out_channels, depth, height, width;
-};
+using Shape = conv_kit::Shape3d;
 constexpr std::int64_t kKernel = 3;
 
 constexpr Presets<Shape> kPresets = {
@@ -44,32 +42,18 @@ constexpr Presets<Shape> kPresets = {
 };
 
 ops::ConvGeometry geometry_of(const Shape& s) {
-  return {s.batch,
-          s.in_channels,
-          s.out_channels,
-          {s.depth, s.height, s.width},
-          {kKernel, kKernel, kKernel}};
+  return conv_kit::geometry(s, kKernel);
 }
 
 Problem make_problem(Size size) {
   const ops::ConvGeometry g = geometry_of(kPresets.at(size));
   Problem problem =
       conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "weight", InitRule::normal(0.02));
-  problem.inputs.push_back({{"bias", KB_BF16, {g.out_channels}}, InitRule::normal(0.02)});
-  problem.outputs = {{"out", KB_BF16, conv_kit::output_extents(g)}};
-  problem.min_bytes = tensor_bytes(problem);
-  return problem;
+  conv_kit::add_vectors(problem, g.out_channels, {{"bias", InitRule::normal(0.02)}});
+  return conv_kit::with_output(std::move(problem), conv_kit::output_extents(g));
 }
 
-std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                   const kb_tensor* out, std::int32_t num_outputs) {
-  const std::optional<ops::ConvGeometry> g =
-      conv_kit::geometry_of_call(in, num_inputs, num_outputs, 3, geometry_of({}));
-  if (!g || !conv_kit::vectors_match(in + 2, 1, g->out_channels) ||
-      !conv_kit::is_float_output(out[0], conv_kit::output_extents(*g)))
-    return std::nullopt;
-  return conv_kit::shape_of<Shape>(*g);
-}
+constexpr auto shape_of_call = conv_kit::shape_of_call<Shape, geometry_of, 1>;
 
 int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const std::vector<double> y = conv_kit::reference(geometry_of(s), in[0], in[1], in[2]);

@@ -34,13 +34,13 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
 #include "ops/jnp_bf16.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -52,9 +52,7 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
-struct Shape {
-  std::int64_t batch, in_channels, out_channels, depth, height, width;
-};
+using Shape = conv_kit::Shape3d;
 constexpr std::int64_t kKernel = 4;
 constexpr std::int64_t kStride = 2;
 constexpr std::int64_t kPadding = 1;
@@ -94,12 +92,11 @@ Problem make_problem(Size size) {
                                                {"bias", true},
                                                {"eps", kEps},
                                                {"scaling_factor", kScaling}});
-  problem.inputs.push_back({{"conv_bias", KB_BF16, {g.out_channels}}, InitRule::constant(0.0)});
-  problem.inputs.push_back({{"ln_weight", KB_BF16, {ow}}, InitRule::uniform(0.5, 1.5)});
-  problem.inputs.push_back({{"ln_bias", KB_BF16, {ow}}, InitRule::normal(0.1)});
-  problem.outputs = {{"out", KB_BF16, conv_kit::output_extents(g)}};
-  problem.min_bytes = tensor_bytes(problem);
-  return problem;
+  conv_kit::add_vectors(problem, g.out_channels, {{"conv_bias", InitRule::constant(0.0)}});
+  conv_kit::add_vectors(
+      problem, ow,
+      {{"ln_weight", InitRule::uniform(0.5, 1.5)}, {"ln_bias", InitRule::normal(0.1)}});
+  return conv_kit::with_output(std::move(problem), conv_kit::output_extents(g));
 }
 
 std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
@@ -182,9 +179,7 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const std::size_t width = static_cast<std::size_t>(out_extent(s.width));
   const std::size_t rows = static_cast<std::size_t>(s.batch * s.out_channels * out_extent(s.depth) *
                                                     out_extent(s.height));
-  const ops::F32Buffer conv_bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gamma = ops::load_f32(in[3]);
-  const ops::F32Buffer beta = ops::load_f32(in[4]);
+  const auto [conv_bias, gamma, beta] = conv_kit::load_bias_and_affine(in);
   // One sample at a time, so the row pass reads the conv output while it is still in cache.
   const ops::ConvGeometry geometry = geometry_of(s);
   const std::size_t sample_rows = rows / static_cast<std::size_t>(s.batch);

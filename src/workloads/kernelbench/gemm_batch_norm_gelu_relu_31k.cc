@@ -72,8 +72,7 @@ Problem make_problem(Size size) {
                             {{"bn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
                             {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
                         });
-  problem.outputs = {{"out", KB_BF16, {m, n}}};
-  gemm_rows::finish_problem(problem, shape);
+  gemm_rows::finish_row_problem(problem, shape);
   return problem;
 }
 
@@ -82,7 +81,7 @@ Problem make_problem(Size size) {
 std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
                                    const kb_tensor* out, std::int32_t num_outputs) {
   const std::optional<Shape> shape =
-      gemm_rows::shape_of_call(in, num_inputs, out, num_outputs, kLayout, 3);
+      gemm_rows::plain_call<kLayout, 3>(in, num_inputs, out, num_outputs);
   if (!shape || shape->m <= 0) return std::nullopt;
   return shape;
 }

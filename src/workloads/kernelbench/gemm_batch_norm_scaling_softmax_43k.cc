@@ -85,8 +85,7 @@ Problem make_problem(Size size) {
                             {{"bn_var", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
                             {{"scale", KB_BF16, {1}}, InitRule::uniform(0.6, 0.8)},
                         });
-  problem.outputs = {{"out", KB_BF16, {m, n}}};
-  gemm_rows::finish_problem(problem, shape);
+  gemm_rows::finish_row_problem(problem, shape);
   return problem;
 }
 

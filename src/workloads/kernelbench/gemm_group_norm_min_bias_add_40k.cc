@@ -74,14 +74,8 @@ Problem make_problem(Size size) {
   const Shape shape = kPresets.at(size);
   const auto [m, k, n, num_groups] = shape;
   Problem problem =
-      gemm_rows::grouped_problem(shape, WeightLayout::kOutIn, "weight", InitRule::normal(0.02));
-  problem.inputs.insert(problem.inputs.end(),
-                        {
-                            {{"linear_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                            {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-                            {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
-                            {{"bias", KB_BF16, {1, n, 1, 1}}, InitRule::normal(0.25)},
-                        });
+      gemm_rows::group_norm_problem(shape, WeightLayout::kOutIn, "weight", "linear_bias");
+  problem.inputs.push_back({{"bias", KB_BF16, {1, n, 1, 1}}, InitRule::normal(0.25)});
   problem.outputs = {{"out", KB_BF16, {1, n, m, 1}}};
   gemm_rows::finish_problem(problem, {m, k, n});
   return problem;

@@ -55,17 +55,13 @@ Problem make_problem(Size size) {
   const auto [m, k, n] = shape;
   Problem problem = gemm_rows::linear_problem(shape, kLayout, "weight", InitRule::normal(0.02));
   problem.inputs.push_back({{"bias", KB_BF16, {n}}, InitRule::normal(0.02)});
-  problem.outputs = {{"out", KB_BF16, {m, n}}};
-  gemm_rows::finish_problem(problem, shape);
+  gemm_rows::finish_row_problem(problem, shape);
   return problem;
 }
 
 // The extents of a call whose tensors match the signature above (any float output dtype), or
 // nullopt.
-std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                   const kb_tensor* out, std::int32_t num_outputs) {
-  return gemm_rows::shape_of_call(in, num_inputs, out, num_outputs, kLayout, 1);
-}
+constexpr auto shape_of_call = gemm_rows::plain_call<kLayout, 1>;
 
 int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n] = shape;

@@ -63,27 +63,14 @@ constexpr Presets<Shape> kPresets = {
 Problem make_problem(Size size) {
   const Shape shape = kPresets.at(size);
   const auto [m, k, n, num_groups] = shape;
-  Problem problem =
-      gemm_rows::grouped_problem(shape, WeightLayout::kInOut, "weight", InitRule::normal(0.02));
-  problem.inputs.insert(problem.inputs.end(),
-                        {
-                            {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-                            {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-                            {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
-                        });
-  problem.outputs = {{"out", KB_BF16, {m, n}}};
-  gemm_rows::finish_problem(problem, {m, k, n});
+  Problem problem = gemm_rows::group_norm_problem(shape, WeightLayout::kInOut, "weight", "bias");
+  gemm_rows::finish_row_problem(problem, {m, k, n});
   return problem;
 }
 
 // The extents of a call whose tensors match the signature above (any float output dtype) and
 // whose num_groups divides N, or nullopt.
-std::optional<Shape> shape_of_call(const kb_config* cfg, const kb_tensor* in,
-                                   std::int32_t num_inputs, const kb_tensor* out,
-                                   std::int32_t num_outputs) {
-  return gemm_rows::with_groups(
-      cfg, gemm_rows::shape_of_call(in, num_inputs, out, num_outputs, WeightLayout::kInOut, 3));
-}
+constexpr auto shape_of_call = gemm_rows::grouped_call<WeightLayout::kInOut, 3>;
 
 int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;

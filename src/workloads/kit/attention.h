@@ -2,6 +2,7 @@
 // baseline and bf16 program that run ops/attention.h on each of a call's heads.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -10,6 +11,8 @@
 #include "core/tensor.h"
 #include "kbench/kernel.h"
 #include "ops/attention.h"
+#include "ops/tensor_checks.h"
+#include "workloads/kit/bhsd.h"
 #include "workloads/workload.h"
 
 namespace kbench::attention {
@@ -48,6 +51,54 @@ inline ops::HeadView head_view(const kb_tensor* in, kb_tensor* out, std::int64_t
           .out = static_cast<char*>(out[0].data) + static_cast<std::size_t>(q_offset) * out_element,
           .out_dtype = out[0].dtype,
           .out_ld = q_ld};
+}
+
+// Head h of batch element b of dense bf16 (B, H, S, D) q, k, v and output: S x D matrices.
+inline ops::HeadView bhsd_head(const kb_tensor* in, kb_tensor* out, const bhsd::Shape& s,
+                               std::int64_t b, std::int64_t h) {
+  const std::int64_t offset = (b * s.num_heads + h) * s.seq_len * s.head_dim;
+  return head_view(in, out, offset, s.head_dim, offset, s.head_dim);
+}
+
+// Scores scaled by D^-0.5, masked ones set to the original's `masked_score`.
+inline ops::ScoreSteps scaled_score_steps(std::int64_t head_dim, double masked_score) {
+  return {.scale = 1.0 / std::sqrt(static_cast<double>(head_dim)), .masked_score = masked_score};
+}
+
+// Where the head axis of a grouped-query call's 4-d tensors sits: (B, S, H, D) or (B, H, S, D).
+enum class GqaLayout { kBshd, kBhsd };
+
+// The extents of a grouped-query call (q bf16 with Hq heads, k and v bf16 with Hkv heads, one float
+// output shaped like q) whose S, D and Hkv are positive and whose Hq is a multiple of Hkv, or
+// nullopt. `Shape` has batch, seq_len, num_query_heads, num_kv_heads and head_dim, in any order.
+template <class Shape>
+std::optional<Shape> gqa_shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                       const kb_tensor* out, std::int32_t num_outputs,
+                                       GqaLayout layout) {
+  if (num_inputs != 3 || num_outputs != 1 || in[0].rank != 4 || in[1].rank != 4)
+    return std::nullopt;
+  const bool bshd = layout == GqaLayout::kBshd;
+  const int seq_axis = bshd ? 1 : 2;
+  const int head_axis = bshd ? 2 : 1;
+  Shape s{};
+  s.batch = in[0].shape[0];
+  s.seq_len = in[0].shape[seq_axis];
+  s.num_query_heads = in[0].shape[head_axis];
+  s.num_kv_heads = in[1].shape[head_axis];
+  s.head_dim = in[0].shape[3];
+  if (s.seq_len <= 0 || s.head_dim <= 0 || s.num_kv_heads <= 0 ||
+      s.num_query_heads % s.num_kv_heads != 0)
+    return std::nullopt;
+  const auto matches = [&](const kb_tensor& t, std::int64_t heads, bool output) {
+    const std::int64_t axis1 = bshd ? s.seq_len : heads;
+    const std::int64_t axis2 = bshd ? heads : s.seq_len;
+    return output ? ops::is_float_output(t, {s.batch, axis1, axis2, s.head_dim})
+                  : ops::matches(t, KB_BF16, {s.batch, axis1, axis2, s.head_dim});
+  };
+  if (!matches(in[0], s.num_query_heads, false) || !matches(in[1], s.num_kv_heads, false) ||
+      !matches(in[2], s.num_kv_heads, false) || !matches(out[0], s.num_query_heads, true))
+    return std::nullopt;
+  return s;
 }
 
 // The three programs of an attention workload, one ops/attention.h head at a time. `Heads` is the

@@ -1,16 +1,47 @@
-// The (batch, head) slices of (B, H, S, D) tensors that the quadratic-form workloads (15p, 16p)
-// hand to ops::gemm one head at a time.
+// The (B, H, S, D) query, key and value tensors of the attention-shaped workloads (1p, 5p, 15p,
+// 16p): their extents, the call check they share, and the (batch, head) slices the quadratic-form
+// workloads (15p, 16p) hand to ops::gemm one head at a time.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "core/bf16.h"
 #include "core/tensor.h"
 #include "kbench/kernel.h"
 #include "ops/gemm.h"
+#include "ops/tensor_checks.h"
 
 namespace kbench::bhsd {
+
+struct Shape {
+  std::int64_t batch, num_heads, seq_len, head_dim;
+};
+
+inline std::vector<std::int64_t> dims(const Shape& s) {
+  return {s.batch, s.num_heads, s.seq_len, s.head_dim};
+}
+
+// The extents of a call with `expected_inputs` inputs and one output whose in[0..2] are bf16
+// (B, H, S, D) tensors of one shape with S and D positive (and H, where `require_heads`: for a
+// workload that takes a head's index as bh % H), and whose out[0] is a float tensor of that shape,
+// or nullopt. The inputs after v are the caller's to check.
+inline std::optional<Shape> qkv_shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                              const kb_tensor* out, std::int32_t num_outputs,
+                                              std::int32_t expected_inputs,
+                                              bool require_heads = false) {
+  if (num_inputs != expected_inputs || num_outputs != 1 || in[0].rank != 4) return std::nullopt;
+  const Shape s{in[0].shape[0], in[0].shape[1], in[0].shape[2], in[0].shape[3]};
+  if (s.seq_len <= 0 || s.head_dim <= 0 || (require_heads && s.num_heads <= 0)) return std::nullopt;
+  for (std::int32_t i = 0; i < 3; ++i)
+    if (!ops::matches(in[i], KB_BF16, {s.batch, s.num_heads, s.seq_len, s.head_dim}))
+      return std::nullopt;
+  if (!ops::is_float_output(out[0], {s.batch, s.num_heads, s.seq_len, s.head_dim}))
+    return std::nullopt;
+  return s;
+}
 
 // Slice bh = b * H + h of a bf16 (B, H, S, D) tensor as an S x D matrix; Shape has seq_len and
 // head_dim.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <utility>
 
 #include "ops/conv.h"
 
@@ -36,6 +37,18 @@ bool matches(const kb_tensor& t, kb_dtype dtype, const std::vector<std::int64_t>
 
 }  // namespace
 
+ops::ConvGeometry geometry(const Shape2d& s, std::int64_t kernel) {
+  return {s.batch, s.in_channels, s.out_channels, {s.height, s.width}, {kernel, kernel}};
+}
+
+ops::ConvGeometry geometry(const Shape3d& s, std::int64_t kernel) {
+  return {s.batch,
+          s.in_channels,
+          s.out_channels,
+          {s.depth, s.height, s.width},
+          {kernel, kernel, kernel}};
+}
+
 Problem problem(const ops::ConvGeometry& g, InitRule x_init, const char* weight_name,
                 InitRule weight_init) {
   Problem problem;
@@ -48,6 +61,18 @@ Problem problem(const ops::ConvGeometry& g, InitRule x_init, const char* weight_
       {{weight_name, KB_BF16, weight_extents(g)}, weight_init},
   };
   problem.flops = ops::conv_direct_flops(g);
+  return problem;
+}
+
+void add_vectors(Problem& problem, std::int64_t extent,
+                 std::initializer_list<VectorInput> vectors) {
+  for (const VectorInput& v : vectors)
+    problem.inputs.push_back({{v.name, KB_BF16, {extent}}, v.init});
+}
+
+Problem with_output(Problem problem, std::vector<std::int64_t> extents) {
+  problem.outputs = {{"out", KB_BF16, std::move(extents)}};
+  problem.min_bytes = tensor_bytes(problem);
   return problem;
 }
 
@@ -90,6 +115,10 @@ bool vectors_match(const kb_tensor* first, std::int32_t count, std::int64_t exte
 
 bool is_float_output(const kb_tensor& t, const std::vector<std::int64_t>& extents) {
   return matches(t, KB_BF16, extents) || matches(t, KB_F32, extents);
+}
+
+BiasAndAffine load_bias_and_affine(const kb_tensor* in) {
+  return {ops::load_f32(in[2]), ops::load_f32(in[3]), ops::load_f32(in[4])};
 }
 
 std::vector<double> reference(const ops::ConvGeometry& g, const kb_tensor& x,

@@ -1,12 +1,13 @@
 // The convolution layer y = conv(x, weight) + bias that the KernelBench level-2 conv workloads
-// start with (18k, 22k, 25k, 28k, 33k, 34k, 39k, 46k): the common part of their Problem, their
-// tensor checks, the double reference and bf16 emulation of the biased conv, the per-sample conv
-// of the baselines that keep one sample's output in cache, the normalization statistics the norm
-// workloads share, and the output stores.
+// start with (18k, 22k, 25k, 28k, 33k, 34k, 39k, 46k): their shapes, the common part of their
+// Problem, their tensor checks, the double reference and bf16 emulation of the biased conv, the
+// per-sample conv of the baselines that keep one sample's output in cache, the normalization
+// statistics the norm workloads share, and the output stores.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -18,12 +19,35 @@
 
 namespace kbench::conv_kit {
 
+// The presets' shapes of the 2-D and 3-D workloads, in the order their configs list the extents.
+struct Shape2d {
+  std::int64_t batch, in_channels, out_channels, height, width;
+};
+struct Shape3d {
+  std::int64_t batch, in_channels, out_channels, depth, height, width;
+};
+
+// A VALID, stride-1 forward conv of `s` with a kernel of extent `kernel` along every axis.
+ops::ConvGeometry geometry(const Shape2d& s, std::int64_t kernel);
+ops::ConvGeometry geometry(const Shape3d& s, std::int64_t kernel);
+
 // The Problem's entries every conv workload begins with: config batch_size, in_channels,
 // out_channels and kernel_size (the first kernel extent); inputs x (N, Cin, spatial...) and the
 // weight in `g`'s layout; flops the direct count. The caller appends its own config and inputs,
 // sets the outputs, then min_bytes.
 Problem problem(const ops::ConvGeometry& g, InitRule x_init, const char* weight_name,
                 InitRule weight_init);
+
+// One bf16 vector input of a Problem: a bias or a norm's scale or shift.
+struct VectorInput {
+  const char* name;
+  InitRule init;
+};
+// Appends each of `vectors` as a bf16 (extent) input, in order.
+void add_vectors(Problem& problem, std::int64_t extent, std::initializer_list<VectorInput> vectors);
+// `problem` with its one output, bf16 "out" of `extents`, and min_bytes over all its tensors: a
+// make_problem's last step, once every input is in.
+Problem with_output(Problem problem, std::vector<std::int64_t> extents);
 
 // (N, Cout, output spatial...): the conv output's extents.
 std::vector<std::int64_t> output_extents(const ops::ConvGeometry& g);
@@ -53,6 +77,28 @@ Shape shape_of(const ops::ConvGeometry& g) {
 bool vectors_match(const kb_tensor* first, std::int32_t count, std::int64_t extent);
 // ops::is_float_output for extents known only at run time.
 bool is_float_output(const kb_tensor& t, const std::vector<std::int64_t>& extents);
+
+// checked_entry's kShapeOf for the common signature: inputs x, weight and kVectors bf16 (Cout)
+// vectors, out_channels a multiple of kGroups, and one bf16 or f32 output of kExtents(geometry).
+// kGeometry is the workload's geometry_of, which gives the layer's kernel, stride and direction.
+template <class Shape, auto kGeometry, std::int32_t kVectors, auto kExtents = output_extents,
+          std::int64_t kGroups = 1>
+std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                   const kb_tensor* out, std::int32_t num_outputs) {
+  const std::optional<ops::ConvGeometry> g =
+      geometry_of_call(in, num_inputs, num_outputs, 2 + kVectors, kGeometry(Shape{}));
+  if (!g || g->out_channels % kGroups != 0 || !vectors_match(in + 2, kVectors, g->out_channels) ||
+      !is_float_output(out[0], kExtents(*g)))
+    return std::nullopt;
+  return shape_of<Shape>(*g);
+}
+
+// in[2], in[3], in[4] as f32: the conv bias and the norm's scale and shift, as the baselines of
+// the norm workloads pass them to their f32 passes.
+struct BiasAndAffine {
+  ops::F32Buffer bias, gamma, beta;
+};
+BiasAndAffine load_bias_and_affine(const kb_tensor* in);
 
 // conv(x, weight) + bias[c], every product and sum in double, plain NC(D)HW: the references' first
 // step.

@@ -31,9 +31,27 @@ Problem grouped_problem(const GroupedShape& shape, WeightLayout layout, const ch
   return problem;
 }
 
+Problem group_norm_problem(const GroupedShape& shape, WeightLayout layout, const char* weight_name,
+                           const char* bias_name) {
+  const std::int64_t n = shape.n;
+  Problem problem = grouped_problem(shape, layout, weight_name, InitRule::normal(0.02));
+  problem.inputs.insert(problem.inputs.end(),
+                        {
+                            {{bias_name, KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
+                            {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
+                        });
+  return problem;
+}
+
 void finish_problem(Problem& problem, const Shape& shape) {
   problem.flops = gemm_flops(shape.m, shape.k, shape.n);
   problem.min_bytes = tensor_bytes(problem);
+}
+
+void finish_row_problem(Problem& problem, const Shape& shape) {
+  problem.outputs = {{"out", KB_BF16, {shape.m, shape.n}}};
+  finish_problem(problem, shape);
 }
 
 std::optional<Shape> leading_inputs(const kb_tensor* in, std::int32_t num_inputs,

@@ -42,6 +42,15 @@ Problem grouped_problem(const GroupedShape& shape, WeightLayout layout, const ch
 // the problem's tensors are listed.
 void finish_problem(Problem& problem, const Shape& shape);
 
+// linear_problem with the three per-feature inputs of a group norm after the weight: `bias_name`
+// (N) normal*0.02, gn_weight (N) normal*0.1 + 1 and gn_bias (N) normal*0.1 (not the spec's ones and
+// zeros, which would let a kernel skip the affine step).
+Problem group_norm_problem(const GroupedShape& shape, WeightLayout layout, const char* weight_name,
+                           const char* bias_name);
+
+// finish_problem for a workload whose one output is out bf16 (M, N), which it sets.
+void finish_row_problem(Problem& problem, const Shape& shape);
+
 // The extents of a call with `expected_inputs` inputs and one output whose inputs start with x bf16
 // (M, K), weight bf16 in `layout` and `vectors` bf16 (N) vectors, or nullopt. Later inputs and the
 // output are the caller's to check.
@@ -58,6 +67,21 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
 
 // `shape` with the call's "num_groups" parameter when it is positive and divides N, or nullopt.
 std::optional<GroupedShape> with_groups(const kb_config* cfg, const std::optional<Shape>& shape);
+
+// shape_of_call in checked_entry's form, for a workload whose signature is exactly that.
+template <WeightLayout kLayout, int kVectors>
+std::optional<Shape> plain_call(const kb_tensor* in, std::int32_t num_inputs, const kb_tensor* out,
+                                std::int32_t num_outputs) {
+  return shape_of_call(in, num_inputs, out, num_outputs, kLayout, kVectors);
+}
+
+// plain_call with the call's num_groups (see with_groups).
+template <WeightLayout kLayout, int kVectors>
+std::optional<GroupedShape> grouped_call(const kb_config* cfg, const kb_tensor* in,
+                                         std::int32_t num_inputs, const kb_tensor* out,
+                                         std::int32_t num_outputs) {
+  return with_groups(cfg, shape_of_call(in, num_inputs, out, num_outputs, kLayout, kVectors));
+}
 
 // Element j of a bf16 tensor, widened to double.
 inline double at(const kb_tensor& t, std::int64_t j) {

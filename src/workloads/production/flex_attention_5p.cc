@@ -38,6 +38,7 @@
 #include "ops/attention.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/attention.h"
+#include "workloads/kit/bhsd.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -49,9 +50,7 @@ constexpr double kMaskedScore = -1e30;  // the original's where(mask, s, -1e30)
 constexpr double kValueScale = 0.02;    // v's normal*0.02, which sets the outputs' scale
 constexpr double kBiasScale = 0.5;      // see Deviations
 
-struct Shape {
-  std::int64_t batch, num_heads, seq_len, head_dim;
-};
+using Shape = bhsd::Shape;
 
 constexpr Presets<Shape> kPresets = {
     .smoke = {2, 3, 61, 37},  // S and D prime: no tile or vector width divides them
@@ -61,7 +60,7 @@ constexpr Presets<Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const auto [batch, heads, seq_len, head_dim] = kPresets.at(size);
-  const std::vector<std::int64_t> dims = {batch, heads, seq_len, head_dim};
+  const std::vector<std::int64_t> dims = bhsd::dims({batch, heads, seq_len, head_dim});
   Problem problem;
   problem.config = {
       {"batch", batch}, {"seq_len", seq_len}, {"num_heads", heads}, {"head_dim", head_dim}};
@@ -86,14 +85,8 @@ struct Heads {
   // nullopt.
   static std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
                                             const kb_tensor* out, std::int32_t num_outputs) {
-    if (num_inputs != 4 || num_outputs != 1 || in[0].rank != 4) return std::nullopt;
-    const Shape s{in[0].shape[0], in[0].shape[1], in[0].shape[2], in[0].shape[3]};
-    if (s.seq_len <= 0 || s.head_dim <= 0) return std::nullopt;
-    for (std::int32_t i = 0; i < 3; ++i)
-      if (!ops::matches(in[i], KB_BF16, {s.batch, s.num_heads, s.seq_len, s.head_dim}))
-        return std::nullopt;
-    if (!ops::matches(in[3], KB_BF16, {s.num_heads, s.seq_len, s.seq_len}) ||
-        !ops::is_float_output(out[0], {s.batch, s.num_heads, s.seq_len, s.head_dim}))
+    const auto s = bhsd::qkv_shape_of_call(in, num_inputs, out, num_outputs, 4);
+    if (!s || !ops::matches(in[3], KB_BF16, {s->num_heads, s->seq_len, s->seq_len}))
       return std::nullopt;
     return s;
   }
@@ -103,15 +96,13 @@ struct Heads {
   // Head h of batch b: dense S x D matrices and the head's S x S bias.
   static ops::HeadView head(const kb_tensor* in, kb_tensor* out, const Shape& s, std::int64_t b,
                             std::int64_t h) {
-    const std::int64_t offset = (b * s.num_heads + h) * s.seq_len * s.head_dim;
-    ops::HeadView head = attention::head_view(in, out, offset, s.head_dim, offset, s.head_dim);
+    ops::HeadView head = attention::bhsd_head(in, out, s, b, h);
     head.bias = static_cast<const bf16_t*>(in[3].data) + h * s.seq_len * s.seq_len;
     return head;
   }
 
   static ops::ScoreSteps score_steps(const Shape& s) {
-    return {.scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim)),
-            .masked_score = kMaskedScore};
+    return attention::scaled_score_steps(s.head_dim, kMaskedScore);
   }
 };
 using Programs = attention::HeadPrograms<Heads>;

@@ -41,6 +41,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/rows.h"
+#include "ops/tensor_checks.h"
 #include "workloads/kit/bhsd.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -53,9 +54,7 @@ namespace {
 constexpr double kLogEpsilon = 1e-8;  // the original's log(a + 1e-8)
 constexpr double kTinySum = 1e-6;     // the original's where(|sum| < 1e-6, 1, sum)
 
-struct Shape {
-  std::int64_t batch, num_heads, seq_len, head_dim;
-};
+using Shape = bhsd::Shape;
 
 constexpr std::int64_t kDState = 128;   // config_full.d_state (unused)
 constexpr std::int64_t kDModel = 2560;  // config_full.d_model (unused)
@@ -68,7 +67,7 @@ constexpr Presets<Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const Shape s = kPresets.at(size);
-  const std::vector<std::int64_t> dims = {s.batch, s.num_heads, s.seq_len, s.head_dim};
+  const std::vector<std::int64_t> dims = bhsd::dims(s);
   Problem problem;
   // d_state and d_model are unused by the program (its quadratic form contracts over head_dim)
   // and no shape implies them: the spec's values at every size.
@@ -90,21 +89,9 @@ Problem make_problem(Size size) {
 // The shape of a call whose tensors match the signature above (any float output dtype), or nullopt.
 std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
                                    const kb_tensor* out, std::int32_t num_outputs) {
-  if (num_inputs != 4 || num_outputs != 1) return std::nullopt;
-  const kb_tensor& query = in[0];
-  if (query.rank != 4 || query.shape[2] <= 0 || query.shape[3] <= 0) return std::nullopt;
-  const auto same_shape = [&query](const kb_tensor& t) {
-    return t.rank == 4 && std::equal(query.shape, query.shape + 4, t.shape);
-  };
-  for (std::int32_t i = 0; i < 3; ++i)
-    if (in[i].dtype != KB_BF16 || !same_shape(in[i])) return std::nullopt;
-  const kb_tensor& a_log = in[3];
-  if (a_log.dtype != KB_F32 || a_log.rank != 3 ||
-      !std::equal(query.shape, query.shape + 3, a_log.shape))
-    return std::nullopt;
-  if ((out[0].dtype != KB_BF16 && out[0].dtype != KB_F32) || !same_shape(out[0]))
-    return std::nullopt;
-  return Shape{query.shape[0], query.shape[1], query.shape[2], query.shape[3]};
+  const auto s = bhsd::qkv_shape_of_call(in, num_inputs, out, num_outputs, 4);
+  if (!s || !ops::matches(in[3], KB_F32, {s->batch, s->num_heads, s->seq_len})) return std::nullopt;
+  return s;
 }
 
 int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {

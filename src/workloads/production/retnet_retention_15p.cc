@@ -39,9 +39,7 @@
 namespace kbench {
 namespace {
 
-struct Shape {
-  std::int64_t batch, num_heads, seq_len, head_dim;
-};
+using Shape = bhsd::Shape;
 
 constexpr Presets<Shape> kPresets = {
     .smoke = {2, 5, 61, 37},  // S and D prime: no tile or vector width divides them
@@ -51,7 +49,7 @@ constexpr Presets<Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const Shape s = kPresets.at(size);
-  const std::vector<std::int64_t> dims = {s.batch, s.num_heads, s.seq_len, s.head_dim};
+  const std::vector<std::int64_t> dims = bhsd::dims(s);
   Problem problem;
   // d_model is unused by the program; the model's is num_heads * head_dim.
   problem.config = {{"batch", s.batch},
@@ -74,18 +72,7 @@ Problem make_problem(Size size) {
 // The shape of a call whose tensors match the signature above (any float output dtype), or nullopt.
 std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
                                    const kb_tensor* out, std::int32_t num_outputs) {
-  if (num_inputs != 3 || num_outputs != 1) return std::nullopt;
-  const kb_tensor& query = in[0];
-  if (query.rank != 4 || query.shape[1] <= 0 || query.shape[2] <= 0 || query.shape[3] <= 0)
-    return std::nullopt;
-  const auto same_shape = [&query](const kb_tensor& t) {
-    return t.rank == 4 && std::equal(query.shape, query.shape + 4, t.shape);
-  };
-  for (std::int32_t i = 0; i < 3; ++i)
-    if (in[i].dtype != KB_BF16 || !same_shape(in[i])) return std::nullopt;
-  if ((out[0].dtype != KB_BF16 && out[0].dtype != KB_F32) || !same_shape(out[0]))
-    return std::nullopt;
-  return Shape{query.shape[0], query.shape[1], query.shape[2], query.shape[3]};
+  return bhsd::qkv_shape_of_call(in, num_inputs, out, num_outputs, 3, /*require_heads=*/true);
 }
 
 // gamma_h = 1 - 2^(-5-h): exact in f32 for every head index below 19, and in double for all.

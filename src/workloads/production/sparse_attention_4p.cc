@@ -36,7 +36,6 @@
 #include "core/bf16.h"
 #include "core/tensor.h"
 #include "ops/attention.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/attention.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -88,18 +87,8 @@ struct Heads {
   // nullopt. Hq must be a multiple of Hkv.
   static std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
                                             const kb_tensor* out, std::int32_t num_outputs) {
-    if (num_inputs != 3 || num_outputs != 1 || in[0].rank != 4 || in[1].rank != 4)
-      return std::nullopt;
-    const Shape s{in[0].shape[0], in[0].shape[1], in[1].shape[1], in[0].shape[2], in[0].shape[3]};
-    if (s.seq_len <= 0 || s.head_dim <= 0 || s.num_kv_heads <= 0 ||
-        s.num_query_heads % s.num_kv_heads != 0)
-      return std::nullopt;
-    if (!ops::matches(in[0], KB_BF16, {s.batch, s.num_query_heads, s.seq_len, s.head_dim}) ||
-        !ops::matches(in[1], KB_BF16, {s.batch, s.num_kv_heads, s.seq_len, s.head_dim}) ||
-        !ops::matches(in[2], KB_BF16, {s.batch, s.num_kv_heads, s.seq_len, s.head_dim}) ||
-        !ops::is_float_output(out[0], {s.batch, s.num_query_heads, s.seq_len, s.head_dim}))
-      return std::nullopt;
-    return s;
+    return attention::gqa_shape_of_call<Shape>(in, num_inputs, out, num_outputs,
+                                               attention::GqaLayout::kBhsd);
   }
 
   // Query heads in order, so the G query heads of a kv head run in a row and its K and V stay in
