@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "agents/llm.h"
-#include "store/agent_sample.h"
 #include "core/environment.h"
 #include "harness/executor.h"
+#include "store/agent_sample.h"
 #include "store/store.h"
 
 namespace kbench::agents {

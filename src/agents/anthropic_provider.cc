@@ -51,9 +51,7 @@ class AnthropicProvider final : public HttpProvider {
       reply.prompt_tokens = usage->value("input_tokens", 0);
       reply.completion_tokens = usage->value("output_tokens", 0);
     }
-    reply.model = body.contains("model") && body["model"].is_string()
-                      ? body["model"].get<std::string>()
-                      : model();
+    reply.model = reply_model(body);
     return reply;
   }
 };
@@ -62,9 +60,8 @@ class AnthropicProvider final : public HttpProvider {
 
 std::unique_ptr<LlmProvider> make_anthropic_provider(const ProviderOptions& options,
                                                      std::optional<std::string> api_key) {
-  std::string base = options.base_url.empty() ? kDefaultBaseUrl : options.base_url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  return std::make_unique<AnthropicProvider>(base, options, std::move(api_key));
+  return std::make_unique<AnthropicProvider>(base_url_or(options, kDefaultBaseUrl), options,
+                                             std::move(api_key));
 }
 
 }  // namespace kbench::agents

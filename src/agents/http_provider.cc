@@ -52,6 +52,17 @@ std::ptrdiff_t checked_concurrency(int max_concurrency) {
 
 }  // namespace
 
+std::string HttpProvider::reply_model(const nlohmann::json& body) const {
+  const auto it = body.find("model");
+  return it != body.end() && it->is_string() ? it->get<std::string>() : model();
+}
+
+std::string base_url_or(const ProviderOptions& options, const char* default_url) {
+  std::string base = options.base_url.empty() ? default_url : options.base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base;
+}
+
 std::string provider_error_message(const std::string& body) {
   const json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_object()) {

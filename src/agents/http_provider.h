@@ -34,6 +34,8 @@ class HttpProvider : public LlmProvider {
                const ProviderOptions& options, std::optional<std::string> api_key);
 
   const std::string& model() const { return options_.model; }
+  // The model a reply names, else the one asked for (a server may omit it).
+  std::string reply_model(const nlohmann::json& body) const;
 
   // The API's request body for `request`.
   virtual nlohmann::json request_body(const ChatRequest& request) const = 0;
@@ -63,6 +65,9 @@ class HttpProvider : public LlmProvider {
 // The server's own explanation in an error body: error.message (OpenAI and Anthropic alike), else
 // the body's start, as one line.
 std::string provider_error_message(const std::string& body);
+
+// `options.base_url` without trailing slashes, or `default_url` where it is empty.
+std::string base_url_or(const ProviderOptions& options, const char* default_url);
 
 // The two APIs. `base_url` empty: the public endpoint. Used by make_provider().
 std::unique_ptr<LlmProvider> make_openai_provider(const ProviderOptions& options,

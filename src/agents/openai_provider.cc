@@ -52,9 +52,7 @@ class OpenAiProvider final : public HttpProvider {
       reply.prompt_tokens = usage->value("prompt_tokens", 0);
       reply.completion_tokens = usage->value("completion_tokens", 0);
     }
-    reply.model = body.contains("model") && body["model"].is_string()
-                      ? body["model"].get<std::string>()
-                      : model();
+    reply.model = reply_model(body);
     return reply;
   }
 };
@@ -63,9 +61,8 @@ class OpenAiProvider final : public HttpProvider {
 
 std::unique_ptr<LlmProvider> make_openai_provider(const ProviderOptions& options,
                                                   std::optional<std::string> api_key) {
-  std::string base = options.base_url.empty() ? kDefaultBaseUrl : options.base_url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  return std::make_unique<OpenAiProvider>(base, options, std::move(api_key));
+  return std::make_unique<OpenAiProvider>(base_url_or(options, kDefaultBaseUrl), options,
+                                          std::move(api_key));
 }
 
 }  // namespace kbench::agents

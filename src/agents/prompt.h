@@ -6,8 +6,8 @@
 #include <string>
 
 #include "agents/llm.h"
-#include "store/agent_sample.h"
 #include "harness/eval_result.h"
+#include "store/agent_sample.h"
 #include "workloads/workload.h"
 
 namespace kbench::agents {

@@ -1,7 +1,8 @@
-// norm_rows (the GEMM + normalization baselines' row passes) against double-precision formulas at
-// edge extents: 1, a vector minus one, a vector, a vector plus one, primes; every pass must leave
-// the elements past the row untouched. Tolerances: f32 lane arithmetic over at most a few hundred
-// terms stays within 1e-5 relative of the double result (Highway's Exp and Tanh are within 4 ulp).
+// The normalization passes of ops/rows.h (the GEMM + normalization baselines' row passes) against
+// double-precision formulas at edge extents: 1, a vector minus one, a vector, a vector plus one,
+// primes; every pass must leave the elements past the row untouched. Tolerances: f32 lane
+// arithmetic over at most a few hundred terms stays within 1e-5 relative of the double result
+// (Highway's Exp and Tanh are within 4 ulp).
 #include "ops/rows.h"
 
 #include <gtest/gtest.h>
