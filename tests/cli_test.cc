@@ -38,11 +38,11 @@ class ScaffoldOf : public ::testing::TestWithParam<const Workload*> {};
 TEST_P(ScaffoldOf, IsACorrectCandidate) {
   const Workload& w = *GetParam();
   const std::string file =
-      std::filesystem::temp_directory_path() / ("scaffold_" + std::string(w.id) + ".cpp");
-  ASSERT_EQ(std::system((kbench_exe() + " scaffold " + std::string(w.id) + " > " + file).c_str()),
+      std::filesystem::temp_directory_path() / ("scaffold_" + std::string(w.id()) + ".cpp");
+  ASSERT_EQ(std::system((kbench_exe() + " scaffold " + std::string(w.id()) + " > " + file).c_str()),
             0);
-  const auto result = eval_json("--workload " + std::string(w.id) + " --candidate " + file +
-                                " --db " + temp_db("scaffold_" + std::string(w.id)));
+  const auto result = eval_json("--workload " + std::string(w.id()) + " --candidate " + file +
+                                " --db " + temp_db("scaffold_" + std::string(w.id())));
   EXPECT_EQ(result["status"], "correct") << result["error"] << "\n" << result["diagnostics"];
   EXPECT_EQ(result["workload"], std::string(w.name));
   EXPECT_GT(result["speedup"].get<double>(), 0);

@@ -69,9 +69,9 @@ TEST(Suite, IsTheSpecsFiftyWorkloadsInOrder) {
     const Workload& w = *workloads[i];
     const auto& s = spec[i];
     SCOPED_TRACE(s["name"].get<std::string>());
-    EXPECT_EQ(w.id, s["id"].get<std::string>());
+    EXPECT_EQ(w.id(), s["id"].get<std::string>());
     EXPECT_EQ(w.name, s["name"].get<std::string>());
-    EXPECT_EQ(group_name(w.group), s["group"].get<std::string>());
+    EXPECT_EQ(group_name(w.group()), s["group"].get<std::string>());
 
     const Problem full = w.problem(Size::kFull);
     EXPECT_NEAR(full.flops, s["flops_full"].get<double>(), 1e-9 * s["flops_full"].get<double>());
@@ -131,7 +131,7 @@ TEST(Suite, ConfigIsTheSpecsConfigFullAtEverySize) {
         EXPECT_TRUE(same_kind(got[key], value)) << key << ": " << got[key] << " vs " << value;
         const bool deviation =
             std::find(kFullConfigDeviations.begin(), kFullConfigDeviations.end(),
-                      std::string(w.id) + "." + key) != kFullConfigDeviations.end();
+                      std::string(w.id()) + "." + key) != kFullConfigDeviations.end();
         if (size != Size::kFull || deviation) continue;
         if (value.is_number()) {
           EXPECT_DOUBLE_EQ(got[key].get<double>(), value.get<double>()) << key;
@@ -176,7 +176,7 @@ void expect_faithful_program_passes(const Workload& w, Size size) {
         check_outputs(instance.problem(), program, oracle, w.tolerance, magnitudes);
     EXPECT_TRUE(check.passed) << w.name << " " << size_name(size) << " seed " << seed << ": "
                               << check.detail;
-    std::cout << "[suite] " << w.id << " " << size_name(size) << " bf16_program seed " << seed
+    std::cout << "[suite] " << w.id() << " " << size_name(size) << " bf16_program seed " << seed
               << ": rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err
               << " bound fraction " << bound_fraction(program, oracle, w.tolerance, magnitudes)
               << "\n";
@@ -196,7 +196,7 @@ void expect_degenerates_fail(const Workload& w, Size size) {
   for (const DegenerateOutput& d : degenerates) {
     const CheckResult check =
         check_outputs(instance.problem(), d.outputs, oracle, w.tolerance, magnitudes);
-    std::cout << "[suite] " << w.id << " " << size_name(size) << " degenerate '" << d.name
+    std::cout << "[suite] " << w.id() << " " << size_name(size) << " degenerate '" << d.name
               << "': rel_l2 " << check.rel_l2_err << " max_abs " << check.max_abs_err
               << " bound fraction " << bound_fraction(d.outputs, oracle, w.tolerance, magnitudes)
               << (check.passed ? " PASSES" : " rejected") << "\n";

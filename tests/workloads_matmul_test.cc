@@ -190,11 +190,11 @@ class MatmulWorkloadTest : public testing::TestWithParam<SpecEntry> {
 
 TEST_P(MatmulWorkloadTest, IdentityIsTheSpecs) {
   const SpecEntry& spec = GetParam();
-  EXPECT_EQ(workload_->id, spec.id);
+  EXPECT_EQ(workload_->id(), spec.id);
   EXPECT_EQ(workload_->name, spec.name);
   EXPECT_EQ(find_workload(spec.name), workload_);
-  EXPECT_EQ(workload_->group, spec.group);
-  EXPECT_FALSE(workload_->source_model.empty());
+  EXPECT_EQ(workload_->group(), spec.group);
+  EXPECT_FALSE(workload_->source_model().empty());
   EXPECT_FALSE(workload_->summary.empty());
 }
 

@@ -119,7 +119,7 @@ TEST_P(RowWorkloadTest, BaselineMatchesReferenceAtSmokeSize) {
       ASSERT_EQ(baseline.run(w.baseline), 0);
       for (std::size_t i = 0; i < problem.outputs.size(); ++i)
         expect_close(baseline.output(i), reference.output(i), w.tolerance,
-                     std::string(w.id) + " " + problem.outputs[i].name + " " + dtype_name(dtype) +
+                     std::string(w.id()) + " " + problem.outputs[i].name + " " + dtype_name(dtype) +
                          " seed " + std::to_string(seed));
     }
   }
@@ -171,7 +171,7 @@ TEST_P(RowWorkloadTest, ScaffoldCompilesAndPasses) {
   Instance candidate(problem, 5, KB_BF16);  // the declared dtypes
   ASSERT_EQ(candidate.run(kb_run), 0);
   expect_close(candidate.output(0), reference.output(0), w.tolerance,
-               std::string(w.id) + " scaffold");
+               std::string(w.id()) + " scaffold");
   dlclose(handle);
   std::filesystem::remove_all(dir);
 }

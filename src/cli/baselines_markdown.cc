@@ -112,7 +112,7 @@ void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& r
     } else {
       os << "- | - | ";
     }
-    const auto tpu = tpu_v6e_xla_ms(w->id);
+    const auto tpu = tpu_v6e_xla_ms(w->id());
     os << (tpu ? format("%.3g", *tpu) : "-") << " | " << expert_cell(r) << " |\n";
   }
 }

@@ -22,10 +22,10 @@ int list_command(const ListOptions& options) {
         inputs.push_back({{"name", in.tensor.name},
                           {"dtype", dtype_name(in.tensor.dtype)},
                           {"shape_cpu", in.tensor.shape}});
-      all.push_back({{"id", w->id},
+      all.push_back({{"id", w->id()},
                      {"name", w->name},
-                     {"group", group_name(w->group)},
-                     {"source_model", w->source_model},
+                     {"group", group_name(w->group())},
+                     {"source_model", w->source_model()},
                      {"summary", w->summary},
                      {"inputs", inputs},
                      {"flops_cpu", cpu.flops},
@@ -37,8 +37,8 @@ int list_command(const ListOptions& options) {
   std::printf("%-5s %-55s %-15s %12s  %s\n", "id", "name", "group", "GFLOP(cpu)", "summary");
   for (const Workload* w : all_workloads()) {
     const Problem cpu = w->problem(Size::kCpu);
-    std::printf("%-5s %-55s %-15s %12.3f  %s\n", std::string(w->id).c_str(),
-                std::string(w->name).c_str(), group_name(w->group), cpu.flops * 1e-9,
+    std::printf("%-5s %-55s %-15s %12.3f  %s\n", std::string(w->id()).c_str(),
+                std::string(w->name).c_str(), group_name(w->group()), cpu.flops * 1e-9,
                 std::string(w->summary).c_str());
   }
   return 0;

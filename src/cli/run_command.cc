@@ -42,7 +42,7 @@ std::vector<const Workload*> selected_workloads(const RunCommandOptions& options
     throw UsageError("unknown suite '" + options.suite + "' (all, production or kernelbench)");
   for (const Workload* w : all_workloads()) {
     const bool in_suite = options.suite == "all" ||
-                          (options.suite == "production") == (w->group == Group::kProduction);
+                          (options.suite == "production") == (w->group() == Group::kProduction);
     if (in_suite) chosen.push_back(w);
   }
   return chosen;
@@ -59,7 +59,7 @@ std::string command_line(const RunCommandOptions& options,
   if (options.workloads.empty()) {
     command += " --suite " + options.suite;
   } else {
-    for (const Workload* w : workloads) command += " -w " + std::string(w->id);
+    for (const Workload* w : workloads) command += " -w " + std::string(w->id());
   }
   command += " --size " + options.timing.size + " --threads " +
              std::to_string(options.timing.threads) + " --warmup " +
@@ -81,7 +81,7 @@ std::string run_key(const RunCommandOptions& options, const std::vector<const Wo
   std::string key = "run/1 workloads=";
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     if (i) key += ',';
-    key += workloads[i]->id;
+    key += workloads[i]->id();
   }
   key += std::string(" size=") + size_name(size) +
          " threads=" + std::to_string(options.timing.threads) +

@@ -126,7 +126,7 @@ int validate_command(const ValidateOptions& options) {
     const Validation& v = results.back();
     failed += v.failures.empty() ? 0 : 1;
     if (options.json) continue;
-    std::printf("%-5s %9s %9s %9s %10s  %-24s %7.2f  %s\n", std::string(w->id).c_str(),
+    std::printf("%-5s %9s %9s %9s %10s  %-24s %7.2f  %s\n", std::string(w->id()).c_str(),
                 fraction_text(v.baseline_f32).c_str(), fraction_text(v.baseline_bf16).c_str(),
                 v.has_bf16_program ? fraction_text(v.bf16_program).c_str() : "-",
                 fraction_text(v.closest_degenerate).c_str(), v.closest_degenerate_name.c_str(),

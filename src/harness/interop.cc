@@ -98,7 +98,7 @@ nlohmann::json manifest(const Workload& w, Size size, std::uint64_t seed, const 
   extra["config"] = config_json(problem.config);
   if (!problem.scenario.empty()) extra["scenario_constants"] = config_json(problem.scenario);
   nlohmann::json json = {
-      {"id", w.id},
+      {"id", w.id()},
       {"name", w.name},
       {"summary", w.summary},
       {"size", size_name(size)},

@@ -244,7 +244,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   std::vector<std::string> args = {
       seat.worker_exe,
       "--workload",
-      std::string(seat.workload->id),
+      std::string(seat.workload->id()),
       "--size",
       size_name(seat.size),
       "--threads",

@@ -22,7 +22,7 @@ std::span<const Workload* const> all_workloads() {
 
 const Workload* find_workload(std::string_view id_or_name) {
   for (const Workload* w : kWorkloads)
-    if (w->id == id_or_name || w->name == id_or_name) return w;
+    if (w->id() == id_or_name || w->name == id_or_name) return w;
   return nullptr;
 }
 

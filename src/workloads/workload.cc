@@ -30,6 +30,12 @@ const char* math_class_name(MathClass math) {
   return math == MathClass::kBf16Matmul ? "bf16_matmul" : "f32_vector";
 }
 
+std::string Workload::source_model() const {
+  if (kernelbench_problem == 0) return std::string(model);
+  return "KernelBench Level 2 (PyTorch->JAX translation), problem " +
+         std::to_string(kernelbench_problem) + std::string(name.substr(id().size()));
+}
+
 std::vector<kb_param> abi_params(const Problem& problem) {
   std::vector<kb_param> params;
   params.reserve(problem.params.size());

@@ -85,7 +85,8 @@ inline constexpr double kBf16UnitRoundoff = 0x1p-8;
 
 // The correctness rule. Pass = every element within its bound, atol + rtol*|oracle| (JAXBench's
 // allclose) + term_rtol*magnitude, and ||out - oracle|| / ||oracle|| <= max_rel_l2, and no NaN/Inf
-// where the oracle has none.
+// where the oracle has none. Tolerance{} is JAXBench's rule: allclose(atol=1e-2, rtol=1e-2) plus
+// rel-L2 <= 1e-2.
 struct Tolerance {
   double atol = 1e-2;
   double rtol = 1e-2;
@@ -106,10 +107,12 @@ enum class MathClass { kBf16Matmul, kF32Vector };
 const char* math_class_name(MathClass math);  // "bf16_matmul" / "f32_vector"
 
 struct Workload {
-  std::string_view id;    // "8p"
-  std::string_view name;  // "8p_GEMM"
-  Group group;
-  std::string_view source_model;
+  std::string_view name;  // "8p_GEMM": the id, '_', then the operator, as the spec names it
+  // Production: the model the operator comes from. KernelBench Level 2: empty, and
+  // `kernelbench_problem` numbers the original problem, whose name is this one's with that number
+  // in place of the id.
+  std::string_view model;
+  int kernelbench_problem = 0;
   std::string_view summary;  // one line: what it computes
   Problem (*problem)(Size size);
   // Straightforward, independent code accumulating in double; writes f32 outputs. The truth.
@@ -140,6 +143,15 @@ struct Workload {
   // A naive but correct candidate, printed by `kbench scaffold`; empty where the workload has none
   // (the command then prints the entry point's skeleton).
   std::string_view scaffold;
+
+  // "8p": the name up to its first '_'.
+  constexpr std::string_view id() const { return name.substr(0, name.find('_')); }
+  // The id's last letter says it: 'p' a production operator, 'k' a KernelBench Level 2 problem.
+  constexpr Group group() const {
+    return id().ends_with('p') ? Group::kProduction : Group::kKernelBenchL2;
+  }
+  // As the spec's source_model writes it.
+  std::string source_model() const;
 };
 
 // Tensors of a size preset that `problem` describes, plus kb_config params helpers.

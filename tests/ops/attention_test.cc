@@ -243,7 +243,7 @@ TEST(AttentionWorkloads, MatchTheirSpecEntries) {
         std::find_if(spec.begin(), spec.end(), [&](const auto& s) { return s["id"] == id; });
     ASSERT_NE(entry, spec.end());
     EXPECT_EQ(w->name, (*entry)["name"].get<std::string>());
-    EXPECT_EQ(w->source_model, (*entry)["source_model"].get<std::string>());
+    EXPECT_EQ(w->source_model(), (*entry)["source_model"].get<std::string>());
     const Problem full = w->problem(Size::kFull);
     EXPECT_EQ(full.flops, (*entry)["flops_full"].get<double>());
     ASSERT_EQ(full.inputs.size(), (*entry)["inputs_full"].size());

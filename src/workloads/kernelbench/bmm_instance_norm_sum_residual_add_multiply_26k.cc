@@ -184,12 +184,8 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
 }  // namespace
 
 const Workload kBmmInstanceNormSumResidualAddMultiply26k = {
-    .id = "26k",
     .name = "26k_BMM_InstanceNorm_Sum_ResidualAdd_Multiply",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem "
-        "28_BMM_InstanceNorm_Sum_ResidualAdd_Multiply",
+    .kernelbench_problem = 28,
     .summary = "(rownorm(x @ W.T + b) * in_weight + in_bias + y) * y: bf16 GEMM -> (M,N)",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,

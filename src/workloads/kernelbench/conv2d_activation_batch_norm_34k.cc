@@ -184,11 +184,8 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kConv2dActivationBatchNorm34k = {
-    .id = "34k",
     .name = "34k_Conv2d_Activation_BatchNorm",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 52_Conv2d_Activation_BatchNorm",
+    .kernelbench_problem = 52,
     .summary = "BatchNorm2d_train(mish(conv2d_3x3_valid(x, conv_weight) + conv_bias)) on bf16 NCHW",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
@@ -203,7 +200,6 @@ const Workload kConv2dActivationBatchNorm34k = {
     // 0.05 and 0.1; at 0.25 the worst of 200 smoke and 4 cpu seeds uses 0.53 of the rule. 5% RMS
     // noise (rel-L2 0.05) stays 3x over the rel-L2 bound, which rejects every degenerate output.
     .tolerance = Tolerance{.atol = 0.25, .rtol = 0.03, .max_rel_l2 = 0.015},
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -126,17 +126,13 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kConv2dGeluGlobalAvgPool39k = {
-    .id = "39k",
     .name = "39k_Conv2d_GELU_GlobalAvgPool",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 67_Conv2d_GELU_GlobalAvgPool",
+    .kernelbench_problem = 67,
     .summary = "mean_hw(gelu_tanh(conv2d_3x3_valid(x, weight) + bias)) on bf16 NCHW -> (N, Cout)",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .math = MathClass::kBf16Matmul,
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

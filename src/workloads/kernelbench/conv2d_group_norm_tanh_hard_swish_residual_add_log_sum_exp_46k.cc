@@ -201,12 +201,8 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kConv2dGroupNormTanhHardSwishResidualAddLogSumExp46k = {
-    .id = "46k",
     .name = "46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem "
-        "92_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp",
+    .kernelbench_problem = 92,
     .summary = "logsumexp_c(y + hardswish(tanh(GroupNorm16(y)))), y = conv2d_3x3_valid(x) + bias",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
@@ -217,7 +213,6 @@ const Workload kConv2dGroupNormTanhHardSwishResidualAddLogSumExp46k = {
     // 0.0098, both then caught only by allclose). 0.005 is twice the faithful bf16 program's worst
     // (0.0025 over 20 smoke + 3 cpu seeds).
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.005},
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -125,11 +125,8 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kConv2dInstanceNormDivide22k = {
-    .id = "22k",
     .name = "22k_Conv2d_InstanceNorm_Divide",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 17_Conv2d_InstanceNorm_Divide",
+    .kernelbench_problem = 17,
     .summary = "InstanceNorm(conv2d_3x3_valid(x, weight) + conv_bias) / 2 on bf16 NCHW",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
@@ -141,7 +138,6 @@ const Workload kConv2dInstanceNormDivide22k = {
     // (20 smoke + 3 cpu seeds): worst 0.053 at |out| 2.4, rel-L2 up to 0.0072. The bounds are about
     // twice that; 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -114,16 +114,13 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kConv2dReluBiasAdd18k = {
-    .id = "18k",
     .name = "18k_Conv2D_ReLU_BiasAdd",
-    .group = Group::kKernelBenchL2,
-    .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 1_Conv2D_ReLU_BiasAdd",
+    .kernelbench_problem = 1,
     .summary = "relu(conv2d_3x3_valid(x, weight) + conv_bias) + bias on bf16 NCHW",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .math = MathClass::kBf16Matmul,
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -157,11 +157,8 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kConv3dGroupNormMean25k = {
-    .id = "25k",
     .name = "25k_Conv3d_GroupNorm_Mean",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 23_Conv3d_GroupNorm_Mean",
+    .kernelbench_problem = 23,
     .summary = "mean_cdhw(GroupNorm8(conv3d_3x3x3_valid(x, weight) + conv_bias)) on bf16 -> (N)",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
@@ -172,7 +169,6 @@ const Workload kConv3dGroupNormMean25k = {
     // (~1e-3 absolute) are 0.5-1.4% of it (measured rel-L2 up to 0.014 over 20 smoke seeds, 0.005
     // at cpu size). 5% RMS noise (rel-L2 0.05) stays 2x over the bound.
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.025},
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -92,16 +92,13 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kConv3dMishTanh33k = {
-    .id = "33k",
     .name = "33k_Conv3d_Mish_Tanh",
-    .group = Group::kKernelBenchL2,
-    .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 47_Conv3d_Mish_Tanh",
+    .kernelbench_problem = 47,
     .summary = "tanh(mish(conv3d_3x3x3_valid(x, weight) + bias)) on bf16 NCDHW",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .math = MathClass::kBf16Matmul,
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -177,11 +177,8 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kGemmBatchNormGeluRelu31k = {
-    .id = "31k",
     .name = "31k_Gemm_BatchNorm_GELU_ReLU",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 41_Gemm_BatchNorm_GELU_ReLU",
+    .kernelbench_problem = 41,
     .summary = "relu(gelu(batchnorm_train(x @ weight.T + bias))): batch statistics over axis 0",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
@@ -192,7 +189,6 @@ const Workload kGemmBatchNormGeluRelu31k = {
     // rel-L2 reaches 0.0083. The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x
     // over it.
     .tolerance = {.atol = 5e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -180,17 +180,13 @@ int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, 
 }  // namespace
 
 const Workload kGemmBatchNormScalingSoftmax43k = {
-    .id = "43k",
     .name = "43k_Gemm_BatchNorm_Scaling_Softmax",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 84_Gemm_BatchNorm_Scaling_Softmax",
+    .kernelbench_problem = 84,
     .summary = "softmax(scale * batchnorm_eval(x @ weight + bias)) over features, running stats",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .math = MathClass::kBf16Matmul,
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -102,11 +102,8 @@ int term_magnitude(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tenso
 }  // namespace
 
 const Workload kGemmDivideSumScaling21k = {
-    .id = "21k",
     .name = "21k_Gemm_Divide_Sum_Scaling",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 14_Gemm_Divide_Sum_Scaling",
+    .kernelbench_problem = 14,
     .summary = "row sums of (x @ weight.T) / 2, times 1.5: HIGHEST-precision GEMM -> (M,1)",
     .problem = make_problem,
     .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,

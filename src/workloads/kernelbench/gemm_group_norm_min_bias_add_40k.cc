@@ -179,11 +179,8 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kGemmGroupNormMinBiasAdd40k = {
-    .id = "40k",
     .name = "40k_Gemm_GroupNorm_Min_BiasAdd",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 75_Gemm_GroupNorm_Min_BiasAdd",
+    .kernelbench_problem = 75,
     .summary =
         "min over features of groupnorm(x @ weight.T + b), plus a per-feature bias: (1,N,M,1)",
     .problem = make_problem,
@@ -194,7 +191,6 @@ const Workload kGemmGroupNormMinBiasAdd40k = {
     // seeds needs rtol 0.02 at atol 0, its rel-L2 reaches 0.0055. The bound doubles both; oracle +
     // 5% noise (rel-L2 0.05) stays 2.5x over it.
     .tolerance = {.atol = 1e-2, .rtol = 4e-2, .max_rel_l2 = 2e-2},
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -137,12 +137,8 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kGemmGroupNormSwishMultiplySwish45k = {
-    .id = "45k",
     .name = "45k_Gemm_GroupNorm_Swish_Multiply_Swish",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem "
-        "88_Gemm_GroupNorm_Swish_Multiply_Swish",
+    .kernelbench_problem = 88,
     .summary = "swish(swish(groupnorm(x @ weight.T + bias)) * multiply_weight), groups of N/G",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
@@ -152,7 +148,6 @@ const Workload kGemmGroupNormSwishMultiplySwish45k = {
     // over 20 smoke and 3 cpu seeds needs (atol, rtol) = (0.0025, 0.04), its rel-L2 reaches 0.0084.
     // The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x over it.
     .tolerance = {.atol = 1e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -115,11 +115,8 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
 }  // namespace
 
 const Workload kGemmMaxSubtractGelu42k = {
-    .id = "42k",
     .name = "42k_Gemm_Max_Subtract_GELU",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 80_Gemm_Max_Subtract_GELU",
+    .kernelbench_problem = 80,
     .summary = "gelu(v - rowmax(v)), v = x @ weight + bias: bf16 (M,K) x (K,N) GEMM -> (M,N)",
     .problem = make_problem,
     .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,

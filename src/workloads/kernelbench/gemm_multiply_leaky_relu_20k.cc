@@ -71,11 +71,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kGemmMultiplyLeakyRelu20k = {
-    .id = "20k",
     .name = "20k_Gemm_Multiply_LeakyReLU",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 12_Gemm_Multiply_LeakyReLU",
+    .kernelbench_problem = 12,
     .summary =
         "leaky_relu((x @ weight + bias) * 2.0, 0.1): bf16 (M,K) x (K,N) GEMM, fused epilogue",
     .problem = make_problem,

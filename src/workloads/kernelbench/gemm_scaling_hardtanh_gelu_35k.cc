@@ -83,11 +83,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kGemmScalingHardtanhGelu35k = {
-    .id = "35k",
     .name = "35k_Gemm_Scaling_Hardtanh_GELU",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 53_Gemm_Scaling_Hardtanh_GELU",
+    .kernelbench_problem = 53,
     .summary =
         "tanh-GELU(clip((x @ weight + bias) * 0.5, -2, 2)): bf16 (M,K) x (K,N) GEMM, fused "
         "epilogue",

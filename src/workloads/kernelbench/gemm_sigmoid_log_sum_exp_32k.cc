@@ -153,16 +153,13 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kGemmSigmoidLogSumExp32k = {
-    .id = "32k",
     .name = "32k_Gemm_Sigmoid_LogSumExp",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 45_Gemm_Sigmoid_LogSumExp",
+    .kernelbench_problem = 45,
     .summary = "logsumexp(sigmoid(x @ w1.T + b1) @ w2.T + b2) per row: two bf16 GEMMs -> (M)",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program>,
 };
 

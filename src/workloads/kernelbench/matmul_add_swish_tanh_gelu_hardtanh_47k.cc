@@ -87,12 +87,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kMatmulAddSwishTanhGeluHardtanh47k = {
-    .id = "47k",
     .name = "47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem "
-        "95_Matmul_Add_Swish_Tanh_GELU_Hardtanh",
+    .kernelbench_problem = 95,
     .summary =
         "clip(gelu(tanh(swish(x @ weight + bias + add_value))), -1, 1): bf16 GEMM, fused epilogue",
     .problem = make_problem,

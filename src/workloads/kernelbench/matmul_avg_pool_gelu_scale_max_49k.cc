@@ -138,12 +138,8 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
 }  // namespace
 
 const Workload kMatmulAvgPoolGeluScaleMax49k = {
-    .id = "49k",
     .name = "49k_Matmul_AvgPool_GELU_Scale_Max",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem "
-        "98_Matmul_AvgPool_GELU_Scale_Max",
+    .kernelbench_problem = 98,
     .summary = "max over 16-wide window means q of 2 gelu(q), v = x @ weight + bias -> (M)",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,

@@ -131,12 +131,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kMatmulBatchNormBiasAddDivideSwish48k = {
-    .id = "48k",
     .name = "48k_Matmul_BatchNorm_BiasAdd_Divide_Swish",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem "
-        "97_Matmul_BatchNorm_BiasAdd_Divide_Swish",
+    .kernelbench_problem = 97,
     .summary =
         "swish((bn_eval(x @ weight + linear_bias) + bias) / 1.0): bf16 GEMM, per-feature epilogue",
     .problem = make_problem,

@@ -71,10 +71,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kMatmulDivideGelu44k = {
-    .id = "44k",
     .name = "44k_Matmul_Divide_GELU",
-    .group = Group::kKernelBenchL2,
-    .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 86_Matmul_Divide_GELU",
+    .kernelbench_problem = 86,
     .summary = "gelu((x @ weight + bias) / 10.0): bf16 (M,K) x (K,N) GEMM, fused epilogue",
     .problem = make_problem,
     .reference = linear::epilogue_reference<kCall, epilogue>,

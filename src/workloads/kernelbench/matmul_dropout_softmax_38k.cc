@@ -104,17 +104,13 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kMatmulDropoutSoftmax38k = {
-    .id = "38k",
     .name = "38k_Matmul_Dropout_Softmax",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 66_Matmul_Dropout_Softmax",
+    .kernelbench_problem = 66,
     .summary = "softmax(x @ weight.T + bias) over features (dropout is the identity at inference)",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .math = MathClass::kBf16Matmul,
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -73,10 +73,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kMatmulMishMish27k = {
-    .id = "27k",
     .name = "27k_Matmul_Mish_Mish",
-    .group = Group::kKernelBenchL2,
-    .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 29_Matmul_Mish_Mish",
+    .kernelbench_problem = 29,
     .summary = "mish(mish(x @ weight + bias)): bf16 (M,K) x (K,N) GEMM, transcendental epilogue",
     .problem = make_problem,
     .reference = linear::epilogue_reference<kCall, epilogue>,

@@ -134,12 +134,8 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
 }  // namespace
 
 const Workload kMatmulScaleResidualAddClampLogSumExpMish24k = {
-    .id = "24k",
     .name = "24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem "
-        "22_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish",
+    .kernelbench_problem = 22,
     .summary = "t = logsumexp(clip(4 (x @ weight.T + bias), -10, 10)), out = t * mish(t) -> (M,1)",
     .problem = make_problem,
     .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,

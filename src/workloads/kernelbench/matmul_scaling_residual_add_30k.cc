@@ -73,11 +73,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kMatmulScalingResidualAdd30k = {
-    .id = "30k",
     .name = "30k_Matmul_Scaling_ResidualAdd",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 40_Matmul_Scaling_ResidualAdd",
+    .kernelbench_problem = 40,
     .summary =
         "y * 0.5 + y for y = x @ weight + bias: bf16 (M,K) x (K,N) GEMM, M = 4K, linear epilogue",
     .problem = make_problem,

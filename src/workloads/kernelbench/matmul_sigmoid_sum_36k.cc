@@ -81,15 +81,13 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
 }  // namespace
 
 const Workload kMatmulSigmoidSum36k = {
-    .id = "36k",
     .name = "36k_Matmul_Sigmoid_Sum",
-    .group = Group::kKernelBenchL2,
-    .source_model = "KernelBench Level 2 (PyTorch->JAX translation), problem 56_Matmul_Sigmoid_Sum",
+    .kernelbench_problem = 56,
     .summary = "sum over features of sigmoid(x @ weight + bias): bf16 (M,K) x (K,N) GEMM -> (M,1)",
     .problem = make_problem,
     .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
     .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
 };
 

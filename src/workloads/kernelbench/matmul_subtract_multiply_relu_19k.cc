@@ -103,11 +103,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kMatmulSubtractMultiplyRelu19k = {
-    .id = "19k",
     .name = "19k_Matmul_Subtract_Multiply_ReLU",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 9_Matmul_Subtract_Multiply_ReLU",
+    .kernelbench_problem = 9,
     .summary = "relu((x @ weight + bias - 2.0) * 1.5): bf16 (M,K) x (K,N) GEMM, four-step epilogue",
     .problem = make_problem,
     .reference = linear::epilogue_reference<kCall, epilogue>,

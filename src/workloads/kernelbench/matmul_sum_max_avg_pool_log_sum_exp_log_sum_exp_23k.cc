@@ -98,12 +98,8 @@ int term_magnitude(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tenso
 }  // namespace
 
 const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k = {
-    .id = "23k",
     .name = "23k_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem "
-        "18_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp",
+    .kernelbench_problem = 18,
     .summary = "row sums of x @ weight.T + bias (then size-1 identities): bf16 GEMM -> (M,1)",
     .problem = make_problem,
     .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,

@@ -67,11 +67,8 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
 }  // namespace
 
 const Workload kMatmulSwishScaling37k = {
-    .id = "37k",
     .name = "37k_Matmul_Swish_Scaling",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 59_Matmul_Swish_Scaling",
+    .kernelbench_problem = 59,
     .summary = "swish(x @ weight + bias) * 2.0: bf16 (M,K) x (K,N) GEMM, fused epilogue",
     .problem = make_problem,
     .reference = linear::epilogue_reference<kCall, epilogue>,

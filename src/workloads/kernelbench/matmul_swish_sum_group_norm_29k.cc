@@ -126,11 +126,8 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kMatmulSwishSumGroupNorm29k = {
-    .id = "29k",
     .name = "29k_Matmul_Swish_Sum_GroupNorm",
-    .group = Group::kKernelBenchL2,
-    .source_model =
-        "KernelBench Level 2 (PyTorch->JAX translation), problem 37_Matmul_Swish_Sum_GroupNorm",
+    .kernelbench_problem = 37,
     .summary = "groupnorm(swish(x @ weight) + bias) over groups of N/G features, affine",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
@@ -141,7 +138,6 @@ const Workload kMatmulSwishSumGroupNorm29k = {
     // over it. The elementwise part is 1.5x that, (0.045, 0.06): over 400 smoke seeds (kbench
     // validate --seeds 200, two base seeds) one element exceeded (0.03, 0.04) by 7%.
     .tolerance = {.atol = 4.5e-2, .rtol = 6e-2, .max_rel_l2 = 2e-2},
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

@@ -288,10 +288,8 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 }  // namespace
 
 const Workload kCrossEntropy13p = {
-    .id = "13p",
     .name = "13p_Cross_Entropy",
-    .group = Group::kProduction,
-    .source_model = "Llama-3.1-8B (openxla/tokamax)",
+    .model = "Llama-3.1-8B (openxla/tokamax)",
     .summary =
         "Mean softmax cross-entropy of logits = hidden @ weight against integer labels (f32 "
         "scalar)",

@@ -155,10 +155,8 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 }  // namespace
 
 const Workload kFlashAttention1p = {
-    .id = "1p",
     .name = "1p_Flash_Attention",
-    .group = Group::kProduction,
-    .source_model =
+    .model =
         "Baseline-MHA (CONFIG.model); README lists Llama-3.1-70B; optimized.py CONFIG.model = "
         "Llama-3.1-70B",
     .summary = "Causal multi-head attention softmax(q k^T / sqrt(D)) v over bf16 (B,H,S,D)",

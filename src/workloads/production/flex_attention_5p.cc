@@ -110,10 +110,8 @@ using Programs = attention::HeadPrograms<Heads>;
 }  // namespace
 
 const Workload kFlexAttention5p = {
-    .id = "5p",
     .name = "5p_Flex_Attention",
-    .group = Group::kProduction,
-    .source_model = "Llama-3.1-70B (MaxText attention_op.py)",
+    .model = "Llama-3.1-70B (MaxText attention_op.py)",
     .summary = "Causal multi-head attention with an additive (H,S,S) relative-position bias, bf16",
     .problem = make_problem,
     .reference = Programs::reference,

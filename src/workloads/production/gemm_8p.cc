@@ -137,15 +137,13 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 }  // namespace
 
 const Workload kGemm8p = {
-    .id = "8p",
     .name = "8p_GEMM",
-    .group = Group::kProduction,
-    .source_model = "Llama-3.1-70B FFN (hidden->mlp projection)",
+    .model = "Llama-3.1-70B FFN (hidden->mlp projection)",
     .summary = "Dense bf16 matmul out = A @ B, (M,K) x (K,N), f32 accumulation",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program>,
     .scaffold = kScaffold,
 };

@@ -105,10 +105,8 @@ using Programs = attention::HeadPrograms<Heads>;
 }  // namespace
 
 const Workload kGqaAttention2p = {
-    .id = "2p",
     .name = "2p_GQA_Attention",
-    .group = Group::kProduction,
-    .source_model = "Llama-3.1-405B (extracted from MaxText)",
+    .model = "Llama-3.1-405B (extracted from MaxText)",
     .summary = "Causal grouped-query attention (Hq/Hkv query heads per kv head) over bf16 BSHD",
     .problem = make_problem,
     .reference = Programs::reference,

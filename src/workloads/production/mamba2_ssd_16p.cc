@@ -248,10 +248,8 @@ int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, 
 }  // namespace
 
 const Workload kMamba2Ssd16p = {
-    .id = "16p",
     .name = "16p_Mamba2_SSD",
-    .group = Group::kProduction,
-    .source_model = "Mamba-2-2.7B (Dao & Gu 2024)",
+    .model = "Mamba-2-2.7B (Dao & Gu 2024)",
     .summary =
         "Mamba-2 SSD quadratic form: (C B^T * exp(cumsum log sigmoid(A_log)) causal decay), rows "
         "normalized by max(|sum|, 1), times x, over bf16 (B,H,S,D)",

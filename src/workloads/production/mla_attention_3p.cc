@@ -451,16 +451,13 @@ constexpr Tolerance kTolerance = {.atol = 0.2, .rtol = 1e-2, .max_rel_l2 = 2e-2}
 }  // namespace
 
 const Workload kMlaAttention3p = {
-    .id = "3p",
     .name = "3p_MLA_Attention",
-    .group = Group::kProduction,
-    .source_model = "DeepSeek-V3-671B (extracted from MaxText)",
+    .model = "DeepSeek-V3-671B (extracted from MaxText)",
     .summary = "Multi-head latent attention: LoRA q/kv projections, RoPE, causal attention, o_proj",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = kTolerance,
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

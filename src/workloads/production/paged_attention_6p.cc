@@ -357,16 +357,13 @@ constexpr Tolerance kTolerance = {.atol = 1.5e-2, .rtol = 1.5e-2, .max_rel_l2 = 
 }  // namespace
 
 const Workload kPagedAttention6p = {
-    .id = "6p",
     .name = "6p_Paged_Attention",
-    .group = Group::kProduction,
-    .source_model = "Llama-3.1-70B decode (MaxText paged_attention_kernel_v2.py)",
+    .model = "Llama-3.1-70B decode (MaxText paged_attention_kernel_v2.py)",
     .summary = "GQA decode attention, one query token per sequence, over a shuffled paged KV cache",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = kTolerance,
-    .math = MathClass::kBf16Matmul,
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 

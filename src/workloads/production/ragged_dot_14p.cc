@@ -92,17 +92,14 @@ int baseline(const GroupedShape& shape, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kRaggedDot14p = {
-    .id = "14p",
     .name = "14p_Ragged_Dot",
-    .group = Group::kProduction,
-    .source_model = "Mixtral-8x7B (openxla/tokamax ragged_dot)",
+    .model = "Mixtral-8x7B (openxla/tokamax ragged_dot)",
     .summary =
         "grouped matmul with equal groups: out[g] = x[g] @ weights[g], bf16 (G,Mg,K)x(G,K,N)",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .math = MathClass::kBf16Matmul,
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, baseline, OutputDtype::kBf16>,
 };
 

@@ -210,10 +210,8 @@ int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, 
 }  // namespace
 
 const Workload kRetnetRetention15p = {
-    .id = "15p",
     .name = "15p_RetNet_Retention",
-    .group = Group::kProduction,
-    .source_model = "RetNet-6.7B (Sun et al. 2023)",
+    .model = "RetNet-6.7B (Sun et al. 2023)",
     .summary =
         "Multi-scale retention: (q k^T * gamma_h^(i-j) causal decay), rows normalized by "
         "max(sum|.|, 1), times v, over bf16 (B,H,S,D)",

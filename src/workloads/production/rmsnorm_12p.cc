@@ -202,15 +202,13 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 }  // namespace
 
 const Workload kRmsNorm12p = {
-    .id = "12p",
     .name = "12p_RMSNorm",
-    .group = Group::kProduction,
-    .source_model = "Llama-3.1-70B (MaxText normalizations.py)",
+    .model = "Llama-3.1-70B (MaxText normalizations.py)",
     .summary = "RMSNorm over the last axis of bf16 (B,S,D), statistics in f32, then times scale",
     .problem = make_problem,
     .reference = checked_entry<rows_of, reference, OutputDtype::kF32>,
     .baseline = checked_entry<rows_of, baseline>,
-    .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1e-2},  // JAXBench's allclose
+    .tolerance = Tolerance{},
     .math = MathClass::kF32Vector,
     .bf16_program = checked_entry<rows_of, bf16_program, OutputDtype::kBf16>,
     .scaffold = kScaffold,

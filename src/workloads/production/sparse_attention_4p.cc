@@ -115,10 +115,8 @@ using Programs = attention::HeadPrograms<Heads>;
 }  // namespace
 
 const Workload kSparseAttention4p = {
-    .id = "4p",
     .name = "4p_Sparse_Attention",
-    .group = Group::kProduction,
-    .source_model = "Llama-3.1-70B (MaxText splash_attention_kernel.py baseline)",
+    .model = "Llama-3.1-70B (MaxText splash_attention_kernel.py baseline)",
     .summary = "Causal GQA attention (vmap over batch, q pre-scaled) over bf16 (B,H,S,D)",
     .problem = make_problem,
     .reference = Programs::reference,

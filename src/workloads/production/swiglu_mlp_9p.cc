@@ -195,15 +195,13 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 }  // namespace
 
 const Workload kSwigluMlp9p = {
-    .id = "9p",
     .name = "9p_SwiGLU_MLP",
-    .group = Group::kProduction,
-    .source_model = "Llama-3.1-70B (extracted from MaxText)",
+    .model = "Llama-3.1-70B (extracted from MaxText)",
     .summary = "SwiGLU MLP (silu(x @ gate) * (x @ up)) @ down on bf16 (B,S,E), hidden width M",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program>,
     .scaffold = kScaffold,
 };

@@ -361,16 +361,13 @@ int bf16_program(const TriShape& shape, const kb_tensor* in, kb_tensor* out) {
 }  // namespace
 
 const Workload kTriangleMultiplication17p = {
-    .id = "17p",
     .name = "17p_Triangle_Multiplication",
-    .group = Group::kProduction,
-    .source_model = "AlphaFold2 (openxla/tokamax triangle_mult)",
+    .model = "AlphaFold2 (openxla/tokamax triangle_mult)",
     .summary = "outgoing triangle multiplicative update: gated projections, ikc,jkc->ijc, RMS norm",
     .problem = make_problem,
     .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
     .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},  // JAXBench's allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .math = MathClass::kBf16Matmul,
+    .tolerance = Tolerance{},
     .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
 };
 
