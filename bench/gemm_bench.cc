@@ -1,6 +1,7 @@
-// Each GEMM library path called directly (bf16 operands, bf16 output, one thread) at the shapes of
-// the matmul baselines and the probe's library-ceiling shape: the yardstick for "the baseline is
-// within 10% of a direct library call". Prints speeds; never passes or fails.
+// Each GEMM library path called directly (bf16 operands, bf16 output) at the shapes of the matmul
+// baselines and the probe's library-ceiling shape, on one thread and on two: the yardstick for "the
+// baseline is within 10% of a direct library call" and for how far a baseline's GEMMs can scale
+// with its thread budget. Prints speeds; never passes or fails.
 //   build/bench/gemm_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -16,9 +17,10 @@ namespace kbench {
 namespace {
 
 void gemm_benchmark(benchmark::State& state, ops::GemmPath path) {
-  omp_set_num_threads(1);
-  openblas_set_num_threads(1);
   const std::int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const int threads = static_cast<int>(state.range(3));
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
   HostTensor a({"a", KB_BF16, {m, k}}), b({"b", KB_BF16, {k, n}}), c({"c", KB_BF16, {m, n}});
   kb_tensor a_view = a.view(), b_view = b.view();
   fill_input(InitRule::normal(1.0), 1, 0, a_view);
@@ -37,15 +39,16 @@ void gemm_benchmark(benchmark::State& state, ops::GemmPath path) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// (M, N, K): 8p cpu, 41k cpu, 9p's gate/up and down GEMMs at cpu, the probe's ceiling shape.
+// (M, N, K, threads): 8p cpu, 41k cpu, 9p's gate/up and down GEMMs at cpu, the probe's ceiling
+// shape; each on one and two threads.
 void shapes(benchmark::internal::Benchmark* b) {
-  b->Args({768, 2688, 768})
-      ->Args({768, 1536, 1536})
-      ->Args({512, 1792, 512})
-      ->Args({512, 512, 1792})
-      ->Args({2048, 2048, 2048})
-      ->Unit(benchmark::kMillisecond)
-      ->UseRealTime();
+  for (const int threads : {1, 2})
+    b->Args({768, 2688, 768, threads})
+        ->Args({768, 1536, 1536, threads})
+        ->Args({512, 1792, 512, threads})
+        ->Args({512, 512, 1792, threads})
+        ->Args({2048, 2048, 2048, threads});
+  b->ArgNames({"m", "n", "k", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 
 BENCHMARK_CAPTURE(gemm_benchmark, onednn_bf16, ops::GemmPath::kOnednnBf16)->Apply(shapes);

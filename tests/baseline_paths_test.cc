@@ -1,13 +1,18 @@
 // Every matmul-class baseline agrees with its reference on every GEMM path this machine's libraries
 // offer, as the timed kernel (bf16 outputs) and as the oracle (f32): a path that the plan may pick
-// on some machine must never change a verdict.
+// on some machine must never change a verdict. And no baseline, on any path, runs on one of
+// oneDNN's reference kernels (ops/onednn_implementations.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
 
+#include "core/input_gen.h"
 #include "harness/checker.h"
 #include "harness/problem_instance.h"
 #include "ops/gemm.h"
+#include "ops/onednn_implementations.h"
 #include "workloads/registry.h"
 
 namespace kbench {
@@ -52,6 +57,52 @@ TEST(BaselinePaths, EveryMatmulBaselineMatchesItsReferenceOnEveryPath) {
   }
   ops::set_gemm_plan("");
   EXPECT_GT(checked, 0);
+}
+
+void expect_no_reference_kernel() {
+  for (const std::string& impl : ops::onednn_implementations_created())
+    EXPECT_FALSE(ops::detail::is_reference_implementation(impl)) << impl;
+}
+
+TEST(BaselinePaths, NoBaselineRunsOnAReferenceKernel) {
+  for (const Workload* w : all_workloads()) {
+    ProblemInstance instance(*w, Size::kSmoke);
+    instance.generate(5);
+    for (const ops::GemmPath path : ops::kAllGemmPaths) {
+      force_path(*w, instance, path);
+      for (const kb_dtype dtype : {KB_BF16, KB_F32}) instance.run_trusted(w->baseline, 1, dtype);
+    }
+  }
+  ops::set_gemm_plan("");
+  EXPECT_FALSE(ops::onednn_implementations_created().empty());
+  expect_no_reference_kernel();
+}
+
+// The configuration that found the rule: a bf16 multiplier fused into an f32 GEMM, which oneDNN
+// 2.6 runs only on a reference kernel on an AVX2 core. The oneDNN path declines it there (the
+// OpenBLAS path takes the call) and runs it on an optimized kernel where one exists.
+TEST(BaselinePaths, AGemmWhoseEpilogueOnlyAReferenceKernelTakesLeavesOneDnn) {
+  const std::int64_t m = 16, n = 24, k = 8;
+  HostTensor a({"a", KB_BF16, {m, k}}), b({"b", KB_BF16, {k, n}}), gate({"g", KB_BF16, {m, n}});
+  HostTensor c({"c", KB_BF16, {m, n}}), expected({"e", KB_BF16, {m, n}});
+  for (HostTensor* t : {&a, &b, &gate}) {
+    kb_tensor view = t->view();
+    fill_input(InitRule::normal(1.0), 3, 0, view);
+  }
+  ops::Epilogue epilogue;
+  epilogue.activation = ops::Activation::kSilu;
+  epilogue.multiplier = ops::Matrix{gate.data(), KB_BF16, m, n, n};
+  const ops::Matrix ma{a.data(), KB_BF16, m, k, k}, mb{b.data(), KB_BF16, k, n, n};
+  const bool ran = ops::gemm_on_path(ops::GemmPath::kOnednnF32, ma, mb, false,
+                                     {c.data(), KB_BF16, m, n, n}, epilogue);
+  expect_no_reference_kernel();
+  ASSERT_TRUE(ops::gemm_on_path(ops::GemmPath::kOpenblasSgemm, ma, mb, false,
+                                {expected.data(), KB_BF16, m, n, n}, epilogue));
+  if (ran) {  // an optimized oneDNN kernel took it: the same values as the OpenBLAS path's
+    const std::vector<float> got = to_f32(c.view()), want = to_f32(expected.view());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-2 * (1 + std::abs(want[i]))) << i;
+  }
 }
 
 }  // namespace

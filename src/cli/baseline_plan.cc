@@ -196,7 +196,8 @@ json gemm_timings(const ops::GemmShapeClass& shape) {
 
 json conv_timings(const ops::ConvCall& call) {
   return cached_path_timings(
-      "conv-path-v1/" + current_environment().machine_id() + "/" + call.key(), call.threads,
+      // v2: measured since reference kernels stopped counting as a path (ops/onednn_reference.h).
+      "conv-path-v2/" + current_environment().machine_id() + "/" + call.key(), call.threads,
       call.key(), [&] { return ops::measure_conv_paths(call); });
 }
 

@@ -71,6 +71,9 @@ struct RunCommandOptions {
   std::string xla;          // scripts/xla-peer.sh --json output, for the table's XLA:CPU column
   bool no_experts = false;  // skip the expert kernels (experts/*.cpp) evaluated beside baselines
   bool no_record = false;
+  // Also split each baseline's time into its library calls and the passes between them
+  // (harness/breakdown.h), measured in this process after the timed run.
+  bool breakdown = false;
   std::string db;
 };
 

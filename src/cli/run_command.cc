@@ -17,6 +17,7 @@
 #include "cli/timing_options.h"
 #include "core/environment.h"
 #include "experts/tuner.h"
+#include "harness/breakdown.h"
 #include "harness/compiler.h"
 #include "harness/evaluator.h"
 #include "store/result_json.h"
@@ -125,6 +126,40 @@ void write_or_explain(std::int64_t run_id, const std::string& what, Write write)
   }
 }
 
+// Timed baseline runs a breakdown's medians are over: its parts are medians of a few runs, which
+// the timed run before it has already warmed.
+constexpr int kBreakdownRuns = 5;
+
+nlohmann::json breakdown_json(const Breakdown& b) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const BreakdownPart& p : b.parts)
+    parts.push_back({{"call", p.call},
+                     {"calls_per_run", p.calls_per_run},
+                     {"ms", p.ms},
+                     {"share", b.total_ms > 0 ? p.ms / b.total_ms : 0.0},
+                     {"in_parallel_region", p.in_parallel_region}});
+  return {{"runs", b.runs},
+          {"total_ms", b.total_ms},
+          {"library_ms", b.library_ms},
+          {"outside_library_share", b.outside_library_share()},
+          {"parts", std::move(parts)}};
+}
+
+// Inputs the correctness gate already drew (so a --seed rerun reproduces the breakdown's too).
+std::uint64_t breakdown_seed(const EvalResult& r) {
+  return r.correctness.seeds.empty() ? 1 : r.correctness.seeds.front();
+}
+
+void print_breakdown(const std::string& workload, const Breakdown& b) {
+  std::printf("breakdown %s: %s ms a run (median of %d), %s ms in library calls, %.1f%% outside\n",
+              workload.c_str(), significant(b.total_ms, 4).c_str(), b.runs,
+              significant(b.library_ms, 4).c_str(), 100.0 * b.outside_library_share());
+  for (const BreakdownPart& p : b.parts)
+    std::printf("  %-58s x%-4d %10s ms %6.1f%%%s\n", p.call.c_str(), p.calls_per_run,
+                significant(p.ms, 4).c_str(), b.total_ms > 0 ? 100.0 * p.ms / b.total_ms : 0.0,
+                p.in_parallel_region ? "  (inside a parallel region: one thread)" : "");
+}
+
 }  // namespace
 
 int run_command(const RunCommandOptions& options) {
@@ -160,6 +195,7 @@ int run_command(const RunCommandOptions& options) {
   const PeakReport peaks = machine_peaks(options.timing.threads).peaks;
 
   std::vector<EvalResult> results;
+  std::map<std::string, Breakdown> breakdowns;  // by workload name
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     if (const auto earlier = recorded.find(std::string(workloads[i]->name));
         earlier != recorded.end()) {
@@ -177,6 +213,12 @@ int run_command(const RunCommandOptions& options) {
     run.cache_dir = kbench_cache_dir();
     results.push_back(run_baseline(run, peaks));
     if (!options.no_experts) attach_expert(results.back(), run, store, peaks, run_id.has_value());
+    if (options.breakdown && results.back().status == Status::kCorrect) {
+      progress.update("breakdown");
+      breakdowns.emplace(results.back().workload,
+                         measure_breakdown(*workloads[i], size, run.threads, run.gemm_plan,
+                                           breakdown_seed(results.back()), kBreakdownRuns));
+    }
     if (run_id) {
       write_or_explain(*run_id, results.back().workload + " not recorded",
                        [&] { store.record(results.back(), current_environment(), run_id); });
@@ -194,10 +236,16 @@ int run_command(const RunCommandOptions& options) {
     if (!options.xla.empty()) command += " --xla FILE";
     write_baselines_markdown(std::cout, results, peaks, xla_ms, command);
   } else if (options.json) {
-    write_results(std::cout, results, Format::kJson,
-                  {.include_samples = false, .include_source = false});
+    nlohmann::json array = nlohmann::json::array();
+    for (const EvalResult& r : results) {
+      array.push_back(to_json(r, {.include_samples = false, .include_source = false}));
+      if (const auto b = breakdowns.find(r.workload); b != breakdowns.end())
+        array.back()["breakdown"] = breakdown_json(b->second);
+    }
+    std::cout << dump_json(array, 2) << '\n';
   } else {
     write_results(std::cout, results, Format::kTable);
+    for (const auto& [workload, b] : breakdowns) print_breakdown(workload, b);
     for (const EvalResult& r : results) {
       if (!r.expert) continue;
       const ExpertSummary& e = *r.expert;
@@ -232,6 +280,9 @@ Subcommand add_run_command(CLI::App& app) {
   run_cmd->add_flag("--no-experts", run->no_experts,
                     "Do not evaluate the expert kernels beside their baselines");
   run_cmd->add_flag("--no-record", run->no_record, "Do not write results to the database");
+  run_cmd->add_flag("--breakdown", run->breakdown,
+                    "Split each baseline's time into its library calls and the passes between "
+                    "them (measured after the timed run, not recorded)");
   run_cmd->add_option("--db", run->db, "Results database");
   return {run_cmd, [run] { return run_command(*run); }};
 }

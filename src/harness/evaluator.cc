@@ -24,6 +24,7 @@
 #include "harness/problem_instance.h"
 #include "harness/roofline.h"
 #include "harness/schedstat.h"
+#include "harness/thread_cpus.h"
 #include "harness/worker_process.h"
 
 namespace kbench {
@@ -202,30 +203,6 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
   r.correctness.passed = true;
   return true;
 }
-
-// Pins the calling thread and puts its original CPU mask back when it goes out of scope.
-class ThreadCpus {
- public:
-  ThreadCpus() { saved_ = sched_getaffinity(0, sizeof original_, &original_) == 0; }
-  ~ThreadCpus() {
-    if (saved_ && pinned_) sched_setaffinity(0, sizeof original_, &original_);
-  }
-  ThreadCpus(const ThreadCpus&) = delete;
-  ThreadCpus& operator=(const ThreadCpus&) = delete;
-  void pin(const std::vector<int>& cpus) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int cpu : cpus) CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0)
-      throw HarnessError(std::string("cannot pin the evaluating thread: ") + std::strerror(errno));
-    pinned_ = true;
-  }
-
- private:
-  cpu_set_t original_;
-  bool saved_ = false;
-  bool pinned_ = false;
-};
 
 // A record of `kind` with what the options fix before anything runs.
 EvalResult new_result(const EvalOptions& options, const char* kind) {

@@ -23,6 +23,7 @@
 #include "ops/conv.h"
 #include "ops/conv_internal.h"
 #include "ops/library_calls.h"
+#include "ops/onednn_implementations.h"
 
 namespace kbench::ops {
 namespace detail {
@@ -104,10 +105,14 @@ Context& context() {
   return c;
 }
 
+// Whether this thread's conv calls may take oneDNN's reference kernels: only conv()'s last resort,
+// when no optimized kernel takes the configuration in any layout or type.
+thread_local bool allow_reference_kernels = false;
+
 std::string primitive_key(ConvPath path, const ConvGeometry& g, kb_dtype src_dtype,
                           kb_dtype weights_dtype, dt dst_type, bool dst_any, ConvLayout layout,
                           const ConvEpilogue& e) {
-  std::string key;
+  std::string key = allow_reference_kernels ? "ref," : "";
   auto add = [&key](std::int64_t v) {
     key += std::to_string(v);
     key += ',';
@@ -156,6 +161,9 @@ std::optional<Entry> make_entry(Context& ctx, ConvPath path, const ConvGeometry&
               dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src_any,
               weights_any, bias, primitive_dst, strides, padding, padding),
           attr, ctx.engine);
+      if (!allow_reference_kernels && is_reference_implementation(pd.impl_info_str()))
+        return std::nullopt;
+      note_onednn_implementation(pd.impl_info_str());
       return Entry{dnnl::deconvolution_forward(pd), pd.src_desc(), pd.weights_desc(),
                    pd.dst_desc()};
     }
@@ -164,6 +172,9 @@ std::optional<Entry> make_entry(Context& ctx, ConvPath path, const ConvGeometry&
                                         dnnl::algorithm::convolution_direct, src_any, weights_any,
                                         bias, primitive_dst, strides, padding, padding_right),
         attr, ctx.engine);
+    if (!allow_reference_kernels && is_reference_implementation(pd.impl_info_str()))
+      return std::nullopt;
+    note_onednn_implementation(pd.impl_info_str());
     return Entry{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc()};
   } catch (const dnnl::error&) {
     return std::nullopt;
@@ -326,14 +337,20 @@ void conv(const ConvGeometry& g, const void* src, kb_dtype src_dtype, const void
   LibraryCall call;
   call.kind = LibraryCall::Kind::kConv;
   call.conv = {g, src_dtype, weights_dtype, dst_dtype, dst_layout, omp_get_max_threads()};
-  note_library_call(call);
+  const NotedLibraryCall noted(call);
   if (conv_on_path(conv_default_path(), g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
                    dst_layout, epilogue))
     return;
   if (conv_on_path(ConvPath::kOnednnF32, g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
                    dst_layout, epilogue))
     return;
-  throw std::runtime_error("oneDNN has no convolution for this configuration");
+  struct ReferenceKernelsAllowed {
+    ReferenceKernelsAllowed() { detail::allow_reference_kernels = true; }
+    ~ReferenceKernelsAllowed() { detail::allow_reference_kernels = false; }
+  } last_resort;
+  if (!conv_on_path(ConvPath::kOnednnF32, g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
+                    dst_layout, epilogue))
+    throw std::runtime_error("oneDNN has no convolution for this configuration");
 }
 
 }  // namespace kbench::ops

@@ -116,7 +116,7 @@ void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatr
       a.rows, c.cols, a.cols, b_transposed, any_f32(a, b, epilogue), detail::gemm_threads()};
   LibraryCall call;
   call.gemm = shape;
-  note_library_call(call);
+  const NotedLibraryCall noted(call);
   const std::string key = shape.key();
   GemmPath path = kDefaultPath;
   {

@@ -13,6 +13,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/gemm_paths.h"
+#include "ops/onednn_implementations.h"
 
 namespace kbench::ops::detail {
 namespace {
@@ -208,7 +209,7 @@ const void* operand_data(const Matrix& m, dt type, F32Buffer& scratch, std::int6
 }
 
 // The cached primitive for `key`, created on first use; nullopt when oneDNN has no implementation
-// for this CPU and configuration (remembered, so it is asked once).
+// for this CPU and configuration but a reference one (remembered, so it is asked once).
 std::optional<dnnl::matmul> find_or_make(Context& ctx, const std::string& key, const Descs& d,
                                          const Chain& chain) {
   std::lock_guard lock(ctx.mutex);
@@ -219,7 +220,11 @@ std::optional<dnnl::matmul> find_or_make(Context& ctx, const std::string& key, c
       dnnl::primitive_attr attr;
       attr.set_post_ops(chain.post_ops);
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), attr, ctx.engine);
-      made = dnnl::matmul(pd);
+      // A reference kernel counts as no implementation: the OpenBLAS path runs the call instead.
+      if (!is_reference_implementation(pd.impl_info_str())) {
+        made = dnnl::matmul(pd);
+        note_onednn_implementation(pd.impl_info_str());
+      }
     } catch (const dnnl::error&) {
       // No implementation: the caller tries another form or path.
     }

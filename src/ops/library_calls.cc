@@ -1,6 +1,8 @@
 // The process-wide library-call log and the convolution timing of the library ceiling.
 #include "ops/library_calls.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -77,20 +79,36 @@ std::vector<LibraryCall> stop_recording_library_calls() {
   return std::move(l.calls);
 }
 
-void note_library_call(const LibraryCall& call) {
+NotedLibraryCall::NotedLibraryCall(const LibraryCall& call) {
   Log& l = log();
   if (!l.recording.load(std::memory_order_relaxed)) return;
+  const bool in_parallel_region = omp_in_parallel() != 0;
   std::lock_guard lock(l.mutex);
   if (!l.recording) return;
-  const std::string key = call.key();
+  key_ = call.key();
   const auto same = std::find_if(l.calls.begin(), l.calls.end(),
-                                 [&](const LibraryCall& c) { return c.key() == key; });
+                                 [&](const LibraryCall& c) { return c.key() == key_; });
   if (same != l.calls.end()) {
     ++same->count;
-    return;
+    same->in_parallel_region |= in_parallel_region;
+  } else {
+    l.calls.push_back(call);
+    l.calls.back().count = 1;
+    l.calls.back().seconds = 0;
+    l.calls.back().in_parallel_region = in_parallel_region;
   }
-  l.calls.push_back(call);
-  l.calls.back().count = 1;
+  start_s_ = now_seconds();
+}
+
+NotedLibraryCall::~NotedLibraryCall() {
+  if (key_.empty()) return;
+  const double seconds = now_seconds() - start_s_;
+  Log& l = log();
+  std::lock_guard lock(l.mutex);
+  if (!l.recording) return;
+  const auto same = std::find_if(l.calls.begin(), l.calls.end(),
+                                 [&](const LibraryCall& c) { return c.key() == key_; });
+  if (same != l.calls.end()) same->seconds += seconds;
 }
 
 std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& call) {

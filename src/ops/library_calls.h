@@ -25,9 +25,13 @@ struct ConvCall {
 struct LibraryCall {
   enum class Kind { kGemm, kConv };
   Kind kind = Kind::kGemm;
-  GemmShapeClass gemm;      // kGemm
-  ConvCall conv;            // kConv
-  int count = 0;            // how many times the kernel made this call
+  GemmShapeClass gemm;  // kGemm
+  ConvCall conv;        // kConv
+  int count = 0;        // how many times the kernel made this call
+  double seconds = 0;   // the wall time inside these calls, summed
+  // Some of these calls came from inside an OpenMP parallel region, where the library gets one
+  // thread of the budget (and `seconds` may count time that overlapped).
+  bool in_parallel_region = false;
   std::string key() const;  // "gemm <GemmShapeClass::key()>" or "<ConvCall::key()>"
   double flops() const;     // of one call: 2 m n k, or conv_direct_flops
 };
@@ -39,8 +43,19 @@ void start_recording_library_calls();
 // order.
 std::vector<LibraryCall> stop_recording_library_calls();
 
-// gemm() and conv() report themselves here; nothing is kept unless recording.
-void note_library_call(const LibraryCall& call);
+// gemm() and conv() hold one for the length of each call: it counts the call, and adds its wall
+// time when it ends, to the recording if one is on (otherwise it costs one atomic load).
+class NotedLibraryCall {
+ public:
+  explicit NotedLibraryCall(const LibraryCall& call);
+  ~NotedLibraryCall();
+  NotedLibraryCall(const NotedLibraryCall&) = delete;
+  NotedLibraryCall& operator=(const NotedLibraryCall&) = delete;
+
+ private:
+  std::string key_;  // empty when nothing is recording
+  double start_s_ = 0;
+};
 
 // The best time of `call` alone (no epilogue) on each convolution path this machine's oneDNN runs,
 // on random operands, the calling thread pinned where it is: {path name, best ms} per path.
