@@ -288,6 +288,7 @@ bool onednn_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
   primitive->execute(stream, args);
   stream.wait();
   if (c_data != c.data) {
+#pragma omp parallel for schedule(static) if (c.rows * c.cols >= kParallelElements)
     for (std::int64_t r = 0; r < c.rows; ++r)
       convert_f32_to_bf16(c_scratch.data() + r * c.cols, static_cast<bf16_t*>(c.data) + r * c.ld,
                           static_cast<std::size_t>(c.cols));

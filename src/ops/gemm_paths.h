@@ -1,6 +1,8 @@
 // The library paths behind ops::gemm, one file each; internal to the GEMM block.
 #pragma once
 
+#include <cstdint>
+
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 
@@ -26,5 +28,9 @@ F32Buffer widen(const Matrix& m);
 
 // Threads the calling kernel may use (the OpenMP budget the worker set).
 int gemm_threads();
+
+// The passes around a library call (widening, epilogue, rounding) run across the thread budget
+// from this many elements on; below it a parallel region's start costs more than it saves.
+inline constexpr std::int64_t kParallelElements = 1 << 16;
 
 }  // namespace kbench::ops::detail
