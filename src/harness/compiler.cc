@@ -9,7 +9,6 @@
 #include <sstream>
 #include <system_error>
 
-#include "core/environment.h"
 #include "core/sha256.h"
 #include "harness/subprocess.h"
 

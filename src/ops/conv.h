@@ -25,6 +25,15 @@ struct ConvGeometry {
   // (in - 1) * stride - 2 * padding + kernel, weights (in_channels, out_channels, k...).
   bool transposed = false;
   std::vector<std::int64_t> padding_right;  // forward only: right padding where it differs
+
+  // Per spatial axis, with the defaults above filled in.
+  std::int64_t stride_at(std::size_t axis) const { return axis < stride.size() ? stride[axis] : 1; }
+  std::int64_t padding_at(std::size_t axis) const {
+    return axis < padding.size() ? padding[axis] : 0;
+  }
+  std::int64_t padding_right_at(std::size_t axis) const {
+    return axis < padding_right.size() ? padding_right[axis] : padding_at(axis);
+  }
 };
 
 // Output spatial extents: (in + 2p - k) / s + 1, or (in - 1) s - 2p + k when transposed.

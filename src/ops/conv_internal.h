@@ -18,12 +18,6 @@ struct ConvDescs {
   dnnl::memory::desc user_src, user_weights, user_dst, bias, per_channel;
 };
 
-// v[i], or `fallback` where v is shorter (strides and paddings default per axis).
-inline std::int64_t at_or(const std::vector<std::int64_t>& v, std::size_t i,
-                          std::int64_t fallback) {
-  return i < v.size() ? v[i] : fallback;
-}
-
 dnnl::memory::format_tag channels_last_tag(std::size_t rank);
 // PyTorch weights: (O, I, k...) forward; (I, O, k...) transposed, oneDNN's (O, I, k...) permuted.
 dnnl::memory::format_tag weights_tag(std::size_t rank, bool transposed);

@@ -151,9 +151,9 @@ std::optional<Entry> make_entry(Context& ctx, ConvPath path, const ConvGeometry&
   const std::size_t n = g.in_spatial.size();
   dims strides(n), padding(n), padding_right(n);
   for (std::size_t i = 0; i < n; ++i) {
-    strides[i] = at_or(g.stride, i, 1);
-    padding[i] = at_or(g.padding, i, 0);
-    padding_right[i] = at_or(g.padding_right, i, padding[i]);
+    strides[i] = g.stride_at(i);
+    padding[i] = g.padding_at(i);
+    padding_right[i] = g.padding_right_at(i);
   }
   const dnnl::memory::desc bias = epilogue.bias ? d.bias : dnnl::memory::desc();
   const dnnl::primitive_attr attr = attributes(epilogue, d);
@@ -213,7 +213,8 @@ bool dense(const dnnl::memory::desc& md) {
 // `md`'s dims and strides (a plain, unblocked layout) with elements of `type`.
 dnnl::memory::desc with_type(const dnnl::memory::desc& md, dt type) {
   const dnnl_blocking_desc_t& blocking = md.data.format_desc.blocking;
-  return dnnl::memory::desc(md.dims(), type, dims(blocking.strides, blocking.strides + md.data.ndims));
+  return dnnl::memory::desc(md.dims(), type,
+                            dims(blocking.strides, blocking.strides + md.data.ndims));
 }
 
 // convert(start, count) over [0, n) in chunks spread across the thread budget.
@@ -324,10 +325,10 @@ bool run_primitive(ConvPath path, const ConvGeometry& g, ConvDescs d, const void
     }
     stream.wait();
     const auto* values = static_cast<const float*>(f32_memory.get_data_handle());
-    convert_in_chunks(d.user_dst.get_size() / sizeof(bf16_t), [&](std::size_t start,
-                                                                 std::size_t count) {
-      convert_f32_to_bf16(values + start, static_cast<bf16_t*>(dst) + start, count);
-    });
+    convert_in_chunks(
+        d.user_dst.get_size() / sizeof(bf16_t), [&](std::size_t start, std::size_t count) {
+          convert_f32_to_bf16(values + start, static_cast<bf16_t*>(dst) + start, count);
+        });
     return true;
   }
   if (!direct) {

@@ -28,7 +28,7 @@ std::optional<std::vector<std::vector<PhaseAxis>>> phase_plan(const ConvGeometry
   const std::vector<std::int64_t> out = conv_output_spatial(g);
   std::vector<std::vector<PhaseAxis>> plan(out.size());
   for (std::size_t a = 0; a < out.size(); ++a) {
-    const std::int64_t s = at_or(g.stride, a, 1), p = at_or(g.padding, a, 0), k = g.kernel[a];
+    const std::int64_t s = g.stride_at(a), p = g.padding_at(a), k = g.kernel[a];
     if (k % s != 0) return std::nullopt;
     const std::int64_t taps = k / s;
     for (std::int64_t r = 0; r < s; ++r) {
@@ -91,7 +91,7 @@ bool run_stride_phases(ConvPath path, const ConvGeometry& g, const ConvDescs& ba
   for (std::size_t a = 0; a < axes; ++a) {
     volume *= out[a];
     taps_all *= g.kernel[a];
-    taps[a] = g.kernel[a] / at_or(g.stride, a, 1);
+    taps[a] = g.kernel[a] / g.stride_at(a);
     phase_taps *= taps[a];
   }
   // Element strides of the user's output: (n, c, axes...).
@@ -123,7 +123,7 @@ bool run_stride_phases(ConvPath path, const ConvGeometry& g, const ConvDescs& ba
       fg.padding.push_back(ph.pad_left);
       fg.padding_right.push_back(ph.pad_right);
       view_dims.push_back(ph.count);
-      view_strides.push_back(axis_stride[a] * at_or(g.stride, a, 1));
+      view_strides.push_back(axis_stride[a] * g.stride_at(a));
       offset += ph.first * axis_stride[a];
     }
     // Phase weights (O, I, taps...): entry (co, ci, u) = w[ci, co, r + s (taps - 1 - u)].
@@ -134,8 +134,7 @@ bool run_stride_phases(ConvPath path, const ConvGeometry& g, const ConvDescs& ba
           for (std::size_t a = axes; a-- > 0;) {
             const std::int64_t u = rest % taps[a];
             rest /= taps[a];
-            const std::int64_t kk =
-                (*plan)[a][choice[a]].r + at_or(g.stride, a, 1) * (taps[a] - 1 - u);
+            const std::int64_t kk = (*plan)[a][choice[a]].r + g.stride_at(a) * (taps[a] - 1 - u);
             source += kk * place;
             place *= g.kernel[a];
           }

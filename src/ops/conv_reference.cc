@@ -8,18 +8,10 @@
 #include "ops/conv.h"
 
 namespace kbench::ops {
-namespace {
-
-std::int64_t at_or(const std::vector<std::int64_t>& v, std::size_t i, std::int64_t fallback) {
-  return i < v.size() ? v[i] : fallback;
-}
-
-}  // namespace
-
 std::vector<std::int64_t> conv_output_spatial(const ConvGeometry& g) {
   std::vector<std::int64_t> out(g.in_spatial.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const std::int64_t s = at_or(g.stride, i, 1), p = at_or(g.padding, i, 0), k = g.kernel[i];
+    const std::int64_t s = g.stride_at(i), p = g.padding_at(i), k = g.kernel[i];
     out[i] = g.transposed ? (g.in_spatial[i] - 1) * s - 2 * p + k
                           : (g.in_spatial[i] + 2 * p - k) / s + 1;
   }
@@ -46,8 +38,8 @@ std::vector<double> conv_reference(const ConvGeometry& g, const std::uint16_t* s
   const std::size_t n_sp = g.in_spatial.size();
   std::vector<std::int64_t> s(n_sp), p(n_sp);
   for (std::size_t i = 0; i < n_sp; ++i) {
-    s[i] = at_or(g.stride, i, 1);
-    p[i] = at_or(g.padding, i, 0);
+    s[i] = g.stride_at(i);
+    p[i] = g.padding_at(i);
   }
   const auto in = three(g.in_spatial, 1), k = three(g.kernel, 1), st = three(s, 1),
              pd = three(p, 0), out = three(conv_output_spatial(g), 1);

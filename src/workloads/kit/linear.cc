@@ -6,6 +6,7 @@
 
 #include "ops/buffers.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/matmul.h"
 
 namespace kbench::linear {
 namespace {
@@ -109,11 +110,7 @@ std::vector<double> reference(const kb_tensor& x, const kb_tensor& weight, Weigh
       for (std::int64_t j = 0; j < n; ++j)
         y_row[j] = bf16_to_f32(static_cast<const bf16_t*>(bias->data)[j]);
     if (in_out) {
-      // i-p-j order: the weight is read along its rows.
-      for (std::int64_t p = 0; p < k; ++p) {
-        const double x_ip = bf16_to_f32(xs[i * k + p]);
-        for (std::int64_t j = 0; j < n; ++j) y_row[j] += x_ip * bf16_to_f32(ws[p * n + j]);
-      }
+      matmul::add_product_row(xs + i * k, ws, k, n, y_row);
     } else {
       for (std::int64_t j = 0; j < n; ++j) {
         double dot = 0;
