@@ -4,7 +4,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <map>
 #include <stdexcept>
 
 #include "core/stats.h"

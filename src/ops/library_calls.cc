@@ -20,6 +20,7 @@ struct Log {
   // Read without the lock first: every gemm() and conv() asks, and almost never while recording.
   std::atomic<bool> recording{false};
   std::vector<LibraryCall> calls;
+  std::vector<std::string> keys;  // calls[i].key(), kept so that a noted call costs one lookup
 };
 
 Log& log() {
@@ -69,6 +70,7 @@ void start_recording_library_calls() {
   Log& l = log();
   std::lock_guard lock(l.mutex);
   l.calls.clear();
+  l.keys.clear();
   l.recording = true;
 }
 
@@ -86,12 +88,13 @@ NotedLibraryCall::NotedLibraryCall(const LibraryCall& call) {
   std::lock_guard lock(l.mutex);
   if (!l.recording) return;
   key_ = call.key();
-  const auto same = std::find_if(l.calls.begin(), l.calls.end(),
-                                 [&](const LibraryCall& c) { return c.key() == key_; });
-  if (same != l.calls.end()) {
-    ++same->count;
-    same->in_parallel_region |= in_parallel_region;
+  const auto same = std::find(l.keys.begin(), l.keys.end(), key_);
+  if (same != l.keys.end()) {
+    LibraryCall& noted = l.calls[static_cast<std::size_t>(same - l.keys.begin())];
+    ++noted.count;
+    noted.in_parallel_region |= in_parallel_region;
   } else {
+    l.keys.push_back(key_);
     l.calls.push_back(call);
     l.calls.back().count = 1;
     l.calls.back().seconds = 0;
@@ -106,9 +109,9 @@ NotedLibraryCall::~NotedLibraryCall() {
   Log& l = log();
   std::lock_guard lock(l.mutex);
   if (!l.recording) return;
-  const auto same = std::find_if(l.calls.begin(), l.calls.end(),
-                                 [&](const LibraryCall& c) { return c.key() == key_; });
-  if (same != l.calls.end()) same->seconds += seconds;
+  const auto same = std::find(l.keys.begin(), l.keys.end(), key_);
+  if (same != l.keys.end())
+    l.calls[static_cast<std::size_t>(same - l.keys.begin())].seconds += seconds;
 }
 
 std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& call) {
