@@ -136,7 +136,7 @@ nlohmann::json breakdown_json(const Breakdown& b) {
     parts.push_back({{"call", p.call},
                      {"calls_per_run", p.calls_per_run},
                      {"ms", p.ms},
-                     {"share", b.total_ms > 0 ? p.ms / b.total_ms : 0.0},
+                     {"share", b.share_of(p)},
                      {"in_parallel_region", p.in_parallel_region}});
   return {{"runs", b.runs},
           {"total_ms", b.total_ms},
@@ -156,7 +156,7 @@ void print_breakdown(const std::string& workload, const Breakdown& b) {
               significant(b.library_ms, 4).c_str(), 100.0 * b.outside_library_share());
   for (const BreakdownPart& p : b.parts)
     std::printf("  %-58s x%-4d %10s ms %6.1f%%%s\n", p.call.c_str(), p.calls_per_run,
-                significant(p.ms, 4).c_str(), b.total_ms > 0 ? 100.0 * p.ms / b.total_ms : 0.0,
+                significant(p.ms, 4).c_str(), 100.0 * b.share_of(p),
                 p.in_parallel_region ? "  (inside a parallel region: one thread)" : "");
 }
 

@@ -28,6 +28,8 @@ struct Breakdown {
   std::vector<BreakdownPart> parts;  // in first-call order
   // The share of a run spent outside library calls, in [0, 1].
   double outside_library_share() const;
+  // The share of a run one part takes; 0 for a run of no measured time.
+  double share_of(const BreakdownPart& part) const { return total_ms > 0 ? part.ms / total_ms : 0; }
 };
 
 // Runs `workload`'s baseline in this process (trusted code) with bf16 outputs, as it is timed:
