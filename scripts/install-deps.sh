@@ -39,3 +39,6 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# oneMKL, from PyPI into .venv-mkl/ (Debian 12 does not carry it): the baselines' MKL GEMM paths.
+"$(dirname "$0")/install-mkl.sh"

@@ -154,7 +154,7 @@ TEST(Landlock, ReadsOnlySystemTreesAndNoTcp) {
   Applied applied;
   const int status = in_child(
       [&] {
-        restrict_filesystem(-1, applied);
+        restrict_filesystem(-1, "", applied);
         if (!(applied.layers & kLandlockFiles)) _exit(98);
       },
       [&] {

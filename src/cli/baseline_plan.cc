@@ -12,6 +12,7 @@
 
 #include "cli/context.h"
 #include "core/environment.h"
+#include "core/mkl_runtime.h"
 #include "harness/evaluator.h"
 #include "harness/problem_instance.h"
 #include "ops/gemm.h"
@@ -179,8 +180,10 @@ json cached_path_timings(
 
 json gemm_timings(const ops::GemmShapeClass& shape) {
   return cached_path_timings(
-      "gemm-path-v2/" + current_environment().machine_id() + "/" + shape.key(), shape.threads,
-      shape.key(), [&] {
+      // v3: keyed by the libraries loaded, so a machine that gains MKL measures its paths again.
+      "gemm-path-v3/" + current_environment().machine_id() + "/" + ops::gemm_libraries() + "/" +
+          shape.key(),
+      shape.threads, shape.key(), [&] {
         std::vector<ops::PathTiming> timings;
         const ops::GemmPath fastest = ops::measure_fastest_path(shape, &timings);
         std::vector<std::pair<std::string, double>> out;
@@ -232,6 +235,11 @@ void resolve_baseline(EvalOptions& eval) {
     if (cacheable) remember(discovery_key, discovery_to_json(*discovery).dump());
   }
 
+  static bool said_no_mkl = false;
+  if (!discovery->classes.empty() && !mkl::runtime() && !said_no_mkl) {
+    said_no_mkl = true;
+    std::fprintf(stderr, "kbench: %s; GEMMs run on oneDNN and OpenBLAS\n", mkl::status().c_str());
+  }
   std::string plan;
   for (const ops::GemmShapeClass& shape : discovery->classes) {
     const std::string path = gemm_timings(shape).at("path");

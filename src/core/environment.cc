@@ -17,6 +17,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/mkl_runtime.h"
 #include "core/sha256.h"
 
 #if __has_include(<hwy/highway.h>)
@@ -99,6 +100,7 @@ std::string library_versions() {
 #else
   libs += "; Highway headers not found";
 #endif
+  libs += "; " + mkl::status();
   libs +=
       sqlite3_libversion ? std::string("; SQLite ") + sqlite3_libversion() : "; SQLite not linked";
   return libs;

@@ -21,26 +21,42 @@ std::string candidate_compiler() {
 }
 
 std::vector<std::string> candidate_flags() {
+  std::vector<std::string> flags = {"-std=c++20",
+                                    "-O3",
+                                    "-march=native",
+                                    "-DHWY_WANT_AVX3_DL",
+                                    "-fPIC",
+                                    "-shared",
+                                    "-fopenmp",
+                                    "-Wall",
+                                    "-I" KBENCH_INCLUDE_DIR,
+                                    "-I" KBENCH_OPENBLAS_INCLUDE_DIR};
+  // oneMKL's headers after OpenBLAS's: it has no cblas.h of its own, so <cblas.h> stays OpenBLAS's.
+  if (*KBENCH_MKL_INCLUDE_DIR) flags.push_back("-I" KBENCH_MKL_INCLUDE_DIR);
+
   // -DHWY_WANT_AVX3_DL: Highway 1.0.3 otherwise stops every file that includes hwy/highway.h with
   // "#error Logic error: best baseline should be included in dynamic targets" where -march=native
   // implies its AVX3_DL target (Sapphire Rapids and later); the reason is beside the same define in
   // the top-level CMakeLists.txt. Being a flag, it is part of the compile cache key.
   // -Wl,-z,defs turns an unresolved symbol into a build error here instead of a load failure later.
-  return {"-std=c++20",
-          "-O3",
-          "-march=native",
-          "-DHWY_WANT_AVX3_DL",
-          "-fPIC",
-          "-shared",
-          "-fopenmp",
-          "-Wall",
-          "-I" KBENCH_INCLUDE_DIR,
-          "-I" KBENCH_OPENBLAS_INCLUDE_DIR,
-          "-Wl,-z,defs"};
+  flags.push_back("-Wl,-z,defs");
+  return flags;
 }
 
 namespace {
-const std::vector<std::string> kLinkLibraries = {"-lopenblas", "-ldnnl", "-lhwy", "-lm"};
+// libmkl_rt after -lopenblas: a cblas_* name both define binds to OpenBLAS (the worker, like
+// kbench, has OpenBLAS in its global scope); MKL's own names (cblas_gemm_bf16bf16f32, mkl_*) bind
+// to MKL. docs/candidate-abi.md.
+const std::vector<std::string> kLinkLibraries = [] {
+  std::vector<std::string> libs = {"-lopenblas"};
+  const std::string mkl_runtime = KBENCH_MKL_RUNTIME;
+  if (!mkl_runtime.empty()) {
+    const std::string dir = mkl_runtime.substr(0, mkl_runtime.rfind('/'));
+    libs.insert(libs.end(), {mkl_runtime, "-Wl,-rpath," + dir});
+  }
+  libs.insert(libs.end(), {"-ldnnl", "-lhwy", "-lm"});
+  return libs;
+}();
 
 // The compiler's identity for the cache key: its first --version line (a compiler upgrade must not
 // reuse objects built by the old one).

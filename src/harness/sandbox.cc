@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace kbench::sandbox {
 namespace {
@@ -341,7 +343,7 @@ void limit_resources(const Limits& limits, Applied& applied) {
   (ok ? applied.layers : applied.missing) |= kResourceLimits;
 }
 
-void restrict_filesystem(int shared_object_fd, Applied& applied) {
+void restrict_filesystem(int shared_object_fd, const std::string& library_dir, Applied& applied) {
   const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
   const std::uint32_t wanted = kLandlockFiles | kLandlockNetwork | kLandlockSignals;
   if (abi < 1) {
@@ -371,8 +373,10 @@ void restrict_filesystem(int shared_object_fd, Applied& applied) {
     return;
   }
   bool ok = true;
-  for (const char* tree : kReadableTrees) {
-    const int dir = open(tree, O_PATH | O_CLOEXEC | O_DIRECTORY);
+  std::vector<std::string> trees(kReadableTrees.begin(), kReadableTrees.end());
+  if (!library_dir.empty()) trees.push_back(library_dir);
+  for (const std::string& tree : trees) {
+    const int dir = open(tree.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
     if (dir < 0) continue;  // /lib64 or /opt may not exist
     PathBeneathAttr rule{kFsExecute | kFsReadFile | kFsReadDir, dir};
     ok = syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0) == 0 && ok;

@@ -45,10 +45,11 @@ std::vector<std::string> missing_reasons(const Applied& applied);
 // Core dumps off, file size (the log) capped, descriptors, address space and CPU time bounded.
 void limit_resources(const Limits& limits, Applied& applied);
 
-// Landlock: reads and execution only beneath the system's library and configuration trees and of
-// the candidate's shared object (`shared_object_fd`), no writes anywhere, no TCP, no signals or
+// Landlock: reads and execution only beneath the system's library and configuration trees, the
+// project-local `library_dir` (oneMKL's, "" for none) and the candidate's shared object
+// (`shared_object_fd`), no writes anywhere, no TCP, no signals or
 // abstract sockets beyond this process. Missing from the kernel: recorded in `applied.missing`.
-void restrict_filesystem(int shared_object_fd, Applied& applied);
+void restrict_filesystem(int shared_object_fd, const std::string& library_dir, Applied& applied);
 
 // The seccomp allowlist, inherited by every thread: what compute kernels need succeeds, what would
 // reach outside the worker (sockets, exec, new processes, ptrace, writes to the file system,

@@ -2,6 +2,7 @@
 // in a process of its own, confined by the sandbox whichever kernel it runs (both seats of an
 // evaluation run alike), answering one request at a time.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -18,10 +19,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/amx.h"
+#include "core/mkl_runtime.h"
 #include "harness/sandbox.h"
 #include "harness/shared_tensors.h"
 #include "harness/worker_protocol.h"
@@ -159,6 +162,16 @@ int serve(const Args& args) {
 
   KernelFn kernel = workload->baseline;
   ops::set_gemm_plan(args.gemm_plan);
+  {
+    // MKL's loader ends the process ("Cannot load libmkl_rt") when getcwd fails, which it does in
+    // this worker's removed working directory: it loads from the root, and the worker returns.
+    const int removed_dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (removed_dir < 0 || chdir("/") != 0) throw std::runtime_error("cannot leave the work dir");
+    ops::load_gemm_libraries();
+    const bool back = fchdir(removed_dir) == 0;
+    close(removed_dir);
+    if (!back) throw std::runtime_error("cannot return to the work dir");
+  }
   // Every worker confines itself the same way, so the baseline is timed in the candidate's seat.
   // AMX tiles need a process-wide permission before their first use; granted here, candidates may
   // use them directly (or call arch_prctl themselves, which the filter allows).
@@ -166,7 +179,7 @@ int serve(const Args& args) {
   sandbox::Applied applied;
   sandbox::limit_resources({args.mem_limit_mb, args.cpu_limit_s, args.threads}, applied);
   drop_privileges(args, applied);
-  sandbox::restrict_filesystem(args.candidate ? kSharedObjectFd : -1, applied);
+  sandbox::restrict_filesystem(args.candidate ? kSharedObjectFd : -1, mkl::library_dir(), applied);
   sandbox::install_syscall_filter(kControlFd, applied);
   send_report(applied);
   if (args.candidate) {

@@ -49,8 +49,9 @@ std::string join_cpus(const std::vector<int>& cpus) {
 // to kbench's files) stays with kbench. The same list for candidate and baseline workers, so both
 // sides run under the same conditions.
 bool allowed_in_worker(std::string_view entry) {
-  static constexpr std::array<std::string_view, 10> kPrefixes = {
-      "OMP_", "GOMP_", "KMP_", "OPENBLAS_", "ONEDNN_", "DNNL_", "ASAN_", "UBSAN_", "LSAN_", "LC_"};
+  static constexpr std::array<std::string_view, 12> kPrefixes = {
+      "OMP_", "GOMP_", "KMP_",   "OPENBLAS_", "ONEDNN_", "DNNL_",
+      "MKL_", "ASAN_", "UBSAN_", "LSAN_",     "LC_",     "KBENCH_MKL="};
   for (std::string_view prefix : kPrefixes)
     if (entry.starts_with(prefix)) return true;
   return entry.starts_with("LANG=") || entry.starts_with("TZ=");

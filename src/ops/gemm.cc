@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/input_gen.h"
+#include "core/mkl_runtime.h"
 #include "core/tensor.h"
 #include "core/timer.h"
 #include "ops/gemm_paths.h"
@@ -48,10 +49,22 @@ const char* gemm_path_name(GemmPath path) {
       return "onednn_bf16";
     case GemmPath::kOnednnF32:
       return "onednn_f32";
+    case GemmPath::kMklBf16:
+      return "mkl_bf16";
+    case GemmPath::kMklSgemm:
+      return "mkl_sgemm";
     case GemmPath::kOpenblasSgemm:
       break;
   }
   return "openblas_sgemm";
+}
+
+bool takes_bf16_operands(GemmPath path) {
+  return path == GemmPath::kOnednnBf16 || path == GemmPath::kMklBf16;
+}
+
+std::string gemm_libraries() {
+  return mkl::runtime() ? "onednn+openblas+mkl" : "onednn+openblas";
 }
 
 std::optional<GemmPath> parse_gemm_path(std::string_view name) {
@@ -82,10 +95,25 @@ bool gemm_on_path(GemmPath path, const Matrix& a, const Matrix& b, bool b_transp
       return detail::onednn_gemm(/*bf16=*/true, a, b, b_transposed, c, epilogue);
     case GemmPath::kOnednnF32:
       return detail::onednn_gemm(/*bf16=*/false, a, b, b_transposed, c, epilogue);
+    case GemmPath::kMklBf16:
+      return detail::mkl_gemm(/*bf16=*/true, a, b, b_transposed, c, epilogue);
+    case GemmPath::kMklSgemm:
+      return detail::mkl_gemm(/*bf16=*/false, a, b, b_transposed, c, epilogue);
     case GemmPath::kOpenblasSgemm:
       break;
   }
   return detail::openblas_gemm(a, b, b_transposed, c, epilogue);
+}
+
+void load_gemm_libraries() {
+  if (!mkl::runtime()) return;
+  constexpr std::int64_t kSide = 8;
+  std::vector<std::uint16_t> operand(kSide * kSide, 0x3f80);  // bf16 1.0
+  std::vector<float> product(kSide * kSide);
+  const Matrix m{operand.data(), KB_BF16, kSide, kSide, kSide};
+  const MutableMatrix out{product.data(), KB_F32, kSide, kSide, kSide};
+  for (const GemmPath path : {GemmPath::kMklBf16, GemmPath::kMklSgemm})
+    gemm_on_path(path, m, m, /*b_transposed=*/false, out);
 }
 
 Matrix matrix_of(const kb_tensor& t) {
@@ -127,8 +155,9 @@ void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatr
     else
       p.unplanned.emplace(key, shape);
   }
-  // An f32 operand never takes the bf16 path: the oracle must not round its intermediates.
+  // An f32 operand never takes a bf16 path: the oracle must not round its intermediates.
   if (shape.f32_operands && path == GemmPath::kOnednnBf16) path = GemmPath::kOnednnF32;
+  if (shape.f32_operands && path == GemmPath::kMklBf16) path = GemmPath::kMklSgemm;
   if (!gemm_on_path(path, a, b, b_transposed, c, epilogue))
     detail::openblas_gemm(a, b, b_transposed, c, epilogue);
 }
@@ -195,7 +224,7 @@ GemmPath measure_fastest_path(const GemmShapeClass& shape, std::vector<PathTimin
   constexpr double kBudgetS = 3.0;
   std::vector<GemmPath> candidates;
   for (const GemmPath path : kAllGemmPaths) {
-    if (shape.f32_operands && path == GemmPath::kOnednnBf16) continue;
+    if (shape.f32_operands && takes_bf16_operands(path)) continue;
     if (gemm_on_path(path, ma, mb, shape.b_transposed, mc)) candidates.push_back(path);
   }
   std::vector<double> best_call_ms(candidates.size(), 0);

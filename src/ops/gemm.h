@@ -18,14 +18,23 @@ namespace kbench::ops {
 
 // The honest library paths for a bf16 GEMM with f32 accumulation.
 enum class GemmPath {
-  kOnednnBf16,    // oneDNN matmul on bf16 operands (its own AMX / avx512_bf16 / emulation dispatch)
-  kOnednnF32,     // widen to f32, oneDNN f32 matmul
-  kOpenblasSgemm  // widen to f32, OpenBLAS sgemm
+  kOnednnBf16,  // oneDNN matmul on bf16 operands (its own AMX / avx512_bf16 / emulation dispatch)
+  kOnednnF32,   // widen to f32, oneDNN f32 matmul
+  kOpenblasSgemm,  // widen to f32, OpenBLAS sgemm
+  kMklBf16,  // oneMKL cblas_gemm_bf16bf16f32 on bf16 operands (its AMX / avx512_bf16 dispatch)
+  kMklSgemm  // widen to f32, oneMKL cblas_sgemm
 };
 inline constexpr GemmPath kAllGemmPaths[] = {GemmPath::kOnednnBf16, GemmPath::kOnednnF32,
-                                             GemmPath::kOpenblasSgemm};
-const char* gemm_path_name(GemmPath path);  // "onednn_bf16" | "onednn_f32" | "openblas_sgemm"
+                                             GemmPath::kOpenblasSgemm, GemmPath::kMklBf16,
+                                             GemmPath::kMklSgemm};
+// "onednn_bf16" | "onednn_f32" | "openblas_sgemm" | "mkl_bf16" | "mkl_sgemm"
+const char* gemm_path_name(GemmPath path);
 std::optional<GemmPath> parse_gemm_path(std::string_view name);
+// Whether the path takes bf16 operands as they are (and so cannot run an f32 operand).
+bool takes_bf16_operands(GemmPath path);
+// The libraries this process can run paths on ("onednn+openblas+mkl", or without "+mkl" when MKL
+// is not loaded): measured path choices are kept per this set, so installing MKL measures again.
+std::string gemm_libraries();
 
 // A row-major matrix operand: bf16 or f32 values, `rows` x `cols`, rows `ld` elements apart.
 struct Matrix {
@@ -118,6 +127,10 @@ void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatr
 // (e.g. oneDNN has no bf16 matmul for this CPU).
 bool gemm_on_path(GemmPath path, const Matrix& a, const Matrix& b, bool b_transposed,
                   const MutableMatrix& c, const Epilogue& epilogue = {});
+
+// One tiny call on each MKL path, so that MKL opens its core, threading and per-ISA kernel
+// libraries and reads the CPU now: a worker calls it before it confines itself (both seats alike).
+void load_gemm_libraries();
 
 // A rank >= 1 tensor as a matrix: its last axis is the columns, all others flattened into rows.
 Matrix matrix_of(const kb_tensor& t);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "ops/buffers.h"
 #include "ops/gemm.h"
@@ -17,6 +18,18 @@ bool onednn_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
 // block while it is still in cache. Always works.
 bool openblas_gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatrix& c,
                    const Epilogue& epilogue);
+
+// oneMKL (core/mkl_runtime.h): bf16 operands as they are (`bf16`, cblas_gemm_bf16bf16f32), or
+// widened to f32 for cblas_sgemm; f32 products a block of rows at a time, the epilogue on each
+// block while it is in cache. False when MKL is not loaded, or `bf16` with an f32 operand.
+bool mkl_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
+              const MutableMatrix& c, const Epilogue& epilogue);
+
+// C's rows in blocks sized for the cache: `block_product` writes rows [row0, row0 + rows) of the
+// f32 product into `product` (row stride C.cols), then the epilogue and the store run on the block.
+void in_row_blocks(
+    const MutableMatrix& c, const Epilogue& epilogue,
+    const std::function<void(std::int64_t row0, std::int64_t rows, float* product)>& block_product);
 
 // The epilogue on `rows` x `cols` f32 values (row stride `ld`) whose first row is row `row0` of C,
 // then the store into C's dtype. Shared by every path that does not fuse natively.
