@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves the README's first command on a fresh Debian 12: in a chroot of a minimal debootstrap root
 # (cached, always used from a pristine copy) it runs scripts/run-baselines.sh from a clean clone of one
-# commit, then `kbench eval` of an example and the XLA:CPU peer (which installs jax), and with --all
+# commit, then `kbench eval` of an example and of a oneMKL candidate, and the XLA:CPU peer (which installs jax), and with --all
 # the local LLM's install.
 #
 #   scripts/check-fresh-install.sh [--commit REV] [--all] [--refresh-root] [--keep]
@@ -62,10 +62,13 @@ cache="${KBENCH_FRESH_ROOT_CACHE:-/var/cache/kbench-fresh-root}"
 tarball="$cache/$suite-$variant-$arch.tar"
 
 # The README's first command, exactly as written, at smoke size on two workloads; then one correct
-# example through the three gates; then the XLA:CPU peer, whose first run installs jax into .venv-xla
-# (half a minute). The local LLM's build is too long for every CI run, so it waits for --all.
+# example through the three gates, and a candidate on oneMKL; then the XLA:CPU peer, whose first run
+# installs jax into .venv-xla (half a minute). The local LLM's build is too long for every CI run, so it waits for --all.
 baselines_cmd=(scripts/run-baselines.sh --size smoke -w 8p -w 12p)
 eval_cmd=(build/src/kbench eval -w 8p_GEMM -c examples/8p_GEMM_fast.cpp --size smoke)
+# oneMKL, which scripts/install-deps.sh puts in .venv-mkl from PyPI: a candidate that can only compile,
+# link and run where the build found it and the worker loads it.
+mkl_eval_cmd=(build/src/kbench eval -w 8p_GEMM -c tests/candidates/mkl_bf16_gemm.cpp --size smoke)
 xla_cmd=(scripts/xla-peer.sh --size smoke --warmup 1 --iters 5 8p_GEMM 12p_RMSNorm)
 
 git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 || die "$repo is not a git repository (the check clones a commit)"
@@ -239,11 +242,12 @@ in_root() {
       /bin/bash -euo pipefail -c "cd /kbench/main && $1"' _ "$root" "$1"
 }
 
-# The eval must complete, say CORRECT and list its sandbox layers with none missing (a missing layer is
-# a WARNING line in the verdict).
+# eval_example OUT COMMAND...: the eval must complete, say CORRECT and list its sandbox layers with none
+# missing (a missing layer is a WARNING line in the verdict).
 eval_example() {
-  local out="$logs/eval.out"
-  in_root "$(printf '%q ' "${eval_cmd[@]}")" | tee "$out"
+  local out="$1"
+  shift
+  in_root "$(printf '%q ' "$@")" | tee "$out"
   head -n 1 "$out" | grep -q -- '->  CORRECT$' || { echo "the eval did not say CORRECT"; return 1; }
   grep -q '^  sandbox ' "$out" || { echo "the eval listed no sandbox layers"; return 1; }
   if grep -q 'WARNING' "$out"; then
@@ -266,8 +270,9 @@ fi
 step unpack unpack_root
 step clone clone_commit
 step run-baselines in_root "$(printf '%q ' "${baselines_cmd[@]}")"
-step eval eval_example
+step eval eval_example "$logs/eval.out" "${eval_cmd[@]}"
 sed 's/^/    /' "$logs/eval.out"
+step mkl-candidate eval_example "$logs/mkl-eval.out" "${mkl_eval_cmd[@]}"
 step xla-peer in_root "$(printf '%q ' "${xla_cmd[@]}")"
 if ((all)); then
   # A port of its own, so a server on this host's 8088 cannot answer for it.

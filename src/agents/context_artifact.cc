@@ -16,6 +16,7 @@
 
 #include "core/amx.h"
 #include "core/environment.h"
+#include "core/mkl_runtime.h"
 
 namespace kbench::agents {
 namespace fs = std::filesystem;
@@ -289,7 +290,12 @@ std::string hardware_summary_markdown(const PeakReport& peaks, const std::string
     if (machine.l3_shared_by > 0)
       caches += " shared by " + std::to_string(machine.l3_shared_by) + " logical CPUs";
   }
-  md += "- Caches: " + (caches.empty() ? std::string("unknown") : caches) + "\n\n";
+  md += "- Caches: " + (caches.empty() ? std::string("unknown") : caches) + "\n";
+  md += "- oneMKL for candidates (api.md, section oneMKL): " +
+        (mkl::runtime() ? mkl::runtime()->version
+                        : std::string("not available in this build; include only OpenBLAS, "
+                                      "oneDNN and Highway")) +
+        "\n\n";
 
   md += "## Measured peaks (" + std::to_string(peaks.threads) + " thread" +
         (peaks.threads == 1 ? "" : "s") + ")\n\n";
