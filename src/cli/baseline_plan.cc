@@ -2,8 +2,6 @@
 // (found by running it once, cached per kbench build), the fastest library path for each GEMM shape
 // class and the best time of every call on its fastest path (measured once per machine, cached per
 // machine and thread count), from which come its GEMM plan and its library ceiling.
-#include <cblas.h>
-#include <omp.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -17,6 +15,7 @@
 #include "harness/problem_instance.h"
 #include "ops/gemm.h"
 #include "ops/library_calls.h"
+#include "ops/library_threads.h"
 
 namespace kbench::cli {
 namespace {
@@ -208,8 +207,7 @@ json conv_timings(const ops::ConvCall& call) {
 
 void resolve_baseline(EvalOptions& eval) {
   const Workload& workload = *eval.workload;
-  omp_set_num_threads(eval.threads);
-  openblas_set_num_threads(eval.threads);
+  ops::set_library_threads(eval.threads);
   const std::string discovery_key = "library-calls-v1/" +
                                     std::string(current_environment().kbench_commit) + "/" +
                                     std::string(workload.name) + "/" + size_name(eval.size) +

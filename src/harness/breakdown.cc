@@ -1,8 +1,5 @@
 #include "harness/breakdown.h"
 
-#include <cblas.h>
-#include <omp.h>
-
 #include <algorithm>
 #include <stdexcept>
 
@@ -13,6 +10,7 @@
 #include "harness/thread_cpus.h"
 #include "ops/gemm.h"
 #include "ops/library_calls.h"
+#include "ops/library_threads.h"
 
 namespace kbench {
 
@@ -26,9 +24,7 @@ Breakdown measure_breakdown(const Workload& workload, Size size, int threads,
   if (runs < 1) throw std::invalid_argument("a breakdown needs at least one timed run");
   ThreadCpus this_thread;
   this_thread.pin(worker_cpus(threads));
-  const int saved_omp = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
-  omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
+  const ops::LibraryThreads library_threads(threads);
   if (!gemm_plan.empty()) ops::set_gemm_plan(gemm_plan);
 
   ProblemInstance instance(workload, size);
@@ -57,8 +53,6 @@ Breakdown measure_breakdown(const Workload& workload, Size size, int threads,
     totals_ms.push_back((now_seconds() - start) * 1e3);
     calls_of_run.push_back(ops::stop_recording_library_calls());
   }
-  omp_set_num_threads(saved_omp);
-  openblas_set_num_threads(saved_blas);
 
   Breakdown b;
   b.runs = runs;

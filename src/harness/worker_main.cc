@@ -10,9 +10,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cblas.h>
-#include <omp.h>
-
 #include <grp.h>
 
 #include <cstdio>
@@ -29,6 +26,7 @@
 #include "harness/shared_tensors.h"
 #include "harness/worker_protocol.h"
 #include "ops/gemm.h"
+#include "ops/library_threads.h"
 #include "workloads/registry.h"
 
 namespace kbench::worker {
@@ -156,9 +154,8 @@ int serve(const Args& args) {
   const kb_config config{args.threads, static_cast<int32_t>(params.size()), params.data()};
 
   pin_to_cpus(args.cpus);
-  openblas_set_num_threads(args.threads);
   // libgomp sized its default team before the pinning above; oneDNN and OpenMP kernels use this.
-  omp_set_num_threads(args.threads);
+  ops::set_library_threads(args.threads);
 
   KernelFn kernel = workload->baseline;
   ops::set_gemm_plan(args.gemm_plan);

@@ -10,7 +10,6 @@
 // library ceiling is the best bf16 GEMM the linked libraries reach, through ops::gemm_on_path.
 #include "probe/probe.h"
 
-#include <cblas.h>
 #include <immintrin.h>
 #include <omp.h>
 #include <sys/mman.h>
@@ -38,6 +37,7 @@
 #include "core/tensor.h"
 #include "core/timer.h"
 #include "ops/gemm.h"
+#include "ops/library_threads.h"
 
 #if !defined(__x86_64__)
 #error "kbench probe measures x86-64 vector units only"
@@ -280,9 +280,7 @@ std::int64_t library_gemm_extent(double fp32_gflops) {
 // threads (both restored afterwards); best of the calls.
 LibraryCeiling best_library_gemm(int threads, double fp32_gflops) {
   const std::int64_t n = library_gemm_extent(fp32_gflops);
-  const int saved_omp = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
-  omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
+  const ops::LibraryThreads library_threads(threads);
   const double flops =
       2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
   // The same measurement that picks the baselines' paths (paths taking turns, best call each).
@@ -298,8 +296,6 @@ LibraryCeiling best_library_gemm(int threads, double fp32_gflops) {
       best.method = std::string(ops::gemm_path_name(t.path)) + " " + std::to_string(n) + "^3";
     }
   }
-  omp_set_num_threads(saved_omp);
-  openblas_set_num_threads(saved_blas);
   return best;
 }
 
