@@ -20,24 +20,6 @@
 // tune: KB_QK_NV = 2 4 (default 2)
 // tune: KB_PV_MR = 4 6 (default 6)
 // tune: KB_PV_NV = 2 4 (default 4)
-#ifndef KB_BQ
-#define KB_BQ 64
-#endif
-#ifndef KB_BK
-#define KB_BK 64
-#endif
-#ifndef KB_QK_MR
-#define KB_QK_MR 8
-#endif
-#ifndef KB_QK_NV
-#define KB_QK_NV 2
-#endif
-#ifndef KB_PV_MR
-#define KB_PV_MR 6
-#endif
-#ifndef KB_PV_NV
-#define KB_PV_NV 4
-#endif
 // Not a tunable: KB_MAX_ISA (include/isa.h) caps the path for tests.
 
 #include "include/flash_attention.h"

@@ -69,24 +69,6 @@
 #ifndef KB_GEMM
 #define KB_GEMM 1
 #endif
-#ifndef KB_BQ
-#define KB_BQ 64
-#endif
-#ifndef KB_BK
-#define KB_BK 64
-#endif
-#ifndef KB_QK_MR
-#define KB_QK_MR 8
-#endif
-#ifndef KB_QK_NV
-#define KB_QK_NV 2
-#endif
-#ifndef KB_PV_MR
-#define KB_PV_MR 6
-#endif
-#ifndef KB_PV_NV
-#define KB_PV_NV 4
-#endif
 static_assert(KB_AQ >= 1, "KB_AQ: at least one query position per block");
 
 #include "include/flash_attention.h"

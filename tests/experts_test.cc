@@ -200,6 +200,29 @@ TEST(ExpertTuneTest, TuneRecordsEveryPointKeepsTheBestAndRunUsesIt) {
   std::filesystem::remove_all(dir);
 }
 
+// The default a `// tune:` line declares is the one the source defines for itself (in the expert or
+// a shared header it includes): a source compiled without a configuration runs the declared
+// default, not another point of the space.
+TEST(ShippedExpertsTest, EachDeclaredDefaultIsTheOneTheSourceDefines) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(source_path("experts"))) {
+    if (entry.path().extension() != ".cpp") continue;
+    const Workload* w = find_workload(entry.path().stem().string());
+    ASSERT_NE(w, nullptr) << entry.path() << " names no workload";
+    const std::optional<ExpertKernel> expert = find_expert(source_path("experts"), *w);
+    ASSERT_TRUE(expert.has_value());
+    for (const TunableParam& param : expert->params) {
+      const std::string guard = "#ifndef " + param.name + "\n#define " + param.name + " ";
+      const std::size_t at = expert->source.find(guard);
+      ASSERT_NE(at, std::string::npos) << entry.path() << " defines no default for " << param.name;
+      EXPECT_EQ(std::stoll(expert->source.substr(at + guard.size())), param.default_value)
+          << entry.path() << " " << param.name;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 30);
+}
+
 // Every shipped expert passes the gates at smoke size (odd shapes: every tail path) with its
 // default configuration, on whatever ISA path this machine takes, with 1 and 2 threads.
 TEST(ShippedExpertsTest, EachIsCorrectAtSmokeSizeOnThisMachine) {

@@ -1,8 +1,8 @@
 // Flash attention over bf16 query, key and value rows with f32 arithmetic: the block kernels
 // (AVX-512, AVX2+FMA, scalar), the path chosen at run time, and a generic driver shared by the
-// causal-attention experts (1p, 2p, 4p, 7p). The including file declares the tunables first
-// (KB_BQ, KB_BK, KB_QK_MR, KB_QK_NV, KB_PV_MR, KB_PV_NV; and KB_MAX_ISA, include/isa.h, for tests),
-// with their `// tune:` lines, so each expert owns its search space.
+// causal-attention experts (1p, 2p, 4p, 7p). Each expert declares its search space over the
+// tunables (KB_BQ, KB_BK, KB_QK_MR, KB_QK_NV, KB_PV_MR, KB_PV_NV; and KB_MAX_ISA, include/isa.h,
+// for tests) in its `// tune:` lines; the defaults are defined here, once.
 //
 // The driver takes query items, one per (batch, query head) or packed sequence: a strided block of
 // query rows, the kv head it reads (K and V rows at any row stride, optionally scattered over
@@ -64,9 +64,25 @@
 #include "kbench/kernel.h"
 #include "vector_math.h"
 
-#if !defined(KB_BQ) || !defined(KB_BK) || !defined(KB_QK_MR) || !defined(KB_QK_NV) || \
-    !defined(KB_PV_MR) || !defined(KB_PV_NV)
-#error "declare the flash-attention tunables before including flash_attention.h"
+// The driver's defaults, which the experts' `// tune:` lines name as theirs: a configured source
+// defines every tunable ahead of the expert's text; an expert compiled as it is gets these.
+#ifndef KB_BQ
+#define KB_BQ 64
+#endif
+#ifndef KB_BK
+#define KB_BK 64
+#endif
+#ifndef KB_QK_MR
+#define KB_QK_MR 8
+#endif
+#ifndef KB_QK_NV
+#define KB_QK_NV 2
+#endif
+#ifndef KB_PV_MR
+#define KB_PV_MR 6
+#endif
+#ifndef KB_PV_NV
+#define KB_PV_NV 4
 #endif
 
 // GCC 12 flags its own _mm512_undefined_*() placeholders inside intrinsics as "maybe

@@ -122,7 +122,7 @@ struct Workload {
   // Writes outputs in whatever dtype the output tensors declare: bf16 (as timed, rounding between
   // ops like a bf16 framework) or f32 (the oracle: same code, no intermediate rounding).
   KernelFn baseline;
-  Tolerance tolerance;
+  Tolerance tolerance;  // JAXBench's rule unless the workload states its own
   MathClass math = MathClass::kBf16Matmul;
   // The original JAX program's arithmetic, emulated: its ops in its order, each rounding its result
   // to bf16 wherever the program holds a bf16 tensor (matmul outputs, scores, softmax, norms, ...),

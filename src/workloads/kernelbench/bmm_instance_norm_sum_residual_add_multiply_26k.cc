@@ -181,18 +181,17 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kBmmInstanceNormSumResidualAddMultiply26k = {
+const Workload kBmmInstanceNormSumResidualAddMultiply26k = with_programs<Programs>({
     .name = "26k_BMM_InstanceNorm_Sum_ResidualAdd_Multiply",
     .kernelbench_problem = 28,
     .summary = "(rownorm(x @ W.T + b) * in_weight + in_bias + y) * y: bf16 GEMM -> (M,N)",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // atol 0.15: see the header's Tolerance note.
     .tolerance = {.atol = 0.15, .rtol = 1e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = checked_entry<shape_of_call, bf16_program>,
-};
+});
 
 }  // namespace kbench

@@ -181,15 +181,15 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kConv2dActivationBatchNorm34k = {
+const Workload kConv2dActivationBatchNorm34k = with_programs<Programs>({
     .name = "34k_Conv2d_Activation_BatchNorm",
     .kernelbench_problem = 52,
     .summary = "BatchNorm2d_train(mish(conv2d_3x3_valid(x, conv_weight) + conv_bias)) on bf16 NCHW",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds the conv output (|y| ~ 20 with unscaled weights) and mish's three
     // ops before the batch norm; channels whose mish output is mostly ~0 have a small sigma, so
     // their tail values normalize to |out| up to ~60, where bf16's own step is 0.25 and the
@@ -200,7 +200,6 @@ const Workload kConv2dActivationBatchNorm34k = {
     // 0.05 and 0.1; at 0.25 the worst of 200 smoke and 4 cpu seeds uses 0.53 of the rule. 5% RMS
     // noise (rel-L2 0.05) stays 3x over the rel-L2 bound, which rejects every degenerate output.
     .tolerance = Tolerance{.atol = 0.25, .rtol = 0.03, .max_rel_l2 = 0.015},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -123,17 +123,15 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kConv2dGeluGlobalAvgPool39k = {
+const Workload kConv2dGeluGlobalAvgPool39k = with_programs<Programs>({
     .name = "39k_Conv2d_GELU_GlobalAvgPool",
     .kernelbench_problem = 67,
     .summary = "mean_hw(gelu_tanh(conv2d_3x3_valid(x, weight) + bias)) on bf16 NCHW -> (N, Cout)",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

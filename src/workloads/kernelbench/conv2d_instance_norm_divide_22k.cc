@@ -122,15 +122,15 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kConv2dInstanceNormDivide22k = {
+const Workload kConv2dInstanceNormDivide22k = with_programs<Programs>({
     .name = "22k_Conv2d_InstanceNorm_Divide",
     .kernelbench_problem = 17,
     .summary = "InstanceNorm(conv2d_3x3_valid(x, weight) + conv_bias) / 2 on bf16 NCHW",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds the conv output before normalizing: its error 2^-9 |y| becomes
     // 2^-9 |y| / sigma in normalized units (|y| / sigma reaches ~5 at these inits, the uniform[0,1)
     // input giving each channel a mean well above its spread), and ~6 further bf16 ops add up to
@@ -138,7 +138,6 @@ const Workload kConv2dInstanceNormDivide22k = {
     // (20 smoke + 3 cpu seeds): worst 0.053 at |out| 2.4, rel-L2 up to 0.0072. The bounds are about
     // twice that; 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

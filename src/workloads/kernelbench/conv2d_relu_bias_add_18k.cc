@@ -111,17 +111,15 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kConv2dReluBiasAdd18k = {
+const Workload kConv2dReluBiasAdd18k = with_programs<Programs>({
     .name = "18k_Conv2D_ReLU_BiasAdd",
     .kernelbench_problem = 1,
     .summary = "relu(conv2d_3x3_valid(x, weight) + conv_bias) + bias on bf16 NCHW",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -230,15 +230,15 @@ int bf16_program(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kConvTranspose3dLayerNormGeluScaling28k = {
+const Workload kConvTranspose3dLayerNormGeluScaling28k = with_programs<Programs>({
     .name = "28k_ConvTranspose3d_LayerNorm_GELU_Scaling",
     .kernelbench_problem = 34,
     .summary = "gelu_tanh(LayerNorm_W(conv_transpose3d_k4s2p1(x) + bias)) * 1.0 on bf16 NCDHW",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds the transposed conv's output before the LayerNorm: its error 2^-9 |y|
     // becomes 2^-9 |y| / sigma in normalized units (the uniform[0,1) input gives each W row a mean
     // comparable to its spread, |y| / sigma up to ~3-5), and ~9 further bf16 ops (the norm's and
@@ -246,7 +246,6 @@ const Workload kConvTranspose3dLayerNormGeluScaling28k = {
     // (20 smoke + 3 cpu seeds): worst element error 0.061, rel-L2 up to 0.0061, which the default
     // fails. The bounds are about twice that; 5% RMS noise (rel-L2 0.05) stays 3x over rel-L2's.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -173,18 +173,16 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 )cpp";
 // clang-format on
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kGemmAddRelu41k = {
+const Workload kGemmAddRelu41k = with_programs<Programs>({
     .name = "41k_Gemm_Add_ReLU",
     .kernelbench_problem = 76,
     .summary = "relu(x @ weight + bias): bf16 (M,K) x (K,N) GEMM, row-broadcast bias, ReLU",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program>,
     .scaffold = kScaffold,
-};
+});
 
 }  // namespace kbench

@@ -174,22 +174,21 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kGemmBatchNormGeluRelu31k = {
+const Workload kGemmBatchNormGeluRelu31k = with_programs<Programs>({
     .name = "31k_Gemm_BatchNorm_GELU_ReLU",
     .kernelbench_problem = 41,
     .summary = "relu(gelu(batchnorm_train(x @ weight.T + bias))): batch statistics over axis 0",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds ~15 times between the GEMM and the output, and the batch statistics
     // cancel y's column mean (|y| ~ 2 sd, so each rounding of y costs 2x in z; see the header):
     // its worst element over 20 smoke and 3 cpu seeds needs (atol, rtol) = (0.025, 0.04), its
     // rel-L2 reaches 0.0083. The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x
     // over it.
     .tolerance = {.atol = 5e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -177,17 +177,15 @@ int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, 
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kGemmBatchNormScalingSoftmax43k = {
+const Workload kGemmBatchNormScalingSoftmax43k = with_programs<Programs>({
     .name = "43k_Gemm_BatchNorm_Scaling_Softmax",
     .kernelbench_problem = 84,
     .summary = "softmax(scale * batchnorm_eval(x @ weight + bias)) over features, running stats",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

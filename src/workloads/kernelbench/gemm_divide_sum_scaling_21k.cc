@@ -99,21 +99,20 @@ int term_magnitude(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tenso
   return 0;
 }
 
+using Programs = CheckedPrograms<linear::shape_of_call<kCall>, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kGemmDivideSumScaling21k = {
+const Workload kGemmDivideSumScaling21k = with_programs<Programs>({
     .name = "21k_Gemm_Divide_Sum_Scaling",
     .kernelbench_problem = 14,
     .summary = "row sums of (x @ weight.T) / 2, times 1.5: HIGHEST-precision GEMM -> (M,1)",
     .problem = make_problem,
-    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     // JAXBench's allclose(atol=1e-2, rtol=1e-2) and rel-L2 <= 1e-2, plus the rounded terms' share
     // (the header's Tolerance note).
     .tolerance = Tolerance{.term_rtol = kBf16UnitRoundoff},
-    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
     .term_magnitude =
         checked_entry<linear::shape_of_call<kCall>, term_magnitude, OutputDtype::kF32>,
-};
+});
 
 }  // namespace kbench

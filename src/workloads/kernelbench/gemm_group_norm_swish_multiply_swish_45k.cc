@@ -134,21 +134,20 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kGemmGroupNormSwishMultiplySwish45k = {
+const Workload kGemmGroupNormSwishMultiplySwish45k = with_programs<Programs>({
     .name = "45k_Gemm_GroupNorm_Swish_Multiply_Swish",
     .kernelbench_problem = 88,
     .summary = "swish(swish(groupnorm(x @ weight.T + bias)) * multiply_weight), groups of N/G",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds ~13 times between the GEMM and the output (see the header), and the
     // unscaled multiply_weight lifts outputs to ~6 where bf16's step is 1/32: its worst element
     // over 20 smoke and 3 cpu seeds needs (atol, rtol) = (0.0025, 0.04), its rel-L2 reaches 0.0084.
     // The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x over it.
     .tolerance = {.atol = 1e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

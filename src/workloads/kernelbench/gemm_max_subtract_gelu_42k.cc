@@ -112,18 +112,17 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
   return 0;
 }
 
+using Programs = CheckedPrograms<linear::shape_of_call<kCall>, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kGemmMaxSubtractGelu42k = {
+const Workload kGemmMaxSubtractGelu42k = with_programs<Programs>({
     .name = "42k_Gemm_Max_Subtract_GELU",
     .kernelbench_problem = 80,
     .summary = "gelu(v - rowmax(v)), v = x @ weight + bias: bf16 (M,K) x (K,N) GEMM -> (M,N)",
     .problem = make_problem,
-    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     // atol 3e-2 and rel-L2 2.5e-2: see the header's Tolerance note.
     .tolerance = {.atol = 3e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2},
-    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
-};
+});
 
 }  // namespace kbench

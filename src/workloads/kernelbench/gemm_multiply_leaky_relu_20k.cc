@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -27,7 +28,6 @@ namespace kbench {
 namespace {
 
 using linear::bf16r;
-using linear::Extent;
 using linear::Vectors;
 
 constexpr float kMultiplier = 2.0f;     // config_full.multiplier
@@ -43,8 +43,7 @@ Problem make_problem(Size size) {
 }
 
 // The inputs after x and weight: bias (N).
-constexpr Extent kVectors[] = {Extent::kColumns};
-constexpr linear::Call kCall{.vectors = kVectors};
+constexpr const linear::Call& kCall = linear::kBiasCall;
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   const double scaled = (y + v[0][j]) * kMultiplier;
@@ -68,18 +67,16 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return scaled >= 0.0f ? scaled : bf16r(bf16r(static_cast<float>(kNegativeSlope)) * scaled);
 }
 
+using Programs = linear::EpiloguePrograms<kCall, epilogue, baseline, program_ops>;
+
 }  // namespace
 
-const Workload kGemmMultiplyLeakyRelu20k = {
+const Workload kGemmMultiplyLeakyRelu20k = with_programs<Programs>({
     .name = "20k_Gemm_Multiply_LeakyReLU",
     .kernelbench_problem = 12,
     .summary =
         "leaky_relu((x @ weight + bias) * 2.0, 0.1): bf16 (M,K) x (K,N) GEMM, fused epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -31,7 +32,6 @@ namespace kbench {
 namespace {
 
 using linear::bf16r;
-using linear::Extent;
 using linear::Vectors;
 
 constexpr float kScalingFactor = 0.5f;  // config_full.scaling_factor
@@ -49,8 +49,7 @@ Problem make_problem(Size size) {
 }
 
 // The inputs after x and weight: bias (N).
-constexpr Extent kVectors[] = {Extent::kColumns};
-constexpr linear::Call kCall{.vectors = kVectors};
+constexpr const linear::Call& kCall = linear::kBiasCall;
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   return linear::gelu_tanh(std::min(std::max((y + v[0][j]) * kScalingFactor, double{kHardtanhMin}),
@@ -80,19 +79,16 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return bf16r(bf16r(0.5f * c) * bf16r(1.0f + bf16r(std::tanh(inner))));
 }
 
+using Programs = linear::EpiloguePrograms<kCall, epilogue, baseline, program_ops>;
+
 }  // namespace
 
-const Workload kGemmScalingHardtanhGelu35k = {
+const Workload kGemmScalingHardtanhGelu35k = with_programs<Programs>({
     .name = "35k_Gemm_Scaling_Hardtanh_GELU",
     .kernelbench_problem = 53,
-    .summary =
-        "tanh-GELU(clip((x @ weight + bias) * 0.5, -2, 2)): bf16 (M,K) x (K,N) GEMM, fused "
-        "epilogue",
+    .summary = "tanh-GELU(clip((x @ weight + bias) * 0.5, -2, 2)): bf16 (M,K) x (K,N) GEMM, fused "
+               "epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

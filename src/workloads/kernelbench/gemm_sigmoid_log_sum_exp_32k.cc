@@ -150,17 +150,15 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kGemmSigmoidLogSumExp32k = {
+const Workload kGemmSigmoidLogSumExp32k = with_programs<Programs>({
     .name = "32k_Gemm_Sigmoid_LogSumExp",
     .kernelbench_problem = 45,
     .summary = "logsumexp(sigmoid(x @ w1.T + b1) @ w2.T + b2) per row: two bf16 GEMMs -> (M)",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program>,
-};
+});
 
 }  // namespace kbench

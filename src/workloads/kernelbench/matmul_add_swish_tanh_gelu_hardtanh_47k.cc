@@ -84,18 +84,18 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return std::min(std::max(activated, -1.0f), 1.0f);
 }
 
+using Programs =
+    linear::EpiloguePrograms<kCall, epilogue, checked_entry<linear::shape_of_call<kCall>, baseline>,
+                             program_ops>;
+
 }  // namespace
 
-const Workload kMatmulAddSwishTanhGeluHardtanh47k = {
+const Workload kMatmulAddSwishTanhGeluHardtanh47k = with_programs<Programs>({
     .name = "47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh",
     .kernelbench_problem = 95,
     .summary =
         "clip(gelu(tanh(swish(x @ weight + bias + add_value))), -1, 1): bf16 GEMM, fused epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
-    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

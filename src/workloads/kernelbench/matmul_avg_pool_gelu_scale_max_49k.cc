@@ -135,18 +135,17 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kMatmulAvgPoolGeluScaleMax49k = {
+const Workload kMatmulAvgPoolGeluScaleMax49k = with_programs<Programs>({
     .name = "49k_Matmul_AvgPool_GELU_Scale_Max",
     .kernelbench_problem = 98,
     .summary = "max over 16-wide window means q of 2 gelu(q), v = x @ weight + bias -> (M)",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // rtol 3e-2 and rel-L2 2e-2: see the header's Tolerance note.
     .tolerance = {.atol = 1e-2, .rtol = 3e-2, .max_rel_l2 = 2e-2},
-    .bf16_program = checked_entry<shape_of_call, bf16_program>,
-};
+});
 
 }  // namespace kbench

@@ -128,18 +128,19 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return bf16r(shifted * bf16r(1.0f / (1.0f + std::exp(-shifted))));
 }
 
+using Programs =
+    linear::EpiloguePrograms<kCall, epilogue, checked_entry<linear::shape_of_call<kCall>, baseline>,
+                             program_ops>;
+
 }  // namespace
 
-const Workload kMatmulBatchNormBiasAddDivideSwish48k = {
+const Workload kMatmulBatchNormBiasAddDivideSwish48k = with_programs<Programs>({
     .name = "48k_Matmul_BatchNorm_BiasAdd_Divide_Swish",
     .kernelbench_problem = 97,
     .summary =
         "swish((bn_eval(x @ weight + linear_bias) + bias) / 1.0): bf16 GEMM, per-feature epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     .tolerance = kTolerance,
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

@@ -24,6 +24,7 @@
 
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -32,7 +33,6 @@ namespace kbench {
 namespace {
 
 using linear::bf16r;
-using linear::Extent;
 using linear::Vectors;
 
 constexpr float kDivisor = 10.0f;  // config_full.divisor
@@ -47,8 +47,7 @@ Problem make_problem(Size size) {
 }
 
 // The inputs after x and weight: bias (N).
-constexpr Extent kVectors[] = {Extent::kColumns};
-constexpr linear::Call kCall{.vectors = kVectors};
+constexpr const linear::Call& kCall = linear::kBiasCall;
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   return linear::gelu_tanh((y + v[0][j]) / kDivisor);
@@ -68,17 +67,15 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return ops::jnp::gelu_tanh(bf16r(bf16r(y + v[0][j]) / kDivisor));
 }
 
+using Programs = linear::EpiloguePrograms<kCall, epilogue, baseline, program_ops>;
+
 }  // namespace
 
-const Workload kMatmulDivideGelu44k = {
+const Workload kMatmulDivideGelu44k = with_programs<Programs>({
     .name = "44k_Matmul_Divide_GELU",
     .kernelbench_problem = 86,
     .summary = "gelu((x @ weight + bias) / 10.0): bf16 (M,K) x (K,N) GEMM, fused epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

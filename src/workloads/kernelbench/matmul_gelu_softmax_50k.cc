@@ -101,17 +101,15 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kMatmulGeluSoftmax50k = {
+const Workload kMatmulGeluSoftmax50k = with_programs<Programs>({
     .name = "50k_Matmul_GELU_Softmax",
     .kernelbench_problem = 99,
     .summary = "softmax(gelu(x @ weight + bias)) over features, tanh-form GELU",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -28,7 +29,6 @@ namespace kbench {
 namespace {
 
 using linear::bf16r;
-using linear::Extent;
 using linear::Vectors;
 
 Problem make_problem(Size size) {
@@ -39,8 +39,7 @@ Problem make_problem(Size size) {
 }
 
 // The inputs after x and weight: bias (N).
-constexpr Extent kVectors[] = {Extent::kColumns};
-constexpr linear::Call kCall{.vectors = kVectors};
+constexpr const linear::Call& kCall = linear::kBiasCall;
 
 double mish(double y) {
   return y * std::tanh(std::log1p(std::exp(y)));
@@ -70,22 +69,21 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return mish_bf16(mish_bf16(bf16r(y + v[0][j])));
 }
 
+using Programs = linear::EpiloguePrograms<kCall, epilogue, baseline, program_ops>;
+
 }  // namespace
 
-const Workload kMatmulMishMish27k = {
+const Workload kMatmulMishMish27k = with_programs<Programs>({
     .name = "27k_Matmul_Mish_Mish",
     .kernelbench_problem = 29,
     .summary = "mish(mish(x @ weight + bias)): bf16 (M,K) x (K,N) GEMM, transcendental epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
     // JAXBench's allclose(atol=1e-2) with rtol 2e-2, plus rel-L2 <= 1e-2. The original holds
     // two mishes (softplus, tanh and a product each) after the bf16 GEMM output: about nine
     // bf16 roundings, whose compounded relative error reaches 0.9% of an element (worst 0.92 of
     // JAXBench's rtol 1e-2 bound at cpu size, kbench validate --seeds 6); rtol 2e-2 doubles that.
     // rel-L2 stays 1e-2 (faithful 0.005), which rejects 5% noise at 5x.
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 2e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

@@ -131,18 +131,17 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
   return 0;
 }
 
+using Programs = CheckedPrograms<linear::shape_of_call<kCall>, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kMatmulScaleResidualAddClampLogSumExpMish24k = {
+const Workload kMatmulScaleResidualAddClampLogSumExpMish24k = with_programs<Programs>({
     .name = "24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish",
     .kernelbench_problem = 22,
     .summary = "t = logsumexp(clip(4 (x @ weight.T + bias), -10, 10)), out = t * mish(t) -> (M,1)",
     .problem = make_problem,
-    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     // rtol 2.5e-2: see the header's Tolerance note.
     .tolerance = {.atol = 1e-2, .rtol = 2.5e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
-};
+});
 
 }  // namespace kbench

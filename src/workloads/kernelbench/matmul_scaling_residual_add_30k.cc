@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -27,7 +28,6 @@ namespace kbench {
 namespace {
 
 using linear::bf16r;
-using linear::Extent;
 using linear::Vectors;
 
 constexpr float kScalingFactor = 0.5f;  // config_full.scaling_factor
@@ -46,8 +46,7 @@ Problem make_problem(Size size) {
 }
 
 // The inputs after x and weight: bias (N).
-constexpr Extent kVectors[] = {Extent::kColumns};
-constexpr linear::Call kCall{.vectors = kVectors};
+constexpr const linear::Call& kCall = linear::kBiasCall;
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   const double linear = y + v[0][j];
@@ -70,18 +69,16 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return bf16r(bf16r(linear * kScalingFactor) + linear);
 }
 
+using Programs = linear::EpiloguePrograms<kCall, epilogue, baseline, program_ops>;
+
 }  // namespace
 
-const Workload kMatmulScalingResidualAdd30k = {
+const Workload kMatmulScalingResidualAdd30k = with_programs<Programs>({
     .name = "30k_Matmul_Scaling_ResidualAdd",
     .kernelbench_problem = 40,
     .summary =
         "y * 0.5 + y for y = x @ weight + bias: bf16 (M,K) x (K,N) GEMM, M = 4K, linear epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
-    .tolerance = Tolerance{},  // JAXBench allclose(atol=1e-2, rtol=1e-2), plus rel-L2 <= 1e-2
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

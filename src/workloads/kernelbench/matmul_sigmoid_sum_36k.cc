@@ -78,17 +78,15 @@ int bf16_program(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out
   return 0;
 }
 
+using Programs = CheckedPrograms<linear::shape_of_call<kCall>, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kMatmulSigmoidSum36k = {
+const Workload kMatmulSigmoidSum36k = with_programs<Programs>({
     .name = "36k_Matmul_Sigmoid_Sum",
     .kernelbench_problem = 56,
     .summary = "sum over features of sigmoid(x @ weight + bias): bf16 (M,K) x (K,N) GEMM -> (M,1)",
     .problem = make_problem,
-    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
-};
+});
 
 }  // namespace kbench

@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -34,7 +35,6 @@ namespace kbench {
 namespace {
 
 using linear::bf16r;
-using linear::Extent;
 using linear::Vectors;
 
 constexpr float kSubtractValue = 2.0f;  // config_full.subtract_value
@@ -75,8 +75,7 @@ Problem make_problem(Size size) {
 }
 
 // The inputs after x and weight: bias (N).
-constexpr Extent kVectors[] = {Extent::kColumns};
-constexpr linear::Call kCall{.vectors = kVectors};
+constexpr const linear::Call& kCall = linear::kBiasCall;
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   const double shifted = (y + v[0][j] - kSubtractValue) * kMultiplyValue;
@@ -100,17 +99,16 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return shifted > 0.0f ? shifted : 0.0f;
 }
 
+using Programs = linear::EpiloguePrograms<kCall, epilogue, baseline, program_ops>;
+
 }  // namespace
 
-const Workload kMatmulSubtractMultiplyRelu19k = {
+const Workload kMatmulSubtractMultiplyRelu19k = with_programs<Programs>({
     .name = "19k_Matmul_Subtract_Multiply_ReLU",
     .kernelbench_problem = 9,
     .summary = "relu((x @ weight + bias - 2.0) * 1.5): bf16 (M,K) x (K,N) GEMM, four-step epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
     .tolerance = kTolerance,
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

@@ -95,20 +95,19 @@ int term_magnitude(const linear::Shape& /*shape*/, const kb_tensor* in, kb_tenso
   return 0;
 }
 
+using Programs = CheckedPrograms<linear::shape_of_call<kCall>, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k = {
+const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k = with_programs<Programs>({
     .name = "23k_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp",
     .kernelbench_problem = 18,
     .summary = "row sums of x @ weight.T + bias (then size-1 identities): bf16 GEMM -> (M,1)",
     .problem = make_problem,
-    .reference = checked_entry<linear::shape_of_call<kCall>, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<linear::shape_of_call<kCall>, baseline>,
     // See the header's Tolerance note.
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.5e-2, .term_rtol = kBf16UnitRoundoff},
-    .bf16_program = checked_entry<linear::shape_of_call<kCall>, bf16_program>,
     .term_magnitude =
         checked_entry<linear::shape_of_call<kCall>, term_magnitude, OutputDtype::kF32>,
-};
+});
 
 }  // namespace kbench

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -26,7 +27,6 @@ namespace kbench {
 namespace {
 
 using linear::bf16r;
-using linear::Extent;
 using linear::Vectors;
 
 constexpr float kScalingFactor = 2.0f;  // config_full.scaling_factor
@@ -39,8 +39,7 @@ Problem make_problem(Size size) {
 }
 
 // The inputs after x and weight: bias (N).
-constexpr Extent kVectors[] = {Extent::kColumns};
-constexpr linear::Call kCall{.vectors = kVectors};
+constexpr const linear::Call& kCall = linear::kBiasCall;
 
 double epilogue(double y, std::int64_t j, const Vectors<double>& v) {
   const double linear = y + v[0][j];
@@ -64,22 +63,21 @@ float program_ops(float y, std::int64_t j, const Vectors<float>& v) {
   return bf16r(swish * kScalingFactor);
 }
 
+using Programs = linear::EpiloguePrograms<kCall, epilogue, baseline, program_ops>;
+
 }  // namespace
 
-const Workload kMatmulSwishScaling37k = {
+const Workload kMatmulSwishScaling37k = with_programs<Programs>({
     .name = "37k_Matmul_Swish_Scaling",
     .kernelbench_problem = 59,
     .summary = "swish(x @ weight + bias) * 2.0: bf16 (M,K) x (K,N) GEMM, fused epilogue",
     .problem = make_problem,
-    .reference = linear::epilogue_reference<kCall, epilogue>,
-    .baseline = baseline,
     // JAXBench's allclose(atol=1e-2) with rtol 2e-2, plus rel-L2 <= 1e-2. The original holds
     // swish (a sigmoid and a product) and the scaling after the bf16 GEMM output and bias add:
     // five bf16 roundings, whose compounded relative error reached 0.84 of JAXBench's rtol 1e-2
     // bound at cpu size (kbench validate --seeds 6); rtol 2e-2 doubles the margin. rel-L2 stays
     // 1e-2 (faithful 0.0036), which rejects 5% noise at 5x.
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 2e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = linear::epilogue_program<kCall, program_ops>,
-};
+});
 
 }  // namespace kbench

@@ -123,22 +123,21 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kMatmulSwishSumGroupNorm29k = {
+const Workload kMatmulSwishSumGroupNorm29k = with_programs<Programs>({
     .name = "29k_Matmul_Swish_Sum_GroupNorm",
     .kernelbench_problem = 37,
     .summary = "groupnorm(swish(x @ weight) + bias) over groups of N/G features, affine",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // The bf16 program rounds ~10 times between the GEMM and the output (see the header): its
     // worst element over 20 smoke and 3 cpu seeds needs atol + rtol |oracle| with (0.015, 0.02),
     // its rel-L2 reaches 0.0055. The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x
     // over it. The elementwise part is 1.5x that, (0.045, 0.06): over 400 smoke seeds (kbench
     // validate --seeds 200, two base seeds) one element exceeded (0.03, 0.04) by 7%.
     .tolerance = {.atol = 4.5e-2, .rtol = 6e-2, .max_rel_l2 = 2e-2},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -101,6 +101,38 @@ std::optional<Shape> gqa_shape_of_call(const kb_tensor* in, std::int32_t num_inp
   return s;
 }
 
+// The heads of a grouped-query call in `kLayout`, for HeadPrograms (the workload adds its
+// score_steps). Query heads run in order, so the G query heads of a kv head come in a row and its
+// K and V stay in cache across them; query head h reads kv head h / G through a view, as XLA fuses
+// the original's repeat of K and V into the dot's operand.
+template <class Shape, GqaLayout kLayout>
+struct GqaHeads {
+  static std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
+                                            const kb_tensor* out, std::int32_t num_outputs) {
+    return gqa_shape_of_call<Shape>(in, num_inputs, out, num_outputs, kLayout);
+  }
+
+  static std::int64_t heads_per_batch(const Shape& s) { return s.num_query_heads; }
+
+  // BHSD: a head is a dense S x D matrix. BSHD: rows s of query head h of batch b sit at
+  // ((b * S + s) * Hq + h) * D, an S x D matrix with row stride Hq * D (Hkv * D for its kv head),
+  // and the output head lands back in BSHD by its row stride alone.
+  static ops::HeadView head(const kb_tensor* in, kb_tensor* out, const Shape& s, std::int64_t b,
+                            std::int64_t h) {
+    const std::int64_t kv_head = h / (s.num_query_heads / s.num_kv_heads);
+    if constexpr (kLayout == GqaLayout::kBhsd) {
+      const std::int64_t head_size = s.seq_len * s.head_dim;
+      return head_view(in, out, (b * s.num_query_heads + h) * head_size, s.head_dim,
+                       (b * s.num_kv_heads + kv_head) * head_size, s.head_dim);
+    } else {
+      const std::int64_t q_ld = s.num_query_heads * s.head_dim;
+      const std::int64_t kv_ld = s.num_kv_heads * s.head_dim;
+      return head_view(in, out, b * s.seq_len * q_ld + h * s.head_dim, q_ld,
+                       b * s.seq_len * kv_ld + kv_head * s.head_dim, kv_ld);
+    }
+  }
+};
+
 // The three programs of an attention workload, one ops/attention.h head at a time. `Heads` is the
 // workload's own part, static members only:
 //   shape_of_call(in, num_inputs, out, num_outputs) -> std::optional<Shape>: the call's extents

@@ -1,11 +1,13 @@
 // The (B, H, S, D) query, key and value tensors of the attention-shaped workloads (1p, 5p, 15p,
-// 16p): their extents, the call check they share, and the (batch, head) slices the quadratic-form
-// workloads (15p, 16p) hand to ops::gemm one head at a time.
+// 16p): their extents, the problem and call check they share, and the (batch, head) slices the
+// quadratic-form workloads (15p, 16p) hand to ops::gemm one head at a time.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/bf16.h"
@@ -13,6 +15,7 @@
 #include "kbench/kernel.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "workloads/workload.h"
 
 namespace kbench::bhsd {
 
@@ -22,6 +25,24 @@ struct Shape {
 
 inline std::vector<std::int64_t> dims(const Shape& s) {
   return {s.batch, s.num_heads, s.seq_len, s.head_dim};
+}
+
+// The problem over bf16 (B, H, S, D) q, k and v named `names`, each drawn from normal(), with one
+// bf16 output of that shape: the config keys batch, seq_len, num_heads and head_dim, and the FLOPs
+// of two full S x S matmuls per head (4 B H S^2 D, the masked half included, as the originals
+// count them). The caller appends its own config and inputs, then sets min_bytes.
+inline Problem qkv_problem(const Shape& s, const std::array<std::string, 3>& names) {
+  Problem problem;
+  problem.config = {{"batch", s.batch},
+                    {"seq_len", s.seq_len},
+                    {"num_heads", s.num_heads},
+                    {"head_dim", s.head_dim}};
+  for (const std::string& name : names)
+    problem.inputs.push_back({{name, KB_BF16, dims(s)}, InitRule::normal()});
+  problem.outputs = {{"out", KB_BF16, dims(s)}};
+  problem.flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
+                  static_cast<double>(s.seq_len * s.seq_len * s.head_dim);
+  return problem;
 }
 
 // The extents of a call with `expected_inputs` inputs and one output whose in[0..2] are bf16

@@ -1,6 +1,7 @@
 // The kb_run-shaped entry points of a workload's programs, written once: check the call against the
 // workload's signature, then run a body that receives the checked extents. A workload's reference,
-// baseline and bf16 program then start with their own work, not with the same three lines of checks.
+// baseline and bf16 program then start with their own work, not with the same three lines of
+// checks.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <type_traits>
 
 #include "kbench/kernel.h"
+#include "workloads/workload.h"
 
 namespace kbench {
 
@@ -38,6 +40,28 @@ int checked_entry(const kb_config* cfg, const kb_tensor* in, std::int32_t num_in
     return kBody(*shape, cfg, in, out);
   else
     return kBody(*shape, in, out);
+}
+
+// A workload's three programs behind one shape check: the reference must write the f32 truth, the
+// baseline either dtype, the bf16 program `kProgramOut` (the original's bf16 result, unless the
+// original's output is f32 whatever its inputs).
+template <auto kShapeOf, auto kReference, auto kBaseline, auto kBf16Program,
+          OutputDtype kProgramOut = OutputDtype::kBf16>
+struct CheckedPrograms {
+  static constexpr KernelFn reference = checked_entry<kShapeOf, kReference, OutputDtype::kF32>;
+  static constexpr KernelFn baseline = checked_entry<kShapeOf, kBaseline>;
+  static constexpr KernelFn bf16_program = checked_entry<kShapeOf, kBf16Program, kProgramOut>;
+};
+
+// `definition` with its reference, baseline and bf16 program taken from Programs (CheckedPrograms,
+// attention::HeadPrograms, linear::EpiloguePrograms), so a workload file names its program set
+// once and its definition holds only what describes it.
+template <class Programs>
+constexpr Workload with_programs(Workload definition) {
+  definition.reference = Programs::reference;
+  definition.baseline = Programs::baseline;
+  definition.bf16_program = Programs::bf16_program;
+  return definition;
 }
 
 }  // namespace kbench

@@ -45,6 +45,10 @@ struct Call {
                                 std::int32_t num_outputs) const;
 };
 
+// The most common call: x (M, K), weight (K, N), then a bias (N), out (M, N).
+inline constexpr Extent kBiasOnly[] = {Extent::kColumns};
+inline constexpr Call kBiasCall{.vectors = kBiasOnly};
+
 // The extents of x (M, K) @ weight (+ bias (N)) when x and weight are rank-2 bf16 tensors whose
 // extents agree under `layout` and bias (when given) is a bf16 (N); nullopt otherwise.
 std::optional<Shape> shape_of(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
@@ -204,6 +208,15 @@ int epilogue_program(const kb_config* /*cfg*/, const kb_tensor* in, std::int32_t
                      kb_tensor* out, std::int32_t num_outputs) {
   return epilogue_program(kCall, kOps, in, num_inputs, out, num_outputs);
 }
+
+// The programs (kit/entry.h's with_programs) of a workload that is one linear layer with an
+// elementwise epilogue: the two above, and the workload's own baseline.
+template <const Call& kCall, ReferenceEpilogue kEpilogue, KernelFn kBaseline, ProgramEpilogue kOps>
+struct EpiloguePrograms {
+  static constexpr KernelFn reference = epilogue_reference<kCall, kEpilogue>;
+  static constexpr KernelFn baseline = kBaseline;
+  static constexpr KernelFn bf16_program = epilogue_program<kCall, kOps>;
+};
 
 // The fusing compiler's baseline of such a workload: one GEMM with `epilogue` and the bias in[2]
 // (call.vectors[0] must be the bias) fused, written once in out's dtype. Returns nonzero unless

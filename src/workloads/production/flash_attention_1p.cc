@@ -30,6 +30,7 @@
 #include "ops/attention.h"
 #include "workloads/kit/attention.h"
 #include "workloads/kit/bhsd.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -49,20 +50,7 @@ constexpr Presets<Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const Shape s = kPresets.at(size);
-  const std::vector<std::int64_t> dims = bhsd::dims(s);
-  Problem problem;
-  problem.config = {{"batch", s.batch},
-                    {"seq_len", s.seq_len},
-                    {"num_heads", s.num_heads},
-                    {"head_dim", s.head_dim}};
-  problem.inputs = {
-      {{"query", KB_BF16, dims}, InitRule::normal()},
-      {{"key", KB_BF16, dims}, InitRule::normal()},
-      {{"value", KB_BF16, dims}, InitRule::normal()},
-  };
-  problem.outputs = {{"out", KB_BF16, dims}};
-  problem.flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
-                  static_cast<double>(s.seq_len * s.seq_len * s.head_dim);
+  Problem problem = bhsd::qkv_problem(s, {"query", "key", "value"});
   problem.essential_flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
                             ops::causal_pairs(s.seq_len, s.seq_len) *
                             static_cast<double>(s.head_dim);
@@ -87,6 +75,19 @@ struct Heads {
     return attention::scaled_score_steps(s.head_dim, kMaskedScore);
   }
 };
+
+// The baseline is what a fusing compiler emits for the original, one (batch, head) at a time
+// (ops::attention_baseline): blocks of query rows, each a GEMM for its full-width scores with
+// the D^-0.5 scale fused into it, one softmax pass per row while the block is in L2, and a GEMM
+// with value writing the block's output rows. With a bf16 output the probabilities (the second
+// GEMM's operand) are stored in bf16, as the program's bf16 tensor is; with an f32 output (the
+// oracle) nothing is rounded. The scores stay f32, as an einsum with f32 accumulation fused
+// into its softmax consumer keeps them: a literal bf16 scores tensor (|q.k| ~ 11, bf16 step
+// 1/16) moves the exponents by up to ~0.03, which at cpu size put this baseline's worst element
+// at 95% of the JAXBench allclose bound against the oracle (40% with f32 scores).
+//
+// The bf16 program is the original program's bf16 arithmetic (ops::attention_bf16_program): bf16
+// scores, the bf16 scale multiply, the bf16 softmax, the bf16 output einsum.
 using Programs = attention::HeadPrograms<Heads>;
 
 // Not R"cpp(": clang-format would reformat a raw string with that delimiter as C++.
@@ -154,31 +155,16 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 
 }  // namespace
 
-const Workload kFlashAttention1p = {
+const Workload kFlashAttention1p = with_programs<Programs>({
     .name = "1p_Flash_Attention",
-    .model =
-        "Baseline-MHA (CONFIG.model); README lists Llama-3.1-70B; optimized.py CONFIG.model = "
-        "Llama-3.1-70B",
+    .model = "Baseline-MHA (CONFIG.model); README lists Llama-3.1-70B; optimized.py CONFIG.model = "
+             "Llama-3.1-70B",
     .summary = "Causal multi-head attention softmax(q k^T / sqrt(D)) v over bf16 (B,H,S,D)",
     .problem = make_problem,
-    .reference = Programs::reference,
-    // What a fusing compiler emits for the original, one (batch, head) at a time
-    // (ops::attention_baseline): blocks of query rows, each a GEMM for its full-width scores with
-    // the D^-0.5 scale fused into it, one softmax pass per row while the block is in L2, and a GEMM
-    // with value writing the block's output rows. With a bf16 output the probabilities (the second
-    // GEMM's operand) are stored in bf16, as the program's bf16 tensor is; with an f32 output (the
-    // oracle) nothing is rounded. The scores stay f32, as an einsum with f32 accumulation fused
-    // into its softmax consumer keeps them: a literal bf16 scores tensor (|q.k| ~ 11, bf16 step
-    // 1/16) moves the exponents by up to ~0.03, which at cpu size put this baseline's worst element
-    // at 95% of the JAXBench allclose bound against the oracle (40% with f32 scores).
-    .baseline = Programs::baseline,
     // atol 0.05 (values have unit scale), rtol 1e-2, rel-L2 1e-2: the original bf16 program fails
     // JAXBench's atol 1e-2 on ~30% of seeds; formula and measurements at attention::tolerance.
     .tolerance = attention::tolerance(1.0),
-    // The original program's bf16 arithmetic (ops::attention_bf16_program): bf16 scores, the bf16
-    // scale multiply, the bf16 softmax, the bf16 output einsum.
-    .bf16_program = Programs::bf16_program,
     .scaffold = kScaffold,
-};
+});
 
 }  // namespace kbench

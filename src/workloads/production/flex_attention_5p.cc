@@ -39,6 +39,7 @@
 #include "ops/tensor_checks.h"
 #include "workloads/kit/attention.h"
 #include "workloads/kit/bhsd.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -105,26 +106,25 @@ struct Heads {
     return attention::scaled_score_steps(s.head_dim, kMaskedScore);
   }
 };
+
+// The baseline is what a fusing compiler emits (ops::attention_baseline) per head: blocks of query
+// rows, each a GEMM for its full-width scores with the D^-0.5 scale fused into it, then per row the
+// bias added in the softmax pass (the score_mod fused into its consumer) while the block is in L2,
+// and a GEMM with v writing the block's output rows. bf16 probabilities with a bf16 output;
+// nothing rounded in the oracle.
+//
+// The bf16 program is the original program's bf16 arithmetic (ops::attention_bf16_program): bf16
+// scores, the bf16 scale multiply, the bf16 bias add, the bf16 softmax, the bf16 output matmul.
 using Programs = attention::HeadPrograms<Heads>;
 
 }  // namespace
 
-const Workload kFlexAttention5p = {
+const Workload kFlexAttention5p = with_programs<Programs>({
     .name = "5p_Flex_Attention",
     .model = "Llama-3.1-70B (MaxText attention_op.py)",
     .summary = "Causal multi-head attention with an additive (H,S,S) relative-position bias, bf16",
     .problem = make_problem,
-    .reference = Programs::reference,
-    // What a fusing compiler emits (ops::attention_baseline) per head: blocks of query rows, each a
-    // GEMM for its full-width scores with the D^-0.5 scale fused into it, then per row the bias
-    // added in the softmax pass (the score_mod fused into its consumer) while the block is in L2,
-    // and a GEMM with v writing the block's output rows. bf16 probabilities with a bf16 output;
-    // nothing rounded in the oracle.
-    .baseline = Programs::baseline,
     .tolerance = attention::tolerance(kValueScale),
-    // The original program's bf16 arithmetic (ops::attention_bf16_program): bf16 scores, the bf16
-    // scale multiply, the bf16 bias add, the bf16 softmax, the bf16 output matmul.
-    .bf16_program = Programs::bf16_program,
-};
+});
 
 }  // namespace kbench

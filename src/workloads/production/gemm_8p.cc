@@ -134,18 +134,16 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 )cpp";
 // clang-format on
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kGemm8p = {
+const Workload kGemm8p = with_programs<Programs>({
     .name = "8p_GEMM",
     .model = "Llama-3.1-70B FFN (hidden->mlp projection)",
     .summary = "Dense bf16 matmul out = A @ B, (M,K) x (K,N), f32 accumulation",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program>,
     .scaffold = kScaffold,
-};
+});
 
 }  // namespace kbench

@@ -30,6 +30,7 @@
 #include "core/tensor.h"
 #include "ops/attention.h"
 #include "workloads/kit/attention.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -70,56 +71,30 @@ Problem make_problem(Size size) {
 }
 
 // The call's heads, for attention::HeadPrograms.
-struct Heads {
-  // The extents of a call whose tensors match the signature above (any float output dtype), or
-  // nullopt. Hq must be a multiple of Hkv.
-  static std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                            const kb_tensor* out, std::int32_t num_outputs) {
-    return attention::gqa_shape_of_call<Shape>(in, num_inputs, out, num_outputs,
-                                               attention::GqaLayout::kBshd);
-  }
-
-  // Query heads in order, so the G query heads of a kv head run in a row and its K and V stay in
-  // cache across them.
-  static std::int64_t heads_per_batch(const Shape& s) { return s.num_query_heads; }
-
-  // Query head h of batch b in BSHD: rows s at q + ((b * S + s) * Hq + h) * D, so the head is an
-  // S x D matrix with row stride Hq * D; its kv head h // G likewise with stride Hkv * D. The
-  // output head lands transposed back to BSHD by its row stride alone.
-  static ops::HeadView head(const kb_tensor* in, kb_tensor* out, const Shape& s, std::int64_t b,
-                            std::int64_t h) {
-    const std::int64_t group = s.num_query_heads / s.num_kv_heads;
-    const std::int64_t q_ld = s.num_query_heads * s.head_dim;
-    const std::int64_t kv_ld = s.num_kv_heads * s.head_dim;
-    const std::int64_t q_offset = b * s.seq_len * q_ld + h * s.head_dim;
-    const std::int64_t kv_offset = b * s.seq_len * kv_ld + (h / group) * s.head_dim;
-    return attention::head_view(in, out, q_offset, q_ld, kv_offset, kv_ld);
-  }
-
+struct Heads : attention::GqaHeads<Shape, attention::GqaLayout::kBshd> {
   static ops::ScoreSteps score_steps(const Shape& s) {
     return attention::scaled_score_steps(s.head_dim, kMaskedScore);
   }
 };
+
+// The baseline is what a fusing compiler emits (ops::attention_baseline) per query head: blocks of
+// query rows, each a GEMM for its full-width scores with the D^-0.5 scale fused into it, one
+// softmax pass per row while the block is in L2, and a GEMM with the kv head's values writing the
+// block's output rows in place in BSHD. The repeat of K/V is never materialized: it is a view, as
+// XLA fuses it into the dot's operand. bf16 probabilities with a bf16 output; nothing rounded in
+// the oracle.
+//
+// The bf16 program is the original program's bf16 arithmetic (ops::attention_bf16_program).
 using Programs = attention::HeadPrograms<Heads>;
 
 }  // namespace
 
-const Workload kGqaAttention2p = {
+const Workload kGqaAttention2p = with_programs<Programs>({
     .name = "2p_GQA_Attention",
     .model = "Llama-3.1-405B (extracted from MaxText)",
     .summary = "Causal grouped-query attention (Hq/Hkv query heads per kv head) over bf16 BSHD",
     .problem = make_problem,
-    .reference = Programs::reference,
-    // What a fusing compiler emits (ops::attention_baseline) per query head: blocks of query rows,
-    // each a GEMM for its full-width scores with the D^-0.5 scale fused into it, one softmax pass
-    // per row while the block is in L2, and a GEMM with the kv head's values writing the block's
-    // output rows in place in BSHD. The repeat of K/V is never materialized: it is a view, as XLA
-    // fuses it into the dot's operand. bf16 probabilities with a bf16 output; nothing rounded in
-    // the oracle.
-    .baseline = Programs::baseline,
     .tolerance = attention::tolerance(1.0),
-    // The original program's bf16 arithmetic (ops::attention_bf16_program).
-    .bf16_program = Programs::bf16_program,
-};
+});
 
 }  // namespace kbench

@@ -43,6 +43,7 @@
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/bhsd.h"
+#include "workloads/kit/decayed_scores.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -67,21 +68,13 @@ constexpr Presets<Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const Shape s = kPresets.at(size);
-  const std::vector<std::int64_t> dims = bhsd::dims(s);
-  Problem problem;
+  Problem problem = bhsd::qkv_problem(s, {"query (C)", "key (B)", "value (x)"});
   // d_state and d_model are unused by the program (its quadratic form contracts over head_dim)
   // and no shape implies them: the spec's values at every size.
-  problem.config = {{"batch", s.batch},       {"seq_len", s.seq_len}, {"num_heads", s.num_heads},
-                    {"head_dim", s.head_dim}, {"d_state", kDState},   {"d_model", kDModel}};
-  problem.inputs = {
-      {{"query (C)", KB_BF16, dims}, InitRule::normal()},
-      {{"key (B)", KB_BF16, dims}, InitRule::normal()},
-      {{"value (x)", KB_BF16, dims}, InitRule::normal()},
-      {{"A_log", KB_F32, {s.batch, s.num_heads, s.seq_len}}, InitRule::normal(0.5, 4.0)},
-  };
-  problem.outputs = {{"out", KB_BF16, dims}};
-  problem.flops = 2.0 * static_cast<double>(s.batch * s.num_heads) *
-                  static_cast<double>(s.seq_len * s.seq_len * s.head_dim) * 2.0;
+  problem.config.push_back({"d_state", kDState});
+  problem.config.push_back({"d_model", kDModel});
+  problem.inputs.push_back(
+      {{"A_log", KB_F32, {s.batch, s.num_heads, s.seq_len}}, InitRule::normal(0.5, 4.0)});
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }
@@ -146,39 +139,22 @@ void negated_log_decay_sum(const float* a_log, std::int64_t seq_len, float* out)
   }
 }
 
-// What a fusing compiler emits for the original, one (batch, head) at a time: a GEMM for the full
-// S x S C B^T (f32, as the original's einsum on f32-cast operands), one pass per row that forms
-// L[i, j] = exp(c[i] - c[j]) for the visible keys (vectorized exp), applies it, sums the row and
-// scales by 1 / max(|sum|, 1) while the row is in L1 (masked keys are written as the 0 that
-// exp(-1e30) gives), and a GEMM with x writing the head's output. With a bf16 output the normalized
-// scores (the second GEMM's operand) are rounded to bf16 values in place, as the original casts
-// them (an f32 row of bf16 values is the bf16 tensor, without a second copy); with an f32 output
-// (the oracle) nothing is rounded.
+// What a fusing compiler emits for the original (decayed_scores::baseline): per row, L[i, j] =
+// exp(c[i] - c[j]) formed for the visible keys (vectorized exp) and applied while the row is
+// summed, then 1 / max(|sum|, 1).
 int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
-  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
-  const std::int64_t seq_len = shape.seq_len;
-  const auto n = static_cast<std::size_t>(seq_len);
-  const bool round_weights = out[0].dtype == KB_BF16;
-  ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
-  std::vector<float> neg_decay_sum(n);
-
-  for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
-    negated_log_decay_sum(static_cast<const float*>(in[3].data) + bh * seq_len, seq_len,
-                          neg_decay_sum.data());
-    ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
-              /*b_transposed=*/true, scores.out());
-
-#pragma omp parallel num_threads(threads)
-    {
-      std::vector<float> decay(n);
-      // Row i costs i + 1: interleaved chunks balance the triangle across threads.
-#pragma omp for schedule(static, 16)
-      for (std::int64_t i = 0; i < seq_len; ++i) {
-        auto* row = static_cast<float*>(scores.row(i));
+  std::vector<float> neg_decay_sum(static_cast<std::size_t>(shape.seq_len));
+  return decayed_scores::baseline(
+      shape, cfg, in, out,
+      [&](std::int64_t bh) {
+        negated_log_decay_sum(static_cast<const float*>(in[3].data) + bh * shape.seq_len,
+                              shape.seq_len, neg_decay_sum.data());
+      },
+      [&](std::int64_t i, float* row, float* decay) {
         const auto visible = static_cast<std::size_t>(i + 1);
         // decay[j] = exp(-c[j] - (-c[i])) = exp(c[i] - c[j]).
-        std::copy_n(neg_decay_sum.data(), visible, decay.data());
-        ops::exp_inplace_sum(decay.data(), visible, neg_decay_sum[i]);
+        std::copy_n(neg_decay_sum.data(), visible, decay);
+        ops::exp_inplace_sum(decay, visible, neg_decay_sum[i]);
         float row_sum = 0;
 #pragma omp simd reduction(+ : row_sum)
         for (std::size_t j = 0; j < visible; ++j) {
@@ -186,33 +162,18 @@ int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_t
           row_sum += row[j];
         }
         // |sum| < 1e-6 becomes 1, which max(|sum|, 1) maps to 1 as well.
-        const float inv_norm = 1.0f / std::max(std::fabs(row_sum), 1.0f);
-#pragma omp simd
-        for (std::size_t j = 0; j < visible; ++j) row[j] *= inv_norm;
-        if (round_weights) ops::round_to_bf16_inplace(row, visible);
-        std::fill(row + visible, row + seq_len, 0.0f);
-      }
-    }
-
-    ops::gemm(scores.in(), bhsd::head_of(in[2], bh, shape), /*b_transposed=*/false,
-              bhsd::head_of_output(out[0], bh, shape));
-  }
-  return 0;
+        return 1.0f / std::max(std::fabs(row_sum), 1.0f);
+      });
 }
 
-// The original program op by op, rounding where it holds bf16: a = sigmoid(A_log), log(a + 1e-8)
-// and its cumsum in f32, the (S, S) matrix L = exp(where(i >= j, c[i] - c[j], -1e30)), scores =
-// (C B^T in f32) * L, the signed row sum with its where, the division by max(|sum|, 1), the cast of
-// the scores to bf16, and the bf16 einsum with x (f32 accumulation, one rounding to the output).
+// The original program op by op (decayed_scores::bf16_program): a = sigmoid(A_log), log(a + 1e-8)
+// and its cumsum in f32, the (S, S) matrix L = exp(where(i >= j, c[i] - c[j], -1e30)), and the
+// signed row sum with its where and the division by max(|sum|, 1).
 int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
-  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
   const std::int64_t seq_len = shape.seq_len;
-  const auto n = static_cast<std::size_t>(seq_len);
-  ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
-  ops::ScratchMatrix scores_bf16(KB_BF16, seq_len, seq_len);
-  std::vector<float> decay(n * n);
-  std::vector<float> log_a_cumsum(n);
-  for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
+  const int threads = decayed_scores::threads_of(cfg);
+  std::vector<float> log_a_cumsum(static_cast<std::size_t>(seq_len));
+  const auto fill_decay = [&](std::int64_t bh, float* decay) {
     const auto* a_log = static_cast<const float*>(in[3].data) + bh * seq_len;
     float running = 0;
     for (std::int64_t i = 0; i < seq_len; ++i) {
@@ -224,38 +185,29 @@ int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, 
     for (std::int64_t i = 0; i < seq_len; ++i)
       for (std::int64_t j = 0; j < seq_len; ++j) {
         const float diff = log_a_cumsum[i] - log_a_cumsum[j];
-        decay[i * n + j] = std::exp(i >= j ? diff : -1e30f);
+        decay[i * seq_len + j] = std::exp(i >= j ? diff : -1e30f);
       }
-    ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
-              /*b_transposed=*/true, scores.out());
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      auto* row = static_cast<float*>(scores.row(i));
-      for (std::int64_t j = 0; j < seq_len; ++j) row[j] *= decay[i * n + j];
-      float scores_sum = 0;
-      for (std::int64_t j = 0; j < seq_len; ++j) scores_sum += row[j];
-      if (std::fabs(scores_sum) < static_cast<float>(kTinySum)) scores_sum = 1.0f;
-      const float norm = std::max(std::fabs(scores_sum), 1.0f);
-      auto* row_bf16 = static_cast<bf16_t*>(scores_bf16.row(i));
-      for (std::int64_t j = 0; j < seq_len; ++j) row_bf16[j] = f32_to_bf16(row[j] / norm);
-    }
-    ops::gemm(scores_bf16.in(), bhsd::head_of(in[2], bh, shape), /*b_transposed=*/false,
-              bhsd::head_of_output(out[0], bh, shape));
-  }
-  return 0;
+  };
+  const auto norm_of = [](const float* row, std::int64_t keys) {
+    float scores_sum = 0;
+    for (std::int64_t j = 0; j < keys; ++j) scores_sum += row[j];
+    if (std::fabs(scores_sum) < static_cast<float>(kTinySum)) scores_sum = 1.0f;
+    return std::max(std::fabs(scores_sum), 1.0f);
+  };
+  return decayed_scores::bf16_program(shape, cfg, in, out, fill_decay, norm_of);
 }
+
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
 
 }  // namespace
 
-const Workload kMamba2Ssd16p = {
+const Workload kMamba2Ssd16p = with_programs<Programs>({
     .name = "16p_Mamba2_SSD",
     .model = "Mamba-2-2.7B (Dao & Gu 2024)",
     .summary =
         "Mamba-2 SSD quadratic form: (C B^T * exp(cumsum log sigmoid(A_log)) causal decay), rows "
         "normalized by max(|sum|, 1), times x, over bf16 (B,H,S,D)",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // atol 0.5, not 1e-2: the original's own rounding of the weights to bf16 errs on out[i, :] by
     // ~N(0, (2^-9 / sqrt(3) * ||w_i||)^2) per element, w_i the normalized row, and where the signed
     // row sum is under 1 the row is not scaled down at all: ||w_i|| reaches ||scores_i|| ~ |c_i| *
@@ -263,7 +215,6 @@ const Workload kMamba2Ssd16p = {
     // (measured: 0.15 smoke, 0.27 cpu over the suite's seeds, after rtol's share). atol is twice
     // that; the relative-L2 bound (faithful 2.4e-3) stays 1e-2 and rejects every degenerate output.
     .tolerance = {.atol = 0.5, .rtol = 1e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

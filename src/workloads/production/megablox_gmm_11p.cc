@@ -210,17 +210,17 @@ int baseline(const std::vector<GroupRows>& runs, const kb_tensor* in, kb_tensor*
   return 0;
 }
 
+// The baseline is the original's arithmetic too (bf16 operands, f32 accumulation, one rounding
+// of each output), so it serves as the bf16 program.
+using Programs = CheckedPrograms<groups_of_call, reference, baseline, baseline>;
+
 }  // namespace
 
-const Workload kMegabloxGmm11p = {
+const Workload kMegabloxGmm11p = with_programs<Programs>({
     .name = "11p_Megablox_GMM",
     .model = "Qwen3-235B-A22B MoE dims (JAX pallas ops reference_gmm)",
     .summary = "grouped matmul: lhs row runs of group_sizes rows @ rhs[g], bf16 (M,K)x(G,K,N)",
     .problem = make_problem,
-    .reference = checked_entry<groups_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<groups_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<groups_of_call, baseline, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

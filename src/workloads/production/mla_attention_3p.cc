@@ -448,17 +448,16 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // which rejects every degenerate output, is unchanged.
 constexpr Tolerance kTolerance = {.atol = 0.2, .rtol = 1e-2, .max_rel_l2 = 2e-2};
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kMlaAttention3p = {
+const Workload kMlaAttention3p = with_programs<Programs>({
     .name = "3p_MLA_Attention",
     .model = "DeepSeek-V3-671B (extracted from MaxText)",
     .summary = "Multi-head latent attention: LoRA q/kv projections, RoPE, causal attention, o_proj",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = kTolerance,
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

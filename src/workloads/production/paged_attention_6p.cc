@@ -354,17 +354,16 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // degenerate output.
 constexpr Tolerance kTolerance = {.atol = 1.5e-2, .rtol = 1.5e-2, .max_rel_l2 = 1.5e-2};
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kPagedAttention6p = {
+const Workload kPagedAttention6p = with_programs<Programs>({
     .name = "6p_Paged_Attention",
     .model = "Llama-3.1-70B decode (MaxText paged_attention_kernel_v2.py)",
     .summary = "GQA decode attention, one query token per sequence, over a shuffled paged KV cache",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     .tolerance = kTolerance,
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

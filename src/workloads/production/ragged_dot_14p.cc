@@ -89,18 +89,18 @@ int baseline(const GroupedShape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+// The baseline is the original's arithmetic too (bf16 operands, f32 accumulation, one rounding
+// of each output), so it serves as the bf16 program.
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, baseline>;
+
 }  // namespace
 
-const Workload kRaggedDot14p = {
+const Workload kRaggedDot14p = with_programs<Programs>({
     .name = "14p_Ragged_Dot",
     .model = "Mixtral-8x7B (openxla/tokamax ragged_dot)",
     .summary =
         "grouped matmul with equal groups: out[g] = x[g] @ weights[g], bf16 (G,Mg,K)x(G,K,N)",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, baseline, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -373,18 +373,16 @@ int bf16_program(const Call& call, const kb_tensor* in, kb_tensor* out) {
   return run(call, in, out, KB_BF16);
 }
 
+using Programs = CheckedPrograms<call_of, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kRaggedPagedAttention7p = {
+const Workload kRaggedPagedAttention7p = with_programs<Programs>({
     .name = "7p_Ragged_Paged_Attention",
     .model = "Llama-3.1-70B mixed prefill+decode serving step",
     .summary =
         "Ragged GQA attention of a packed decode + prefill token buffer over a paged KV cache",
     .problem = make_problem,
-    .reference = checked_entry<call_of, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<call_of, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<call_of, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -31,6 +31,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "workloads/kit/bhsd.h"
+#include "workloads/kit/decayed_scores.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -49,22 +50,9 @@ constexpr Presets<Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const Shape s = kPresets.at(size);
-  const std::vector<std::int64_t> dims = bhsd::dims(s);
-  Problem problem;
+  Problem problem = bhsd::qkv_problem(s, {"query", "key", "value"});
   // d_model is unused by the program; the model's is num_heads * head_dim.
-  problem.config = {{"batch", s.batch},
-                    {"seq_len", s.seq_len},
-                    {"num_heads", s.num_heads},
-                    {"head_dim", s.head_dim},
-                    {"d_model", s.num_heads * s.head_dim}};
-  problem.inputs = {
-      {{"query", KB_BF16, dims}, InitRule::normal()},
-      {{"key", KB_BF16, dims}, InitRule::normal()},
-      {{"value", KB_BF16, dims}, InitRule::normal()},
-  };
-  problem.outputs = {{"out", KB_BF16, dims}};
-  problem.flops = 2.0 * static_cast<double>(s.batch * s.num_heads) *
-                  static_cast<double>(s.seq_len * s.seq_len * s.head_dim) * 2.0;
+  problem.config.push_back({"d_model", s.num_heads * s.head_dim});
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }
@@ -124,61 +112,32 @@ std::vector<float> reversed_decay(std::int64_t head, std::int64_t seq_len) {
   return decay;
 }
 
-// What a fusing compiler emits for the original, one (batch, head) at a time: a GEMM for the full
-// S x S qk (f32, as the original's einsum on f32-cast operands), one pass per row that applies the
-// decay, sums |qk| and scales by 1 / max(sum, 1) while the row is in L1 (the masked keys j > i are
-// written as the 0 that decay * mask gives), and a GEMM with value writing the head's output. With
-// a bf16 output the normalized qk (the second GEMM's operand) is rounded to bf16 values in place,
-// as the original casts it (the GEMM widens bf16 operands to f32 on this machine's paths anyway, so
-// the rounded f32 row is the bf16 tensor without a second copy); with an f32 output (the oracle)
-// nothing is rounded.
+// What a fusing compiler emits for the original (decayed_scores::baseline): per row, the decay
+// applied to the visible keys while |qk| is summed, then 1 / max(sum, 1).
 int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
-  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
-  const std::int64_t seq_len = shape.seq_len;
-  const bool round_weights = out[0].dtype == KB_BF16;
-  ops::ScratchMatrix scores(KB_F32, seq_len, seq_len);
-
-  for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
-    const std::vector<float> decay = reversed_decay(bh % shape.num_heads, seq_len);
-    ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
-              /*b_transposed=*/true, scores.out());
-
-    // Row i costs i + 1: interleaved chunks balance the triangle across threads.
-#pragma omp parallel for schedule(static, 16) num_threads(threads)
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      auto* row = static_cast<float*>(scores.row(i));
-      const float* row_decay = decay.data() + (seq_len - 1 - i);
-      float abs_sum = 0;
+  std::vector<float> decay;
+  return decayed_scores::baseline(
+      shape, cfg, in, out,
+      [&](std::int64_t bh) { decay = reversed_decay(bh % shape.num_heads, shape.seq_len); },
+      [&](std::int64_t i, float* row, float* /*scratch*/) {
+        const float* row_decay = decay.data() + (shape.seq_len - 1 - i);
+        float abs_sum = 0;
 #pragma omp simd reduction(+ : abs_sum)
-      for (std::int64_t j = 0; j <= i; ++j) {
-        row[j] *= row_decay[j];
-        abs_sum += std::fabs(row[j]);
-      }
-      const float inv_norm = 1.0f / std::max(abs_sum, 1.0f);
-#pragma omp simd
-      for (std::int64_t j = 0; j <= i; ++j) row[j] *= inv_norm;
-      if (round_weights) ops::round_to_bf16_inplace(row, static_cast<std::size_t>(i + 1));
-      std::fill(row + i + 1, row + seq_len, 0.0f);
-    }
-
-    ops::gemm(scores.in(), bhsd::head_of(in[2], bh, shape), /*b_transposed=*/false,
-              bhsd::head_of_output(out[0], bh, shape));
-  }
-  return 0;
+        for (std::int64_t j = 0; j <= i; ++j) {
+          row[j] *= row_decay[j];
+          abs_sum += std::fabs(row[j]);
+        }
+        return 1.0f / std::max(abs_sum, 1.0f);
+      });
 }
 
-// The original program op by op, rounding where it holds bf16: the (S, S) decay matrix
-// exp(log_gamma * max(i - j, 0)) * (i >= j) built per head in f32, qk in f32, qk * decay,
-// sum(|qk|) over keys, the division by max(sum, 1), the cast of qk to bf16, and the bf16 einsum
-// with value (f32 accumulation, one rounding to the bf16 output).
+// The original program op by op (decayed_scores::bf16_program): the (S, S) decay matrix
+// exp(log_gamma * max(i - j, 0)) * (i >= j) built per head in f32, and sum(|qk|) over keys with
+// the division by max(sum, 1).
 int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
-  const int threads = cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
   const std::int64_t seq_len = shape.seq_len;
-  const auto n = static_cast<std::size_t>(seq_len);
-  ops::ScratchMatrix qk(KB_F32, seq_len, seq_len);
-  ops::ScratchMatrix qk_bf16(KB_BF16, seq_len, seq_len);
-  std::vector<float> decay(n * n);
-  for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
+  const int threads = decayed_scores::threads_of(cfg);
+  const auto fill_decay = [&](std::int64_t bh, float* decay) {
     const std::int64_t head = bh % shape.num_heads;
     const float gamma = 1.0f - std::exp2(-5.0f - static_cast<float>(head));
     const float log_gamma = std::log(gamma);
@@ -187,41 +146,30 @@ int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, 
       for (std::int64_t j = 0; j < seq_len; ++j) {
         const float distance = static_cast<float>(i) - static_cast<float>(j);
         const float causal_mask = distance >= 0 ? 1.0f : 0.0f;
-        decay[i * n + j] = std::exp(log_gamma * std::max(distance, 0.0f)) * causal_mask;
+        decay[i * seq_len + j] = std::exp(log_gamma * std::max(distance, 0.0f)) * causal_mask;
       }
-    ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
-              /*b_transposed=*/true, qk.out());
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      auto* row = static_cast<float*>(qk.row(i));
-      for (std::int64_t j = 0; j < seq_len; ++j) row[j] *= decay[i * n + j];
-      float retention_sum = 0;
-      for (std::int64_t j = 0; j < seq_len; ++j) retention_sum += std::fabs(row[j]);
-      retention_sum = std::max(retention_sum, 1.0f);
-      auto* row_bf16 = static_cast<bf16_t*>(qk_bf16.row(i));
-      for (std::int64_t j = 0; j < seq_len; ++j) row_bf16[j] = f32_to_bf16(row[j] / retention_sum);
-    }
-    ops::gemm(qk_bf16.in(), bhsd::head_of(in[2], bh, shape), /*b_transposed=*/false,
-              bhsd::head_of_output(out[0], bh, shape));
-  }
-  return 0;
+  };
+  const auto norm_of = [](const float* row, std::int64_t keys) {
+    float retention_sum = 0;
+    for (std::int64_t j = 0; j < keys; ++j) retention_sum += std::fabs(row[j]);
+    return std::max(retention_sum, 1.0f);
+  };
+  return decayed_scores::bf16_program(shape, cfg, in, out, fill_decay, norm_of);
 }
+
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
 
 }  // namespace
 
-const Workload kRetnetRetention15p = {
+const Workload kRetnetRetention15p = with_programs<Programs>({
     .name = "15p_RetNet_Retention",
     .model = "RetNet-6.7B (Sun et al. 2023)",
-    .summary =
-        "Multi-scale retention: (q k^T * gamma_h^(i-j) causal decay), rows normalized by "
-        "max(sum|.|, 1), times v, over bf16 (B,H,S,D)",
+    .summary = "Multi-scale retention: (q k^T * gamma_h^(i-j) causal decay), rows normalized by "
+               "max(sum|.|, 1), times v, over bf16 (B,H,S,D)",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
     // JAXBench's allclose. The outputs are O(0.05-0.2) (rows of weights with sum |w| = 1 over
     // hundreds of keys), partly under atol, so the relative-L2 rule is what rejects zeros.
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1e-2},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -199,19 +199,17 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 }
 )candidate";
 
+using Programs = CheckedPrograms<rows_of, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kRmsNorm12p = {
+const Workload kRmsNorm12p = with_programs<Programs>({
     .name = "12p_RMSNorm",
     .model = "Llama-3.1-70B (MaxText normalizations.py)",
     .summary = "RMSNorm over the last axis of bf16 (B,S,D), statistics in f32, then times scale",
     .problem = make_problem,
-    .reference = checked_entry<rows_of, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<rows_of, baseline>,
-    .tolerance = Tolerance{},
     .math = MathClass::kF32Vector,
-    .bf16_program = checked_entry<rows_of, bf16_program, OutputDtype::kBf16>,
     .scaffold = kScaffold,
-};
+});
 
 }  // namespace kbench

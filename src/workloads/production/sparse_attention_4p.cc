@@ -37,6 +37,7 @@
 #include "core/tensor.h"
 #include "ops/attention.h"
 #include "workloads/kit/attention.h"
+#include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -82,53 +83,31 @@ Problem make_problem(Size size) {
 }
 
 // The call's heads, for attention::HeadPrograms.
-struct Heads {
-  // The extents of a call whose tensors match the signature above (any float output dtype), or
-  // nullopt. Hq must be a multiple of Hkv.
-  static std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                            const kb_tensor* out, std::int32_t num_outputs) {
-    return attention::gqa_shape_of_call<Shape>(in, num_inputs, out, num_outputs,
-                                               attention::GqaLayout::kBhsd);
-  }
-
-  // Query heads in order, so the G query heads of a kv head run in a row and its K and V stay in
-  // cache across them.
-  static std::int64_t heads_per_batch(const Shape& s) { return s.num_query_heads; }
-
-  // Query head h of batch b: a dense S x D matrix; its kv head h // G likewise.
-  static ops::HeadView head(const kb_tensor* in, kb_tensor* out, const Shape& s, std::int64_t b,
-                            std::int64_t h) {
-    const std::int64_t group = s.num_query_heads / s.num_kv_heads;
-    const std::int64_t head_size = s.seq_len * s.head_dim;
-    const std::int64_t q_offset = (b * s.num_query_heads + h) * head_size;
-    const std::int64_t kv_offset = (b * s.num_kv_heads + h / group) * head_size;
-    return attention::head_view(in, out, q_offset, s.head_dim, kv_offset, s.head_dim);
-  }
-
+struct Heads : attention::GqaHeads<Shape, attention::GqaLayout::kBhsd> {
   // No scale op: the original's q arrives pre-scaled.
   static ops::ScoreSteps score_steps(const Shape&) {
     return {.scale = std::nullopt, .masked_score = kMaskedScore};
   }
 };
+
+// The baseline is what a fusing compiler emits (ops::attention_baseline) per query head: blocks of
+// query rows, each a GEMM for its full-width scores, one softmax pass per row while the block is in
+// L2, and a GEMM with the kv head's values writing the block's output rows. The vmap over batch is
+// the loop over b; the repeat of K/V is a view (h // G), as XLA fuses it into the dot's operand.
+// bf16 probabilities with a bf16 output; nothing rounded in the oracle.
+//
+// The bf16 program is the original program's bf16 arithmetic (ops::attention_bf16_program), without
+// a scale op.
 using Programs = attention::HeadPrograms<Heads>;
 
 }  // namespace
 
-const Workload kSparseAttention4p = {
+const Workload kSparseAttention4p = with_programs<Programs>({
     .name = "4p_Sparse_Attention",
     .model = "Llama-3.1-70B (MaxText splash_attention_kernel.py baseline)",
     .summary = "Causal GQA attention (vmap over batch, q pre-scaled) over bf16 (B,H,S,D)",
     .problem = make_problem,
-    .reference = Programs::reference,
-    // What a fusing compiler emits (ops::attention_baseline) per query head: blocks of query rows,
-    // each a GEMM for its full-width scores, one softmax pass per row while the block is in L2, and
-    // a GEMM with the kv head's values writing the block's output rows. The vmap over batch is the
-    // loop over b; the repeat of K/V is a view (h // G), as XLA fuses it into the dot's operand.
-    // bf16 probabilities with a bf16 output; nothing rounded in the oracle.
-    .baseline = Programs::baseline,
     .tolerance = attention::tolerance(kValueScale),
-    // The original program's bf16 arithmetic (ops::attention_bf16_program), without a scale op.
-    .bf16_program = Programs::bf16_program,
-};
+});
 
 }  // namespace kbench

@@ -341,18 +341,16 @@ int bf16_program(const MoeShape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kSparseMoe10p = {
+const Workload kSparseMoe10p = with_programs<Programs>({
     .name = "10p_Sparse_MoE",
     .model = "Mixtral-8x7B (extracted from MaxText)",
     .summary =
         "top-2 of 8 MoE: bf16 router, softmax over the two, SwiGLU experts, weighted combine",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench

@@ -192,18 +192,16 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 )cpp";
 // clang-format on
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kSwigluMlp9p = {
+const Workload kSwigluMlp9p = with_programs<Programs>({
     .name = "9p_SwiGLU_MLP",
     .model = "Llama-3.1-70B (extracted from MaxText)",
     .summary = "SwiGLU MLP (silu(x @ gate) * (x @ up)) @ down on bf16 (B,S,E), hidden width M",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program>,
     .scaffold = kScaffold,
-};
+});
 
 }  // namespace kbench

@@ -358,17 +358,15 @@ int bf16_program(const TriShape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
+
 }  // namespace
 
-const Workload kTriangleMultiplication17p = {
+const Workload kTriangleMultiplication17p = with_programs<Programs>({
     .name = "17p_Triangle_Multiplication",
     .model = "AlphaFold2 (openxla/tokamax triangle_mult)",
     .summary = "outgoing triangle multiplicative update: gated projections, ikc,jkc->ijc, RMS norm",
     .problem = make_problem,
-    .reference = checked_entry<shape_of_call, reference, OutputDtype::kF32>,
-    .baseline = checked_entry<shape_of_call, baseline>,
-    .tolerance = Tolerance{},
-    .bf16_program = checked_entry<shape_of_call, bf16_program, OutputDtype::kBf16>,
-};
+});
 
 }  // namespace kbench
