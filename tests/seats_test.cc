@@ -216,10 +216,19 @@ TEST_F(SeatsTest, ASecondBusyCpuIsSeen) {
   for (const int cpu : conditions.cpus)
     if (const double share = free_share_of(cpu); share < 0.8)
       GTEST_SKIP() << "CPU " << cpu << " is busy: a thread got " << share << " of it";
-  Started s =
-      start(conditions, instance.problem(), compiled("tests/candidates/second_busy_thread.cpp"));
-  ASSERT_TRUE(s.worker);
-  const AwakeTime awake = run_calls(*s.worker, 20);
+  // The claim is that a second CPU in use is seen, so the best of up to three measurements is
+  // judged: on a shared host a burst of load that comes and goes within one measurement kept the
+  // second thread off its CPU (1.2x over 0.3 s, both CPUs free before and after).
+  AwakeTime awake{};
+  for (int attempt = 0; attempt < 3 && awake.cpu_s <= 1.5 * awake.wall_s; ++attempt) {
+    Started s =
+        start(conditions, instance.problem(), compiled("tests/candidates/second_busy_thread.cpp"));
+    ASSERT_TRUE(s.worker);
+    const AwakeTime measured = run_calls(*s.worker, 20);
+    ASSERT_GT(measured.wall_s, 0) << "the calls failed";
+    if (awake.wall_s == 0 || measured.cpu_s / measured.wall_s > awake.cpu_s / awake.wall_s)
+      awake = measured;
+  }
   // Load that arrived after the check above keeps the second thread off its CPU just the same.
   if (awake.cpu_s <= 1.5 * awake.wall_s) {
     for (const int cpu : conditions.cpus)
