@@ -26,6 +26,7 @@ packages=(
   ca-certificates      # HTTPS: the agents' providers (libcurl) and pip; only a Recommends of libcurl4
   curl                 # scripts/local-llm.sh start waits for the server with it
   clang libclang-rt-dev libomp-dev  # libFuzzer targets of the parsers (tests/fuzz/, docs/fuzzing.md)
+  llvm-19              # llvm-mca-19: `kbench analyze` (LLVM 19's models of AVX512-BF16 and recent cores)
 )
 
 missing=()

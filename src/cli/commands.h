@@ -191,6 +191,7 @@ struct Subcommand {
 Subcommand add_list_command(CLI::App& app);
 Subcommand add_probe_command(CLI::App& app);
 Subcommand add_scaffold_command(CLI::App& app);
+Subcommand add_analyze_command(CLI::App& app);
 Subcommand add_eval_command(CLI::App& app);
 Subcommand add_run_command(CLI::App& app);
 Subcommand add_calibrate_command(CLI::App& app);

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
       add_list_command(app),     add_probe_command(app),  add_scaffold_command(app),
       add_eval_command(app),     add_run_command(app),    add_calibrate_command(app),
       add_results_command(app),  add_export_command(app), add_check_command(app),
-      add_validate_command(app), add_tune_command(app),
+      add_validate_command(app), add_tune_command(app),   add_analyze_command(app),
   };
   AgentCli agent;
   add_agent_commands(app, agent);

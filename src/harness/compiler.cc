@@ -143,4 +143,41 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   return out;
 }
 
+AssemblyOutcome candidate_assembly(const std::string& source_path, double timeout_s) {
+  AssemblyOutcome out;
+  std::ifstream in(source_path, std::ios::binary);
+  if (!in) {
+    out.diagnostics = "cannot read " + source_path;
+    return out;
+  }
+  // The compiler reads a private copy, as compile_candidate's does, named for the user's file.
+  std::error_code ec;
+  const fs::path dir = fs::temp_directory_path() /
+                       ("kbench-asm-" + std::to_string(getpid()) + "-" + std::to_string(gettid()));
+  fs::create_directories(dir, ec);
+  const fs::path copy = dir / fs::path(source_path).filename(), assembly = dir / "kernel.s";
+  {
+    std::ofstream out_copy(copy, std::ios::binary);
+    out_copy << in.rdbuf();
+  }
+  std::vector<std::string> argv = {candidate_compiler()};
+  for (const std::string& f : candidate_flags())
+    if (f != "-shared" && !f.starts_with("-Wl,")) argv.push_back(f);
+  argv.insert(argv.end(), {"-g", "-S", "-o", assembly.string(), copy.string()});
+  const CommandResult r = run_command(argv, timeout_s);
+  out.diagnostics = r.error.empty() ? r.output : r.error;
+  if (r.timed_out)
+    out.diagnostics = "compiler did not finish within " +
+                      std::to_string(static_cast<int>(timeout_s)) + " s\n" + out.diagnostics;
+  if (!r.timed_out && r.exit_code == 0) {
+    std::ifstream text(assembly);
+    std::ostringstream buffer;
+    buffer << text.rdbuf();
+    out.assembly = buffer.str();
+    out.ok = !out.assembly.empty();
+  }
+  fs::remove_all(dir, ec);
+  return out;
+}
+
 }  // namespace kbench

@@ -33,4 +33,14 @@ std::string candidate_command_line();
 // path gives ok=false with the reason in diagnostics.
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options);
 
+struct AssemblyOutcome {
+  bool ok = false;
+  std::string assembly;     // the compiler's assembly, with the .loc lines of -g
+  std::string diagnostics;  // compiler output, or why it could not run
+};
+
+// The assembly of `source_path` compiled as compile_candidate compiles it (the same flags, with -g,
+// which leaves the code unchanged and adds the source lines), for reading its machine code.
+AssemblyOutcome candidate_assembly(const std::string& source_path, double timeout_s);
+
 }  // namespace kbench

@@ -1,0 +1,162 @@
+#include "analysis/analyze.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include "core/environment.h"
+#include "core/number_format.h"
+
+namespace kbench::analysis {
+namespace {
+
+int stack_accesses(const std::vector<std::string>& instructions) {
+  int count = 0;
+  for (const std::string& instruction : instructions)
+    if (instruction.find("(%rsp)") != std::string::npos ||
+        instruction.find("(%rbp)") != std::string::npos)
+      ++count;
+  return count;
+}
+
+std::vector<std::string> warnings_of(const AsmLoop& loop, const LoopCost& cost) {
+  std::vector<std::string> warnings;
+  if (loop.uses_amx)
+    warnings.push_back("AMX instructions: llvm-mca does not model them (default latency)");
+  if (loop.has_call)
+    warnings.push_back("a call inside the loop: the callee's cycles are not counted");
+  if (const int stack = stack_accesses(loop.instructions); stack > 0)
+    warnings.push_back(std::to_string(stack) +
+                       " stack accesses per iteration: spilled registers in a hot loop?");
+  if (loop.vector_bits == 256 && cpu_has("avx512f"))
+    warnings.push_back("ymm code on a CPU with zmm registers");
+  if (loop.vector_bits == 0 && !loop.uses_amx)
+    warnings.push_back("scalar code: no packed vector instruction");
+  if (cost.bound.starts_with("latency chain") && !loop.uses_amx)
+    warnings.push_back("latency-bound: " + fixed(cost.cycles_per_iter, 2) +
+                       " cycles per iteration where the ports allow " +
+                       fixed(cost.block_rthroughput, 2) +
+                       "; independent accumulators would overlap the chain");
+  return warnings;
+}
+
+// A demangled name without its return type, parameter list and namespace of convenience:
+// "void ns::f<int>(float*)" -> "ns::f<int>".
+std::string short_name(std::string name) {
+  constexpr std::string_view kAnonymous = "(anonymous namespace)::";
+  for (auto at = name.find(kAnonymous); at != std::string::npos; at = name.find(kAnonymous))
+    name.erase(at, kAnonymous.size());
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '<') ++depth;
+    if (c == '>') --depth;
+    if (depth == 0 && c == ' ') start = i + 1;
+    if (depth == 0 && c == '(' && i > start) return name.substr(start, i - start);
+  }
+  return name.substr(start);
+}
+
+}  // namespace
+
+std::string model_for_this_cpu(std::string* reason) {
+  const bool amd = current_environment().cpu_model.find("AMD") != std::string::npos;
+  const auto choose = [&](const char* model, const char* why) {
+    if (reason) *reason = why;
+    return std::string(model);
+  };
+  if (cpu_has("amx_bf16"))
+    return choose("sapphirerapids", "the CPU has AMX (Sapphire Rapids and later)");
+  if (amd && cpu_has("avx512f")) return choose("znver4", "an AMD CPU with AVX-512 (Zen 4)");
+  if (amd && cpu_has("avx2"))
+    return choose("znver3", "an AMD CPU with AVX2 and no AVX-512 (Zen 3)");
+  if (cpu_has("avx512_bf16"))
+    return choose("cooperlake", "an Intel CPU with AVX512-BF16 and no AMX");
+  if (cpu_has("avx512f")) return choose("icelake-server", "an Intel CPU with AVX-512");
+  if (cpu_has("avx2")) return choose("skylake", "an Intel CPU with AVX2 and no AVX-512");
+  return choose("x86-64", "no AVX2: the generic x86-64 model");
+}
+
+Analysis analyze_assembly(std::string_view assembly, const std::string& model,
+                          const std::string& model_reason) {
+  Analysis analysis{.model = model, .model_reason = model_reason, .loops = {}, .loops_error = {}};
+  for (AsmLoop& loop : innermost_loops(assembly)) {
+    LoopReport report;
+    try {
+      report.cost = simulate_loop(loop.instructions, model);
+    } catch (const std::runtime_error& e) {
+      analysis.loops_error = e.what();
+      continue;
+    }
+    report.warnings = warnings_of(loop, report.cost);
+    report.loop = std::move(loop);
+    analysis.loops.push_back(std::move(report));
+  }
+  if (!analysis.loops.empty()) analysis.loops_error.clear();
+  return analysis;
+}
+
+std::string lines_text(const std::vector<SourceLine>& lines) {
+  std::map<std::string, std::vector<int>> by_file;
+  for (const SourceLine& l : lines)
+    if (!l.file.starts_with("/usr/"))  // the compiler's and libraries' headers: intrinsics, STL
+      by_file[std::filesystem::path(l.file).filename().string()].push_back(l.line);
+  std::string text;
+  for (const auto& [file, numbers] : by_file) {
+    if (!text.empty()) text += ' ';
+    text += file + ':';
+    for (std::size_t i = 0; i < numbers.size();) {
+      std::size_t j = i;
+      while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+      if (i > 0) text += ',';
+      text += std::to_string(numbers[i]);
+      if (j > i) text += '-' + std::to_string(numbers[j]);
+      i = j + 1;
+    }
+  }
+  return text;
+}
+
+nlohmann::json to_json(const Analysis& analysis) {
+  nlohmann::json loops = nlohmann::json::array();
+  for (const LoopReport& r : analysis.loops)
+    loops.push_back({{"function", r.loop.function},
+                     {"lines", lines_text(r.loop.lines)},
+                     {"vector_bits", r.loop.vector_bits},
+                     {"instructions", r.loop.instructions.size()},
+                     {"cycles_per_iter", r.cost.cycles_per_iter},
+                     {"block_rthroughput", r.cost.block_rthroughput},
+                     {"bound", r.cost.bound},
+                     {"warnings", r.warnings}});
+  nlohmann::json j = {{"model", analysis.model},
+                      {"model_reason", analysis.model_reason},
+                      {"tool", llvm_mca_tool()},
+                      {"loops", loops}};
+  if (!analysis.loops_error.empty()) j["error"] = analysis.loops_error;
+  return j;
+}
+
+std::string to_text(const Analysis& analysis) {
+  std::string text = "model " + analysis.model + " (" + analysis.model_reason + "), " +
+                     llvm_mca_tool() + "; " + std::to_string(analysis.loops.size()) +
+                     " innermost loops\n";
+  if (!analysis.loops_error.empty()) text += "no loop simulated: " + analysis.loops_error + "\n";
+  char row[512];
+  std::snprintf(row, sizeof row, "%-4s %9s %9s %5s  %-28s %s\n", "loop", "cyc/iter", "ports",
+                "bits", "bound", "function  lines");
+  text += row;
+  for (std::size_t i = 0; i < analysis.loops.size(); ++i) {
+    const LoopReport& r = analysis.loops[i];
+    const std::string function = short_name(r.loop.function);
+    std::snprintf(row, sizeof row, "%-4zu %9.2f %9.2f %5d  %-28s %s  %s\n", i + 1,
+                  r.cost.cycles_per_iter, r.cost.block_rthroughput, r.loop.vector_bits,
+                  r.cost.bound.c_str(), function.c_str(), lines_text(r.loop.lines).c_str());
+    text += row;
+    for (const std::string& w : r.warnings) text += "       ! " + w + "\n";
+  }
+  return text;
+}
+
+}  // namespace kbench::analysis

@@ -1,0 +1,88 @@
+// `kbench analyze -w ID -c FILE`: each innermost loop of a candidate's machine code, simulated on a
+// model of this CPU (src/analysis/analyze.h). Nothing of the candidate runs.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+
+#include "analysis/analyze.h"
+#include "cli/commands.h"
+#include "cli/context.h"
+#include "core/environment.h"
+#include "experts/expert.h"
+#include "harness/compiler.h"
+
+namespace kbench::cli {
+namespace {
+
+struct AnalyzeOptions {
+  std::string workload;
+  std::string candidate;
+  bool expert = false;
+  std::string model;  // empty: the model for this CPU
+  bool json = false;
+};
+
+// The compiler's first lines: the first error is what a writer fixes first.
+std::string head_of(const std::string& text, std::size_t lines) {
+  std::size_t at = 0;
+  for (std::size_t n = 0; n < lines && at != std::string::npos; ++n) at = text.find('\n', at + 1);
+  return at == std::string::npos ? text : text.substr(0, at + 1);
+}
+
+int analyze_command(const AnalyzeOptions& options) {
+  const Workload& w = workload_or_usage_error(options.workload);
+  if (options.expert == !options.candidate.empty())
+    throw UsageError("give exactly one of --candidate FILE or --expert");
+  std::string candidate = options.candidate;
+  if (options.expert) {
+    const std::optional<experts::ExpertKernel> expert =
+        experts::find_expert(experts::default_experts_dir(), w);
+    if (!expert)
+      throw UsageError(std::string(w.name) + " has no expert in " + experts::default_experts_dir());
+    candidate = experts::write_configured_source(*expert, experts::default_config(*expert),
+                                                 kbench_cache_dir());
+  } else if (!std::filesystem::is_regular_file(candidate)) {
+    throw UsageError("cannot read candidate " + candidate);
+  }
+  const AssemblyOutcome compiled = candidate_assembly(candidate, 120);
+  if (!compiled.ok)
+    throw std::runtime_error("the candidate does not compile:\n" +
+                             head_of(compiled.diagnostics, 20));
+  std::string reason = "given with --model";
+  const std::string model =
+      options.model.empty() ? analysis::model_for_this_cpu(&reason) : options.model;
+  const analysis::Analysis a = analysis::analyze_assembly(compiled.assembly, model, reason);
+  if (!a.loops_error.empty() && a.loops.empty())
+    throw std::runtime_error("llvm-mca could not simulate the loops: " + a.loops_error);
+  if (options.json) {
+    nlohmann::json j = analysis::to_json(a);
+    j["workload"] = w.name;
+    j["candidate"] = options.expert ? "expert (default configuration)" : candidate;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << w.name << ", " << (options.expert ? "expert" : candidate) << ": "
+              << analysis::to_text(a);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_analyze_command(CLI::App& app) {
+  auto options = std::make_shared<AnalyzeOptions>();
+  auto* cmd = app.add_subcommand(
+      "analyze", "Where a candidate's cycles go: its innermost loops, simulated by llvm-mca");
+  cmd->add_option("-w,--workload", options->workload, "Workload id or name")->required();
+  cmd->add_option("-c,--candidate", options->candidate, "Candidate C++ file");
+  cmd->add_flag("--expert", options->expert,
+                "Analyze the workload's expert (experts/) at its default configuration");
+  cmd->add_option("--model", options->model,
+                  "llvm-mca CPU model (default: chosen from this CPU's vendor and ISA)");
+  cmd->add_flag("--json", options->json, "JSON output");
+  return {cmd, [options] { return analyze_command(*options); }};
+}
+
+}  // namespace kbench::cli

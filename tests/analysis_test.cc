@@ -1,0 +1,206 @@
+// `kbench analyze`: the innermost loops read off a compiler's assembly, llvm-mca's report read
+// back, llvm-mca itself on loops whose bound is known, and the command on a shipped example.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "analysis/analyze.h"
+#include "analysis/asm_loops.h"
+#include "analysis/mca.h"
+#include "cli_support.h"
+
+namespace kbench::analysis {
+namespace {
+
+using kbench::testing::run_kbench;
+using kbench::testing::source_path;
+
+// Two functions as GCC lays them out with -g: a loop nest whose inner loop spans two files, a
+// forward branch that is no loop, and a scalar loop with a call.
+constexpr std::string_view kAssembly = R"(	.file	"k.cpp"
+	.text
+	.file 0 "/work" "k.cpp"
+	.file 1 "k.h"
+	.globl	_Z4sumsPfl
+	.type	_Z4sumsPfl, @function
+_Z4sumsPfl:
+.LFB0:
+	.loc 0 10 3
+	xorl	%eax, %eax
+.L3:
+	.loc 0 11 5 is_stmt 0 view .LVU2
+	movq	%rax, %rdx
+.L2:
+	.loc 0 12 7
+	vaddps	(%rdi,%rdx,4), %ymm0, %ymm0
+	.loc 1 4 1
+	addq	$8, %rdx
+	cmpq	%rsi, %rdx
+	jb	.L2
+	.loc 0 13 5
+	incq	%rax
+	cmpq	%rsi, %rax
+	jne	.L3
+	ret
+	.size	_Z4sumsPfl, .-_Z4sumsPfl
+	.type	kb_run, @function
+kb_run:
+.L7:
+	.loc 0 20 3
+	vaddss	%xmm1, %xmm0, %xmm0
+	call	foo@PLT
+	jmp	.L7
+	jne	.L9
+.L9:
+	ret
+)";
+
+TEST(AsmLoops, TheInnermostLoopOfEachFunctionWithItsLinesWidthAndCalls) {
+  const std::vector<AsmLoop> loops = innermost_loops(kAssembly);
+  ASSERT_EQ(loops.size(), 2u);
+
+  EXPECT_EQ(loops[0].function, "sums(float*, long)");
+  EXPECT_EQ(loops[0].header_label, ".L2");
+  EXPECT_EQ(loops[0].instructions.size(), 4u);
+  EXPECT_EQ(loops[0].instructions.front(), "vaddps\t(%rdi,%rdx,4), %ymm0, %ymm0");
+  EXPECT_EQ(loops[0].lines, (std::vector<SourceLine>{{"k.cpp", 12}, {"k.h", 4}}));
+  EXPECT_EQ(loops[0].vector_bits, 256);
+  EXPECT_FALSE(loops[0].has_call);
+  EXPECT_EQ(lines_text(loops[0].lines), "k.cpp:12 k.h:4");
+
+  EXPECT_EQ(loops[1].function, "kb_run");
+  EXPECT_EQ(loops[1].instructions.size(), 3u);
+  EXPECT_EQ(loops[1].vector_bits, 0) << "vaddss on xmm is scalar";
+  EXPECT_TRUE(loops[1].has_call);
+  EXPECT_FALSE(loops[1].uses_amx);
+}
+
+TEST(AsmLoops, LinesJoinRunsAndLeaveOutSystemHeaders) {
+  EXPECT_EQ(lines_text({{"/tmp/x/k.cpp", 3},
+                        {"/tmp/x/k.cpp", 4},
+                        {"/tmp/x/k.cpp", 5},
+                        {"/tmp/x/k.cpp", 9},
+                        {"/usr/lib/gcc/x86_64-linux-gnu/12/include/fmaintrin.h", 65}}),
+            "k.cpp:3-5,9");
+}
+
+// llvm-mca 19's report for one FMA chain and two independent FMAs per iteration (znver3).
+constexpr std::string_view kChainReport = R"(Iterations:        200
+Instructions:      1000
+Total Cycles:      803
+Total uOps:        1000
+
+Dispatch Width:    6
+uOps Per Cycle:    1.25
+IPC:               1.25
+Block RThroughput: 1.0
+
+
+Cycles with backend pressure increase [ 63.76% ]
+Throughput Bottlenecks: 
+  Resource Pressure       [ 0.00% ]
+  Data Dependencies:      [ 63.76% ]
+  - Register Dependencies [ 63.76% ]
+  - Memory Dependencies   [ 0.00% ]
+
+Resources:
+[0]   - Zn3ALU0
+[1]   - Zn3FP0
+[2]   - Zn3FP1
+[3.0] - Zn3FP45
+[3.1] - Zn3FP45
+
+
+Resource pressure per iteration:
+[0]    [1]    [2]    [3.0]  [3.1]  
+0.60   1.00   1.00    -      -     
+)";
+
+TEST(Mca, AReportReadsAsCyclesPerIterationAndItsBound) {
+  const LoopCost chain = parse_mca_report(kChainReport);
+  EXPECT_DOUBLE_EQ(chain.cycles_per_iter, 803.0 / 200.0);
+  EXPECT_DOUBLE_EQ(chain.block_rthroughput, 1.0);
+  EXPECT_DOUBLE_EQ(chain.uops_per_iter, 5.0);
+  EXPECT_EQ(chain.dispatch_width, 6);
+  EXPECT_NEAR(chain.dependency_share, 0.6376, 1e-9);
+  EXPECT_EQ(chain.bound, "latency chain (registers)");
+  EXPECT_EQ(chain.busiest_resource, "Zn3FP0");
+  EXPECT_DOUBLE_EQ(chain.busiest_resource_cycles, 1.0);
+
+  // The same loop at its ports' pace: the busiest port bounds it.
+  std::string at_throughput(kChainReport);
+  at_throughput.replace(at_throughput.find("803"), 3, "201");
+  EXPECT_EQ(parse_mca_report(at_throughput).bound, "port Zn3FP0");
+
+  EXPECT_THROW(parse_mca_report("llvm-mca: error: invalid instruction"), std::runtime_error);
+}
+
+// llvm-mca itself: one FMA chain runs at the FMA's latency (4 cycles on Zen 3) whatever the
+// ports allow, eight independent FMAs at the two FMA pipes' pace (4 cycles for 8).
+TEST(Mca, AChainRunsAtItsLatencyAndIndependentWorkAtItsPortsPace) {
+  const std::vector<std::string> tail = {"addq $32, %rax", "cmpq %rax, %rdx", "jne .L1"};
+  std::vector<std::string> chain = {"vfmadd231ps %ymm0, %ymm1, %ymm2"};
+  chain.insert(chain.end(), tail.begin(), tail.end());
+  const LoopCost chained = simulate_loop(chain, "znver3");
+  EXPECT_NEAR(chained.cycles_per_iter, 4.0, 0.3);
+  EXPECT_EQ(chained.bound, "latency chain (registers)");
+
+  std::vector<std::string> independent;
+  for (int r = 2; r < 10; ++r)
+    independent.push_back("vfmadd231ps %ymm0, %ymm1, %ymm" + std::to_string(r));
+  independent.insert(independent.end(), tail.begin(), tail.end());
+  const LoopCost parallel = simulate_loop(independent, "znver3");
+  EXPECT_NEAR(parallel.cycles_per_iter, 4.0, 0.3);
+  EXPECT_TRUE(parallel.bound.starts_with("port Zn3FP")) << parallel.bound;
+
+  EXPECT_THROW(simulate_loop({"not an instruction"}, "znver3"), std::runtime_error);
+}
+
+TEST(AnalyzeCommand, ReportsTheLoopsOfAShippedExampleWithItsLines) {
+  const auto r =
+      run_kbench("analyze -w 12p -c " + source_path("examples/12p_RMSNorm_fast.cpp") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["workload"], "12p_RMSNorm");
+  EXPECT_FALSE(j["model"].get<std::string>().empty());
+  ASSERT_FALSE(j["loops"].empty());
+  int in_candidate = 0;
+  for (const auto& loop : j["loops"]) {
+    EXPECT_GT(loop["cycles_per_iter"].get<double>(), 0);
+    EXPECT_GE(loop["cycles_per_iter"].get<double>(),
+              0.99 * loop["block_rthroughput"].get<double>());
+    EXPECT_FALSE(loop["bound"].get<std::string>().empty());
+    if (loop["lines"].get<std::string>().find("12p_RMSNorm_fast.cpp:") != std::string::npos)
+      ++in_candidate;
+  }
+  EXPECT_GT(in_candidate, 0);
+}
+
+// An expert includes its shared headers: analyzed as kbench compiles it, headers expanded.
+TEST(AnalyzeCommand, AnExpertIsAnalyzedWithItsSharedHeaders) {
+  const auto r = run_kbench("analyze -w 8p --expert --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["loops"].empty());
+  EXPECT_EQ(j["candidate"], "expert (default configuration)");
+}
+
+TEST(AnalyzeCommand, BadInputGetsAOneLineErrorAndItsExitCode) {
+  EXPECT_EQ(run_kbench("analyze -w 12p").exit_code, 2) << "neither -c nor --expert";
+  EXPECT_EQ(run_kbench("analyze -w 12p --expert").exit_code, 2) << "12p has no expert";
+  EXPECT_EQ(
+      run_kbench("analyze -w 99z -c " + source_path("examples/12p_RMSNorm_fast.cpp")).exit_code, 2);
+  EXPECT_EQ(run_kbench("analyze -w 12p -c /nonexistent/k.cpp").exit_code, 2);
+  const std::filesystem::path bad =
+      std::filesystem::temp_directory_path() / "kbench_analyze_bad.cpp";
+  std::ofstream(bad) << "int kb_run( {\n";
+  const auto r = kbench::testing::run_kbench_stderr("analyze -w 12p -c " + bad.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("does not compile"), std::string::npos) << r.out;
+  std::filesystem::remove(bad);
+}
+
+}  // namespace
+}  // namespace kbench::analysis
