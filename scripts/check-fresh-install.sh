@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Proves the README's first command on a fresh Debian 12: in a chroot of a minimal debootstrap root
 # (cached, always used from a pristine copy) it runs scripts/run-baselines.sh from a clean clone of one
-# commit, then `kbench eval` of an example and of a oneMKL candidate, and the XLA:CPU peer (which installs jax), and with --all
-# the local LLM's install.
+# commit, then `kbench eval` of an example and of a oneMKL candidate, `kbench analyze` of an example,
+# and the XLA:CPU peer (which installs jax), and with --all the local LLM's install.
 #
 #   scripts/check-fresh-install.sh [--commit REV] [--all] [--refresh-root] [--keep]
 #
@@ -69,6 +69,8 @@ eval_cmd=(build/src/kbench eval -w 8p_GEMM -c examples/8p_GEMM_fast.cpp --size s
 # oneMKL, which scripts/install-deps.sh puts in .venv-mkl from PyPI: a candidate that can only compile,
 # link and run where the build found it and the worker loads it.
 mkl_eval_cmd=(build/src/kbench eval -w 8p_GEMM -c tests/candidates/mkl_bf16_gemm.cpp --size smoke)
+# llvm-mca-19, which scripts/install-deps.sh installs from Debian's llvm-19.
+analyze_cmd=(build/src/kbench analyze -w 12p -c examples/12p_RMSNorm_fast.cpp)
 xla_cmd=(scripts/xla-peer.sh --size smoke --warmup 1 --iters 5 8p_GEMM 12p_RMSNorm)
 
 git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 || die "$repo is not a git repository (the check clones a commit)"
@@ -256,6 +258,12 @@ eval_example() {
   fi
 }
 
+# analyze_example OUT: the analysis must run (llvm-mca-19 installed) and bound some loop by a port.
+analyze_example() {
+  in_root "$(printf '%q ' "${analyze_cmd[@]}")" | tee "$1"
+  grep -q ' port ' "$1" || { echo "the analysis bounded no loop by a port"; return 1; }
+}
+
 # --- The check. -------------------------------------------------------------------------------------
 note "checking $commit in a fresh $suite ($variant) root; work in $work"
 mkdir -p "$cache"
@@ -273,6 +281,7 @@ step run-baselines in_root "$(printf '%q ' "${baselines_cmd[@]}")"
 step eval eval_example "$logs/eval.out" "${eval_cmd[@]}"
 sed 's/^/    /' "$logs/eval.out"
 step mkl-candidate eval_example "$logs/mkl-eval.out" "${mkl_eval_cmd[@]}"
+step analyze analyze_example "$logs/analyze.out"
 step xla-peer in_root "$(printf '%q ' "${xla_cmd[@]}")"
 if ((all)); then
   # A port of its own, so a server on this host's 8088 cannot answer for it.
