@@ -9,7 +9,9 @@
 #include "analysis/analyze.h"
 #include "analysis/asm_loops.h"
 #include "analysis/mca.h"
+#include "analysis/trip_counts.h"
 #include "cli_support.h"
+#include "workloads/registry.h"
 
 namespace kbench::analysis {
 namespace {
@@ -86,6 +88,26 @@ TEST(AsmLoops, LinesJoinRunsAndLeaveOutSystemHeaders) {
             "k.cpp:3-5,9");
 }
 
+TEST(TripCounts, ACounterGoesOnlyWhereTheFlagsAreDead) {
+  EXPECT_FALSE(flags_live_at_entry({"movq %rax, %rdx", "addq $8, %rdx", "jb .L2"}));
+  EXPECT_FALSE(flags_live_at_entry({"andps %xmm0, %xmm1", "cmpq %rsi, %rdx", "jne .L3"}))
+      << "andps leaves the flags alone; cmpq writes them";
+  EXPECT_TRUE(flags_live_at_entry({"jne .L5", "addq $1, %rax"}));
+  EXPECT_TRUE(flags_live_at_entry({"vaddps %ymm1, %ymm0, %ymm0", "setb %al", "cmpq %rsi, %rdx"}));
+  EXPECT_TRUE(flags_live_at_entry({"vaddss %xmm1, %xmm0, %xmm0", "jmp .L7"}))
+      << "never written in the body: assumed to carry into it";
+
+  const std::vector<AsmLoop> loops = innermost_loops(kAssembly);
+  const InstrumentedAssembly out = instrument(kAssembly, loops);
+  EXPECT_EQ(out.counted, (std::vector<bool>{true, false}));
+  EXPECT_NE(out.assembly.find(".L2:\n\tlock incq\tkbench_loop_trips+0(%rip)\n"), std::string::npos)
+      << out.assembly;
+  EXPECT_EQ(out.assembly.find("kbench_loop_trips+8(%rip)"), std::string::npos);
+  EXPECT_NE(out.assembly.find("\nkbench_candidate_run:\n"), std::string::npos);
+  EXPECT_EQ(out.assembly.find("kb_run"), std::string::npos) << "every kb_run renamed";
+  EXPECT_NE(out.assembly.find("\t.zero\t16\n"), std::string::npos);
+}
+
 // llvm-mca 19's report for one FMA chain and two independent FMAs per iteration (znver3).
 constexpr std::string_view kChainReport = R"(Iterations:        200
 Instructions:      1000
@@ -146,6 +168,7 @@ TEST(Mca, AChainRunsAtItsLatencyAndIndependentWorkAtItsPortsPace) {
   const LoopCost chained = simulate_loop(chain, "znver3");
   EXPECT_NEAR(chained.cycles_per_iter, 4.0, 0.3);
   EXPECT_EQ(chained.bound, "latency chain (registers)");
+  EXPECT_TRUE(chained.accumulator_chain) << "carried through %ymm2";
 
   std::vector<std::string> independent;
   for (int r = 2; r < 10; ++r)
@@ -185,6 +208,27 @@ TEST(AnalyzeCommand, AnExpertIsAnalyzedWithItsSharedHeaders) {
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_FALSE(j["loops"].empty());
   EXPECT_EQ(j["candidate"], "expert (default configuration)");
+}
+
+// The trips come from one call of an instrumented build in the sandboxed worker: the test
+// candidate's loop runs once per output element.
+TEST(AnalyzeCommand, CountsALoopsTripsInOneSandboxedCall) {
+  const std::string candidate = source_path("tests/candidates/counted_loop.cpp");
+  const auto r = run_kbench("analyze -w 12p -c " + candidate + " --size smoke --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["trips_size"], "smoke");
+  const std::int64_t elements = find_workload("12p")->problem(Size::kSmoke).outputs[0].numel();
+  const auto& hottest = j["loops"][0];
+  EXPECT_EQ(hottest["trips"], elements) << j.dump(2);
+  EXPECT_NE(hottest["lines"].get<std::string>().find("counted_loop.cpp:"), std::string::npos);
+  EXPECT_GT(hottest["share"].get<double>(), 0.99);
+
+  const auto without = run_kbench("analyze -w 12p -c " + candidate + " --static --json");
+  ASSERT_EQ(without.exit_code, 0) << without.out;
+  const nlohmann::json s = nlohmann::json::parse(without.out);
+  EXPECT_TRUE(s["trips_size"].is_null());
+  EXPECT_TRUE(s["loops"][0]["trips"].is_null());
 }
 
 TEST(AnalyzeCommand, BadInputGetsAOneLineErrorAndItsExitCode) {

@@ -4,6 +4,8 @@
 // warnings a kernel writer acts on. Static: nothing of the candidate runs.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,9 @@ struct LoopReport {
   AsmLoop loop;
   LoopCost cost;
   std::vector<std::string> warnings;
+  std::optional<std::int64_t> trips;  // iterations over one call, where counted
+  double cycles = 0;                  // cycles_per_iter * trips
+  double share = 0;                   // of the counted loops' cycles
 };
 
 struct Analysis {
@@ -26,6 +31,8 @@ struct Analysis {
   std::string model_reason;  // why that model
   std::vector<LoopReport> loops;
   std::string loops_error;  // why no loop could be simulated, if none could
+  std::string trips_size;   // the size the trips were counted at; empty: not counted
+  std::string trips_error;  // why they could not be counted
 };
 
 // llvm-mca's model of this CPU, from its vendor and ISA extensions (the VM's reported model name
@@ -35,6 +42,11 @@ std::string model_for_this_cpu(std::string* reason);
 // Every innermost loop of `assembly` simulated on `model`.
 Analysis analyze_assembly(std::string_view assembly, const std::string& model,
                           const std::string& model_reason);
+
+// The loops' trip counts (in analysis.loops' order, nullopt where uncounted) counted at `size`:
+// each loop's cycles over the call and its share of all counted loops' cycles, loops sorted by it.
+void attach_trips(Analysis& analysis, const std::vector<std::optional<std::int64_t>>& trips,
+                  const std::string& size);
 
 // "8p_GEMM.cpp:40-44,52 blocked_gemm.h:118": a loop's lines, by file, runs of lines joined; the
 // system's headers (intrinsics, the standard library) left out.

@@ -80,6 +80,13 @@ LoopCost parse_mca_report(std::string_view report) {
   cost.dependency_share = number_after(report, "Data Dependencies:", 0) / 100.0;
   const double resource_share = number_after(report, "Resource Pressure", 0) / 100.0;
   busiest_resource(report, cost);
+  if (const auto carried = report.find("< loop carried >"); carried != std::string_view::npos) {
+    constexpr std::string_view kDependency = "## REGISTER dependency:";
+    if (const auto at = report.find(kDependency, carried); at != std::string_view::npos) {
+      const std::string_view reg = report.substr(at + kDependency.size(), 8);
+      cost.accumulator_chain = reg.find("mm") != std::string_view::npos;  // %xmm, %ymm, %zmm
+    }
+  }
 
   // A loop runs slower than its resources allow only when a chain of dependent instructions
   // (carried from one iteration to the next) sets the pace; otherwise it is as fast as the

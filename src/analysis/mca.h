@@ -15,7 +15,10 @@ struct LoopCost {
   double block_rthroughput = 0;  // the resources' bound alone: no dependency can beat it
   double uops_per_iter = 0;
   int dispatch_width = 0;
-  double dependency_share = 0;   // share of cycles with backend pressure from data dependencies
+  double dependency_share = 0;  // share of cycles with backend pressure from data dependencies
+  // llvm-mca's critical sequence enters the next iteration through a vector register (an
+  // accumulator), not through the loop's index.
+  bool accumulator_chain = false;
   std::string bound;             // "front end", "latency chain", or "port <resource>"
   std::string busiest_resource;  // the resource with the most cycles per iteration
   double busiest_resource_cycles = 0;

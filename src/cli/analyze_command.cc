@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/analyze.h"
+#include "analysis/trip_counts.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
@@ -21,7 +22,9 @@ struct AnalyzeOptions {
   std::string workload;
   std::string candidate;
   bool expert = false;
-  std::string model;  // empty: the model for this CPU
+  std::string size = "cpu";  // where the trips are counted
+  bool static_only = false;  // no trip-count run
+  std::string model;         // empty: the model for this CPU
   bool json = false;
 };
 
@@ -54,9 +57,25 @@ int analyze_command(const AnalyzeOptions& options) {
   std::string reason = "given with --model";
   const std::string model =
       options.model.empty() ? analysis::model_for_this_cpu(&reason) : options.model;
-  const analysis::Analysis a = analysis::analyze_assembly(compiled.assembly, model, reason);
+  analysis::Analysis a = analysis::analyze_assembly(compiled.assembly, model, reason);
   if (!a.loops_error.empty() && a.loops.empty())
     throw std::runtime_error("llvm-mca could not simulate the loops: " + a.loops_error);
+  if (!options.static_only) {
+    EvalOptions eval;
+    eval.workload = &w;
+    eval.size = size_or_usage_error(options.size);
+    eval.threads = 1;
+    eval.worker_exe = worker_executable();
+    eval.call_timeout_s = 120;
+    std::vector<analysis::AsmLoop> loops;
+    for (const analysis::LoopReport& r : a.loops) loops.push_back(r.loop);
+    try {
+      analysis::attach_trips(a, analysis::count_trips(compiled.assembly, loops, eval, 1),
+                             options.size);
+    } catch (const std::runtime_error& e) {
+      a.trips_error = e.what();
+    }
+  }
   if (options.json) {
     nlohmann::json j = analysis::to_json(a);
     j["workload"] = w.name;
@@ -79,6 +98,11 @@ Subcommand add_analyze_command(CLI::App& app) {
   cmd->add_option("-c,--candidate", options->candidate, "Candidate C++ file");
   cmd->add_flag("--expert", options->expert,
                 "Analyze the workload's expert (experts/) at its default configuration");
+  cmd->add_option("--size", options->size,
+                  "Size whose one call counts the loops' trips (smoke, cpu, full)")
+      ->capture_default_str();
+  cmd->add_flag("--static", options->static_only,
+                "Machine code only: no instrumented run, so no trip counts");
   cmd->add_option("--model", options->model,
                   "llvm-mca CPU model (default: chosen from this CPU's vendor and ISA)");
   cmd->add_flag("--json", options->json, "JSON output");

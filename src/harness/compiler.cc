@@ -180,4 +180,31 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
   return out;
 }
 
+CompileOutcome compile_assembly(const std::string& assembly, const std::string& extra_source,
+                                const std::vector<std::string>& extra_flags, double timeout_s) {
+  CompileOutcome out;
+  out.source = assembly;
+  std::error_code ec;
+  const fs::path dir = fs::temp_directory_path() /
+                       ("kbench-tool-" + std::to_string(getpid()) + "-" + std::to_string(gettid()));
+  fs::create_directories(dir, ec);
+  const fs::path asm_path = dir / "kernel.s", extra_path = dir / "extra.cpp",
+                 so = dir / "kernel.so";
+  std::ofstream(asm_path) << assembly;
+  std::ofstream(extra_path) << extra_source;
+  std::vector<std::string> argv = {candidate_compiler()};
+  for (const std::string& f : candidate_flags()) argv.push_back(f);
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  argv.insert(argv.end(), {"-o", so.string(), asm_path.string(), extra_path.string()});
+  for (const std::string& l : kLinkLibraries) argv.push_back(l);
+  const CommandResult r = run_command(argv, timeout_s);
+  out.diagnostics = r.error.empty() ? r.output : r.error;
+  out.ok = !r.timed_out && r.exit_code == 0;
+  out.so_path = so.string();
+  fs::remove(asm_path, ec);
+  fs::remove(extra_path, ec);
+  if (!out.ok) fs::remove_all(dir, ec);
+  return out;
+}
+
 }  // namespace kbench

@@ -33,6 +33,12 @@ std::string candidate_command_line();
 // path gives ok=false with the reason in diagnostics.
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options);
 
+// A shared object built from `assembly` (a candidate's, changed by a tool: instrumented) and
+// `extra_source` (C++ compiled with the candidate flags beside it), linked as candidates are, in a
+// private temporary directory; so_path is kept until the caller removes it.
+CompileOutcome compile_assembly(const std::string& assembly, const std::string& extra_source,
+                                const std::vector<std::string>& extra_flags, double timeout_s);
+
 struct AssemblyOutcome {
   bool ok = false;
   std::string assembly;     // the compiler's assembly, with the .loc lines of -g

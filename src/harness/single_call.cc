@@ -1,0 +1,41 @@
+#include "harness/single_call.h"
+
+#include <cstring>
+
+#include "harness/problem_instance.h"
+#include "harness/shared_tensors.h"
+#include "harness/worker_process.h"
+
+namespace kbench {
+
+std::optional<std::vector<std::vector<std::byte>>> call_candidate_once(const EvalOptions& options,
+                                                                       const std::string& so_path,
+                                                                       std::uint64_t seed,
+                                                                       std::string& error) {
+  ProblemInstance instance(*options.workload, options.size);
+  instance.generate_shared(seed);
+  SharedTensors outputs = SharedTensors::create(instance.problem().outputs, "kbench-outputs");
+  CallOutcome failure;
+  const std::unique_ptr<WorkerProcess> worker = WorkerProcess::start(
+      {seat_conditions(options, instance.shared_inputs_fd(), worker_cpus(options.threads)), so_path,
+       outputs.fd()},
+      failure);
+  if (!worker) {
+    error = "the worker did not start: " + failure.message;
+    return std::nullopt;
+  }
+  const CallOutcome call = worker->call(options.call_timeout_s);
+  if (call.status != CallStatus::kOk) {
+    error = call.message.empty() ? "the call failed" : call.message;
+    return std::nullopt;
+  }
+  std::vector<std::vector<std::byte>> bytes;
+  for (const kb_tensor& t : outputs.views()) {
+    const auto size = static_cast<std::size_t>(kb_numel(&t)) * dtype_size(t.dtype);
+    const auto* data = static_cast<const std::byte*>(t.data);
+    bytes.emplace_back(data, data + size);
+  }
+  return bytes;
+}
+
+}  // namespace kbench
