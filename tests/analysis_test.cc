@@ -8,6 +8,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/asm_loops.h"
+#include "analysis/calibration.h"
 #include "analysis/mca.h"
 #include "analysis/trip_counts.h"
 #include "cli_support.h"
@@ -181,6 +182,25 @@ TEST(Mca, AChainRunsAtItsLatencyAndIndependentWorkAtItsPortsPace) {
   EXPECT_THROW(simulate_loop({"not an instruction"}, "znver3"), std::runtime_error);
 }
 
+// The probe's fp32 rate over the model's rate on a loop like the probe's is the clock; a model
+// that halves the FMA units (LLVM 19's sapphirerapids: one 512-bit FMA a cycle) gives a clock no
+// core runs at, with the figures measured on an AMX Xeon (246 GFLOP/s on one core).
+TEST(Calibration, TheClockIsTheProbesRateOverTheModels) {
+  const Calibration zen3 = calibrate("znver3", "fp32:avx2+fma library:onednn mem:triad", 92.3);
+  EXPECT_EQ(zen3.isa, "avx2+fma");
+  EXPECT_NEAR(zen3.model_flops_per_cycle, 32.0, 1.0) << "two 256-bit FMA pipes";
+  EXPECT_NEAR(zen3.clock_ghz, 92.3 / zen3.model_flops_per_cycle, 1e-12);
+  EXPECT_TRUE(zen3.warning.empty()) << zen3.warning;
+
+  const Calibration one_unit = calibrate("sapphirerapids", "fp32:avx512f", 246);
+  EXPECT_NEAR(one_unit.model_flops_per_cycle, 32.0, 1.0);
+  EXPECT_FALSE(one_unit.warning.empty()) << "a clock of " << one_unit.clock_ghz << " GHz";
+  const Calibration two_units = calibrate("cooperlake", "fp32:avx512f", 246);
+  EXPECT_NEAR(two_units.model_flops_per_cycle, 64.0, 2.0);
+  EXPECT_NEAR(two_units.clock_ghz, 3.85, 0.15) << "the zmm clock measured there";
+  EXPECT_TRUE(two_units.warning.empty());
+}
+
 TEST(AnalyzeCommand, ReportsTheLoopsOfAShippedExampleWithItsLines) {
   const auto r =
       run_kbench("analyze -w 12p -c " + source_path("examples/12p_RMSNorm_fast.cpp") + " --json");
@@ -223,12 +243,22 @@ TEST(AnalyzeCommand, CountsALoopsTripsInOneSandboxedCall) {
   EXPECT_EQ(hottest["trips"], elements) << j.dump(2);
   EXPECT_NE(hottest["lines"].get<std::string>().find("counted_loop.cpp:"), std::string::npos);
   EXPECT_GT(hottest["share"].get<double>(), 0.99);
+  // Cycles become time at the clock calibrated against the probe, beside the measured call.
+  EXPECT_GT(j["clock_ghz"].get<double>(), 1.0);
+  EXPECT_LT(j["clock_ghz"].get<double>(), 6.0);
+  EXPECT_GT(j["predicted_ms"].get<double>(), 0);
+  EXPECT_GT(j["measured_ms"].get<double>(), 0);
+  EXPECT_GT(j["explained_pct"].get<double>(), 0);
+  EXPECT_NEAR(hottest["predicted_ms"].get<double>(),
+              hottest["cycles"].get<double>() / (j["clock_ghz"].get<double>() * 1e6), 1e-9);
 
   const auto without = run_kbench("analyze -w 12p -c " + candidate + " --static --json");
   ASSERT_EQ(without.exit_code, 0) << without.out;
   const nlohmann::json s = nlohmann::json::parse(without.out);
   EXPECT_TRUE(s["trips_size"].is_null());
   EXPECT_TRUE(s["loops"][0]["trips"].is_null());
+  EXPECT_TRUE(s["clock_ghz"].is_null());
+  EXPECT_TRUE(s["explained_pct"].is_null());
 }
 
 TEST(AnalyzeCommand, BadInputGetsAOneLineErrorAndItsExitCode) {

@@ -66,24 +66,6 @@ std::string short_name(std::string name) {
 
 }  // namespace
 
-std::string model_for_this_cpu(std::string* reason) {
-  const bool amd = current_environment().cpu_model.find("AMD") != std::string::npos;
-  const auto choose = [&](const char* model, const char* why) {
-    if (reason) *reason = why;
-    return std::string(model);
-  };
-  if (cpu_has("amx_bf16"))
-    return choose("sapphirerapids", "the CPU has AMX (Sapphire Rapids and later)");
-  if (amd && cpu_has("avx512f")) return choose("znver4", "an AMD CPU with AVX-512 (Zen 4)");
-  if (amd && cpu_has("avx2"))
-    return choose("znver3", "an AMD CPU with AVX2 and no AVX-512 (Zen 3)");
-  if (cpu_has("avx512_bf16"))
-    return choose("cooperlake", "an Intel CPU with AVX512-BF16 and no AMX");
-  if (cpu_has("avx512f")) return choose("icelake-server", "an Intel CPU with AVX-512");
-  if (cpu_has("avx2")) return choose("skylake", "an Intel CPU with AVX2 and no AVX-512");
-  return choose("x86-64", "no AVX2: the generic x86-64 model");
-}
-
 Analysis analyze_assembly(std::string_view assembly, const std::string& model,
                           const std::string& model_reason) {
   Analysis analysis;
@@ -120,6 +102,17 @@ void attach_trips(Analysis& analysis, const std::vector<std::optional<std::int64
                    [](const LoopReport& a, const LoopReport& b) { return a.cycles > b.cycles; });
 }
 
+void attach_timing(Analysis& analysis, const Calibration& calibration,
+                   std::optional<double> measured_ms) {
+  analysis.calibration = calibration;
+  analysis.measured_ms = measured_ms;
+  analysis.predicted_ms = 0;
+  for (LoopReport& r : analysis.loops) {
+    r.predicted_ms = r.trips ? r.cycles / (calibration.clock_ghz * 1e6) : 0;
+    analysis.predicted_ms += r.predicted_ms;
+  }
+}
+
 std::string lines_text(const std::vector<SourceLine>& lines) {
   std::map<std::string, std::vector<int>> by_file;
   for (const SourceLine& l : lines)
@@ -144,17 +137,20 @@ std::string lines_text(const std::vector<SourceLine>& lines) {
 nlohmann::json to_json(const Analysis& analysis) {
   nlohmann::json loops = nlohmann::json::array();
   for (const LoopReport& r : analysis.loops)
-    loops.push_back({{"function", r.loop.function},
-                     {"lines", lines_text(r.loop.lines)},
-                     {"vector_bits", r.loop.vector_bits},
-                     {"instructions", r.loop.instructions.size()},
-                     {"cycles_per_iter", r.cost.cycles_per_iter},
-                     {"block_rthroughput", r.cost.block_rthroughput},
-                     {"bound", r.cost.bound},
-                     {"trips", r.trips ? nlohmann::json(*r.trips) : nlohmann::json()},
-                     {"cycles", r.trips ? nlohmann::json(r.cycles) : nlohmann::json()},
-                     {"share", r.trips ? nlohmann::json(r.share) : nlohmann::json()},
-                     {"warnings", r.warnings}});
+    loops.push_back(
+        {{"function", r.loop.function},
+         {"lines", lines_text(r.loop.lines)},
+         {"vector_bits", r.loop.vector_bits},
+         {"instructions", r.loop.instructions.size()},
+         {"cycles_per_iter", r.cost.cycles_per_iter},
+         {"block_rthroughput", r.cost.block_rthroughput},
+         {"bound", r.cost.bound},
+         {"trips", r.trips ? nlohmann::json(*r.trips) : nlohmann::json()},
+         {"cycles", r.trips ? nlohmann::json(r.cycles) : nlohmann::json()},
+         {"share", r.trips ? nlohmann::json(r.share) : nlohmann::json()},
+         {"predicted_ms",
+          r.trips && analysis.calibration ? nlohmann::json(r.predicted_ms) : nlohmann::json()},
+         {"warnings", r.warnings}});
   nlohmann::json j = {{"model", analysis.model},
                       {"model_reason", analysis.model_reason},
                       {"tool", llvm_mca_tool()},
@@ -163,6 +159,21 @@ nlohmann::json to_json(const Analysis& analysis) {
   j["trips_size"] =
       analysis.trips_size.empty() ? nlohmann::json() : nlohmann::json(analysis.trips_size);
   if (!analysis.trips_error.empty()) j["trips_error"] = analysis.trips_error;
+  j["clock_ghz"] = nullptr;
+  j["predicted_ms"] = nullptr;
+  j["measured_ms"] = analysis.measured_ms ? nlohmann::json(*analysis.measured_ms) : nullptr;
+  j["explained_pct"] = nullptr;
+  if (const auto& c = analysis.calibration) {
+    j["clock_ghz"] = c->clock_ghz;
+    j["calibration"] = {{"probe_isa", c->isa},
+                        {"probe_fp32_gflops", c->probe_gflops},
+                        {"model_fp32_flops_per_cycle", c->model_flops_per_cycle}};
+    if (!c->warning.empty()) j["calibration"]["warning"] = c->warning;
+    j["predicted_ms"] = analysis.predicted_ms;
+    if (analysis.measured_ms && *analysis.measured_ms > 0)
+      j["explained_pct"] = 100 * analysis.predicted_ms / *analysis.measured_ms;
+  }
+  if (!analysis.timing_error.empty()) j["timing_error"] = analysis.timing_error;
   return j;
 }
 
@@ -174,6 +185,17 @@ std::string to_text(const Analysis& analysis) {
   if (!analysis.trips_size.empty())
     text += "trips counted over one call at " + analysis.trips_size + " size; loops by cycles\n";
   if (!analysis.trips_error.empty()) text += "trips not counted: " + analysis.trips_error + "\n";
+  if (const auto& c = analysis.calibration) {
+    text += "clock " + fixed(c->clock_ghz, 2) + " GHz (the probe's " + fixed(c->probe_gflops, 1) +
+            " GFLOP/s fp32 " + c->isa + " over the model's " + fixed(c->model_flops_per_cycle, 1) +
+            " flops/cycle); loops predict " + fixed(analysis.predicted_ms, 3) + " ms";
+    if (analysis.measured_ms && *analysis.measured_ms > 0)
+      text += ", measured " + fixed(*analysis.measured_ms, 3) + " ms: loops explain " +
+              fixed(100 * analysis.predicted_ms / *analysis.measured_ms, 0) + "%";
+    text += "\n";
+    if (!c->warning.empty()) text += "! " + c->warning + "\n";
+  }
+  if (!analysis.timing_error.empty()) text += "not timed: " + analysis.timing_error + "\n";
   char row[512];
   std::snprintf(row, sizeof row, "%-4s %9s %9s %5s %12s %6s  %-28s %s\n", "loop", "cyc/iter",
                 "ports", "bits", "trips", "share", "bound", "function  lines");

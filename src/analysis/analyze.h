@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/asm_loops.h"
+#include "analysis/calibration.h"
 #include "analysis/mca.h"
 
 namespace kbench::analysis {
@@ -24,20 +25,21 @@ struct LoopReport {
   std::optional<std::int64_t> trips;  // iterations over one call, where counted
   double cycles = 0;                  // cycles_per_iter * trips
   double share = 0;                   // of the counted loops' cycles
+  double predicted_ms = 0;            // cycles at the calibrated clock
 };
 
 struct Analysis {
   std::string model;         // llvm-mca's -mcpu
   std::string model_reason;  // why that model
   std::vector<LoopReport> loops;
-  std::string loops_error;  // why no loop could be simulated, if none could
-  std::string trips_size;   // the size the trips were counted at; empty: not counted
-  std::string trips_error;  // why they could not be counted
+  std::string loops_error;                 // why no loop could be simulated, if none could
+  std::string trips_size;                  // the size the trips were counted at; empty: not counted
+  std::string trips_error;                 // why they could not be counted
+  std::optional<Calibration> calibration;  // with the trips: the clock that turns cycles into ms
+  double predicted_ms = 0;                 // the counted loops' cycles at that clock
+  std::optional<double> measured_ms;       // the fastest of a few calls of the candidate itself
+  std::string timing_error;                // why it was not timed
 };
-
-// llvm-mca's model of this CPU, from its vendor and ISA extensions (the VM's reported model name
-// can be masked); `reason` says which.
-std::string model_for_this_cpu(std::string* reason);
 
 // Every innermost loop of `assembly` simulated on `model`.
 Analysis analyze_assembly(std::string_view assembly, const std::string& model,
@@ -47,6 +49,11 @@ Analysis analyze_assembly(std::string_view assembly, const std::string& model,
 // each loop's cycles over the call and its share of all counted loops' cycles, loops sorted by it.
 void attach_trips(Analysis& analysis, const std::vector<std::optional<std::int64_t>>& trips,
                   const std::string& size);
+
+// Each counted loop's cycles at the calibrated clock, their total, and what share of
+// `measured_ms` they explain.
+void attach_timing(Analysis& analysis, const Calibration& calibration,
+                   std::optional<double> measured_ms);
 
 // "8p_GEMM.cpp:40-44,52 blocked_gemm.h:118": a loop's lines, by file, runs of lines joined; the
 // system's headers (intrinsics, the standard library) left out.

@@ -148,12 +148,12 @@ std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
   if (!built.ok)
     throw std::runtime_error("the instrumented build failed: " + built.diagnostics.substr(0, 400));
   std::string error;
-  const auto outputs = call_candidate_once(options, built.so_path, seed, error);
+  const auto calls = call_candidate(options, built.so_path, seed, 1, error);
   std::error_code ec;
   std::filesystem::remove_all(std::filesystem::path(built.so_path).parent_path(), ec);
-  if (!outputs) throw std::runtime_error("the instrumented run failed: " + error);
+  if (!calls) throw std::runtime_error("the instrumented run failed: " + error);
   std::vector<std::byte> bytes;
-  for (const auto& output : *outputs) bytes.insert(bytes.end(), output.begin(), output.end());
+  for (const auto& output : calls->outputs) bytes.insert(bytes.end(), output.begin(), output.end());
   if (bytes.size() < 8 * loops.size())
     throw std::runtime_error("the outputs are too small to carry the loops' counters");
   for (std::size_t i = 0; i < loops.size(); ++i) {

@@ -8,12 +8,14 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/analyze.h"
+#include "analysis/calibration.h"
 #include "analysis/trip_counts.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
 #include "experts/expert.h"
 #include "harness/compiler.h"
+#include "harness/single_call.h"
 
 namespace kbench::cli {
 namespace {
@@ -35,6 +37,21 @@ std::string head_of(const std::string& text, std::size_t lines) {
   return at == std::string::npos ? text : text.substr(0, at + 1);
 }
 
+// The candidate's own time at the size the trips were counted at: the fastest of five calls of
+// its uninstrumented build. Sets a.timing_error where it cannot be timed.
+std::optional<double> measured_ms(analysis::Analysis& a, const EvalOptions& eval,
+                                  const std::string& candidate) {
+  CompileOptions compile;
+  compile.cache_dir = kbench_cache_dir();
+  const CompileOutcome built = compile_candidate(candidate, compile);
+  std::string error = built.ok ? "" : "the candidate does not build";
+  if (built.ok)
+    if (const auto calls = call_candidate(eval, built.so_path, 1, 5, error))
+      return calls->best_seconds * 1e3;
+  a.timing_error = error;
+  return std::nullopt;
+}
+
 int analyze_command(const AnalyzeOptions& options) {
   const Workload& w = workload_or_usage_error(options.workload);
   if (options.expert == !options.candidate.empty())
@@ -54,10 +71,20 @@ int analyze_command(const AnalyzeOptions& options) {
   if (!compiled.ok)
     throw std::runtime_error("the candidate does not compile:\n" +
                              head_of(compiled.diagnostics, 20));
-  std::string reason = "given with --model";
-  const std::string model =
-      options.model.empty() ? analysis::model_for_this_cpu(&reason) : options.model;
-  analysis::Analysis a = analysis::analyze_assembly(compiled.assembly, model, reason);
+  // The model is chosen (and its clock calibrated) against this machine's probe, measured once
+  // per machine; --static reads the machine code alone.
+  std::optional<PeakReport> peaks;
+  if (!options.static_only) peaks = machine_peaks(1).peaks;
+  analysis::ModelChoice choice =
+      analysis::choose_model(peaks ? peaks->isa_used : "", peaks ? peaks->fp32_fma_gflops : 0);
+  if (!options.model.empty()) {
+    choice.model = options.model;
+    choice.reason = "given with --model";
+    if (peaks)
+      choice.calibration =
+          analysis::calibrate(choice.model, peaks->isa_used, peaks->fp32_fma_gflops);
+  }
+  analysis::Analysis a = analysis::analyze_assembly(compiled.assembly, choice.model, choice.reason);
   if (!a.loops_error.empty() && a.loops.empty())
     throw std::runtime_error("llvm-mca could not simulate the loops: " + a.loops_error);
   if (!options.static_only) {
@@ -75,6 +102,8 @@ int analyze_command(const AnalyzeOptions& options) {
     } catch (const std::runtime_error& e) {
       a.trips_error = e.what();
     }
+    if (a.trips_error.empty() && choice.calibration)
+      analysis::attach_timing(a, *choice.calibration, measured_ms(a, eval, candidate));
   }
   if (options.json) {
     nlohmann::json j = analysis::to_json(a);
@@ -104,7 +133,8 @@ Subcommand add_analyze_command(CLI::App& app) {
   cmd->add_flag("--static", options->static_only,
                 "Machine code only: no instrumented run, so no trip counts");
   cmd->add_option("--model", options->model,
-                  "llvm-mca CPU model (default: chosen from this CPU's vendor and ISA)");
+                  "llvm-mca CPU model (default: chosen from this CPU's vendor and ISA and checked "
+                  "against its probe)");
   cmd->add_flag("--json", options->json, "JSON output");
   return {cmd, [options] { return analyze_command(*options); }};
 }

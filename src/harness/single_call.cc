@@ -8,10 +8,8 @@
 
 namespace kbench {
 
-std::optional<std::vector<std::vector<std::byte>>> call_candidate_once(const EvalOptions& options,
-                                                                       const std::string& so_path,
-                                                                       std::uint64_t seed,
-                                                                       std::string& error) {
+std::optional<CandidateCalls> call_candidate(const EvalOptions& options, const std::string& so_path,
+                                             std::uint64_t seed, int calls, std::string& error) {
   ProblemInstance instance(*options.workload, options.size);
   instance.generate_shared(seed);
   SharedTensors outputs = SharedTensors::create(instance.problem().outputs, "kbench-outputs");
@@ -24,18 +22,22 @@ std::optional<std::vector<std::vector<std::byte>>> call_candidate_once(const Eva
     error = "the worker did not start: " + failure.message;
     return std::nullopt;
   }
-  const CallOutcome call = worker->call(options.call_timeout_s);
-  if (call.status != CallStatus::kOk) {
-    error = call.message.empty() ? "the call failed" : call.message;
-    return std::nullopt;
+  CandidateCalls result;
+  for (int i = 0; i < calls; ++i) {
+    const CallOutcome call = worker->call(options.call_timeout_s);
+    if (call.status != CallStatus::kOk) {
+      error = call.message.empty() ? "the call failed" : call.message;
+      return std::nullopt;
+    }
+    if (i == 0 || call.seconds < result.best_seconds) result.best_seconds = call.seconds;
+    if (i > 0) continue;
+    for (const kb_tensor& t : outputs.views()) {
+      const auto size = static_cast<std::size_t>(kb_numel(&t)) * dtype_size(t.dtype);
+      const auto* data = static_cast<const std::byte*>(t.data);
+      result.outputs.emplace_back(data, data + size);
+    }
   }
-  std::vector<std::vector<std::byte>> bytes;
-  for (const kb_tensor& t : outputs.views()) {
-    const auto size = static_cast<std::size_t>(kb_numel(&t)) * dtype_size(t.dtype);
-    const auto* data = static_cast<const std::byte*>(t.data);
-    bytes.emplace_back(data, data + size);
-  }
-  return bytes;
+  return result;
 }
 
 }  // namespace kbench

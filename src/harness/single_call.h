@@ -1,6 +1,6 @@
-// One call of a compiled candidate on fresh inputs, in a worker seated and confined as `kbench
-// eval` seats the candidate, for tools that need what a kernel writes rather than how fast: its
-// output bytes come back, unchecked.
+// Calls of a compiled candidate on fresh inputs, in a worker seated and confined as `kbench eval`
+// seats the candidate, for tools: what the first call wrote comes back unchecked, with the fastest
+// call's time.
 #pragma once
 
 #include <cstddef>
@@ -13,12 +13,15 @@
 
 namespace kbench {
 
-// The bytes of each output after one call of `so_path` on inputs drawn from `seed`, in output
-// order; nullopt with `error` set when the worker did not start or the call did not return 0.
-// Uses options.workload, size, threads, worker_exe, mem_limit_mb and call_timeout_s.
-std::optional<std::vector<std::vector<std::byte>>> call_candidate_once(const EvalOptions& options,
-                                                                       const std::string& so_path,
-                                                                       std::uint64_t seed,
-                                                                       std::string& error);
+struct CandidateCalls {
+  std::vector<std::vector<std::byte>> outputs;  // each output's bytes after the first call
+  double best_seconds = 0;                      // the fastest call, timed as kbench times calls
+};
+
+// `calls` calls of `so_path` on inputs drawn from `seed`; nullopt with `error` set when the worker
+// did not start or a call did not return 0. Uses options.workload, size, threads, worker_exe,
+// mem_limit_mb and call_timeout_s.
+std::optional<CandidateCalls> call_candidate(const EvalOptions& options, const std::string& so_path,
+                                             std::uint64_t seed, int calls, std::string& error);
 
 }  // namespace kbench
