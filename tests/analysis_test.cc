@@ -261,6 +261,24 @@ TEST(AnalyzeCommand, CountsALoopsTripsInOneSandboxedCall) {
   EXPECT_TRUE(s["explained_pct"].is_null());
 }
 
+// `kbench eval --analyze`: the analysis rides with the verdict and is recorded with the result.
+TEST(AnalyzeCommand, EvalAnalyzeRecordsTheLoopsWithTheResult) {
+  const std::string db = kbench::testing::temp_db("eval_analyze");
+  const auto r = run_kbench("eval -w 12p -c " + source_path("examples/12p_RMSNorm_fast.cpp") +
+                            " --size smoke --time-budget-s 0.3 --analyze --json --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "correct");
+  EXPECT_EQ(j["analysis"]["trips_size"], "smoke");
+  EXPECT_FALSE(j["analysis"]["loops"].empty());
+
+  const auto stored = run_kbench("results --format json -n 1 --db " + db);
+  ASSERT_EQ(stored.exit_code, 0) << stored.out;
+  const nlohmann::json records = nlohmann::json::parse(stored.out);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["analysis"], j["analysis"]);
+}
+
 TEST(AnalyzeCommand, BadInputGetsAOneLineErrorAndItsExitCode) {
   EXPECT_EQ(run_kbench("analyze -w 12p").exit_code, 2) << "neither -c nor --expert";
   EXPECT_EQ(run_kbench("analyze -w 12p --expert").exit_code, 2) << "12p has no expert";

@@ -51,8 +51,9 @@ struct ScaffoldOptions {
 struct EvalCommandOptions {
   std::string workload;
   std::string candidate;
-  bool aa = false;      // A/A: the baseline evaluated as a candidate against itself
-  bool expert = false;  // the workload's expert at its tuned (else default) configuration
+  bool aa = false;       // A/A: the baseline evaluated as a candidate against itself
+  bool expert = false;   // the workload's expert at its tuned (else default) configuration
+  bool analyze = false;  // also the candidate's loops (kbench analyze), recorded with the result
   TimingOptions timing;
   int trials = 3;
   double timeout_s = 10;

@@ -1,9 +1,12 @@
 // `kbench eval`: one candidate through the three gates, recorded in the store.
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include "cli/candidate_analysis.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/timing_options.h"
@@ -55,10 +58,25 @@ int eval_command(const EvalCommandOptions& options) {
   eval.progress = [&](const std::string& line) { progress.update(line); };
   EvalResult result = evaluate(eval, peaks);
   progress.update("");
+  std::optional<analysis::Analysis> loops;
+  if (options.analyze && !options.aa && result.status != Status::kCompileError) {
+    progress.update("analyzing the candidate's loops");
+    // The verdict stands whatever happens here: a failed analysis is said and recorded, not fatal.
+    try {
+      loops = analyze_candidate(*eval.workload, eval.candidate_path,
+                                {.size = size_name(eval.size), .static_only = false, .model = {}});
+      result.analysis_json = analysis::to_json(*loops).dump();
+    } catch (const std::exception& e) {
+      result.analysis_json = nlohmann::json{{"error", e.what()}}.dump();
+      std::cerr << "kbench: no analysis: " << e.what() << "\n";
+    }
+    progress.update("");
+  }
   if (!expert_name.empty()) result.candidate_path = expert_name;
   if (!options.no_record) result.id = store.record(result, current_environment());
 
   print_result(result, options.json);
+  if (loops && !options.json) std::cout << "\n" << analysis::to_text(*loops);
   return 0;
 }
 
@@ -73,6 +91,10 @@ Subcommand add_eval_command(CLI::App& app) {
   eval_cmd->add_flag("--expert", eval->expert,
                      "Evaluate the workload's expert (experts/), at this machine's tuned "
                      "configuration or its default");
+  eval_cmd->add_flag(
+      "--analyze", eval->analyze,
+      "Also report the candidate's loops as `kbench analyze` does (docs/analyze.md), "
+      "recorded with the result");
   add_timing_options(eval_cmd, eval->timing, "pairs", "");
   eval_cmd->add_option("--trials", eval->trials, "Correctness input sets (fresh seeds)")
       ->capture_default_str();

@@ -175,6 +175,9 @@ struct EvalResult {
   std::string suspicious;
   std::optional<SandboxReport> sandbox;  // eval only: how the candidate was confined
   std::optional<ExpertSummary> expert;   // run only
+  // `kbench eval --analyze`: the candidate's loops (src/analysis/analyze.h) as JSON text; empty
+  // without.
+  std::string analysis_json;
   int warmup = 0;
   double wall_s = 0;
   std::string created_at;  // ISO-8601 UTC

@@ -357,6 +357,8 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
       {"sandbox", result.sandbox ? json{{"layers", result.sandbox->layers},
                                         {"missing", result.sandbox->missing}}
                                  : json(nullptr)},
+      {"analysis",
+       result.analysis_json.empty() ? json(nullptr) : json::parse(result.analysis_json)},
   };
   // Only a recorded result has an id; the record's own full_json is written before it has one.
   if (result.id != 0) out["id"] = result.id;
@@ -492,6 +494,8 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
   read(in, "created_at", result.created_at);
   read(in, "suspicious", result.suspicious);
   result.expert = expert_from_json(in);
+  if (const json* analysis = find(in, "analysis"))
+    result.analysis_json = require_object(*analysis, "analysis").dump();
   if (const json* sandbox = find(in, "sandbox")) {
     const json& object = require_object(*sandbox, "sandbox");
     SandboxReport report;
