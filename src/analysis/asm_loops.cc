@@ -25,10 +25,6 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, last - first + 1);
 }
 
-std::string_view mnemonic_of(std::string_view instruction) {
-  return instruction.substr(0, instruction.find_first_of(" \t"));
-}
-
 std::string_view operands_of(std::string_view instruction) {
   const auto gap = instruction.find_first_of(" \t");
   return gap == std::string_view::npos ? std::string_view{} : trim(instruction.substr(gap));
@@ -82,6 +78,10 @@ bool is_amx(std::string_view instruction) {
 }
 
 }  // namespace
+
+std::string_view mnemonic_of(std::string_view instruction) {
+  return instruction.substr(0, instruction.find_first_of(" \t"));
+}
 
 std::vector<AsmLoop> innermost_loops(std::string_view assembly) {
   std::vector<Instruction> instructions;

@@ -27,6 +27,9 @@ struct AsmLoop {
   bool has_call = false;  // a call inside the body: the callee's cost is not in the loop's
 };
 
+// An instruction's mnemonic: "vfmadd231ps" of "vfmadd231ps\t%ymm0, %ymm1, %ymm2".
+std::string_view mnemonic_of(std::string_view instruction);
+
 // Every innermost loop of `assembly`, in the order the assembly lays them out.
 std::vector<AsmLoop> innermost_loops(std::string_view assembly);
 

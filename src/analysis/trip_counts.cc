@@ -1,6 +1,7 @@
 #include "analysis/trip_counts.h"
 
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -14,10 +15,6 @@ namespace {
 
 constexpr std::string_view kCounters = "kbench_loop_trips";
 constexpr std::string_view kRenamedEntry = "kbench_candidate_run";
-
-std::string_view mnemonic_of(std::string_view instruction) {
-  return instruction.substr(0, instruction.find_first_of(" \t"));
-}
 
 bool reads_flags(std::string_view m) {
   if (m.starts_with('j')) return !m.starts_with("jmp");
