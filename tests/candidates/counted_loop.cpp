@@ -1,6 +1,8 @@
+// expect: incorrect on 12p_RMSNorm
 // One loop that runs exactly once per element of out[0], for kbench analyze's trip counts
 // (tests/analysis_test.cc). The empty asm keeps the compiler from vectorizing or unrolling it. Its
-// outputs are not 12p's: only its machine code and trip counts are looked at.
+// outputs are not 12p's (an eval calls it incorrect): only its machine code and trip counts are
+// looked at.
 #include "kbench/kernel.h"
 
 extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
