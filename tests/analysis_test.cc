@@ -292,6 +292,23 @@ TEST(AnalyzeCommand, BadInputGetsAOneLineErrorAndItsExitCode) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("does not compile"), std::string::npos) << r.out;
   std::filesystem::remove(bad);
+
+  // A binary file as the candidate: the compiler quotes its bytes, which reach the terminal
+  // escaped (sinks.h terminal_safe), never raw.
+  const std::filesystem::path binary =
+      std::filesystem::temp_directory_path() / "kbench_analyze_binary.cpp";
+  {
+    std::ifstream in("/bin/true", std::ios::binary);
+    std::vector<char> bytes(4096);
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(binary, std::ios::binary).write(bytes.data(), in.gcount());
+  }
+  const auto b = kbench::testing::run_kbench_stderr("analyze -w 12p -c " + binary.string());
+  EXPECT_EQ(b.exit_code, 1);
+  for (const char c : b.out)
+    EXPECT_TRUE(c == '\n' || c == '\t' || static_cast<unsigned char>(c) >= 0x20)
+        << "raw control byte " << static_cast<int>(static_cast<unsigned char>(c));
+  std::filesystem::remove(binary);
 }
 
 }  // namespace

@@ -10,11 +10,13 @@
 #include "core/environment.h"
 #include "harness/compiler.h"
 #include "harness/single_call.h"
+#include "store/sinks.h"
 
 namespace kbench::cli {
 namespace {
 
-// The compiler's first lines: the first error is what a writer fixes first.
+// The compiler's first lines: the first error is what a writer fixes first. (The verdict printer
+// keeps them too; terminal_safe makes them safe to print, whatever bytes the "source" held.)
 std::string head_of(const std::string& text, std::size_t lines) {
   std::size_t at = 0;
   for (std::size_t n = 0; n < lines && at != std::string::npos; ++n) at = text.find('\n', at + 1);
@@ -43,7 +45,7 @@ analysis::Analysis analyze_candidate(const Workload& w, const std::string& candi
   const AssemblyOutcome compiled = candidate_assembly(candidate, 120);
   if (!compiled.ok)
     throw std::runtime_error("the candidate does not compile:\n" +
-                             head_of(compiled.diagnostics, 20));
+                             terminal_safe(head_of(compiled.diagnostics, 20)));
   // The model is chosen (and its clock calibrated) against this machine's probe, measured once
   // per machine; --static reads the machine code alone.
   std::optional<PeakReport> peaks;
