@@ -6,9 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -135,6 +140,40 @@ TEST_F(ExecutorTest, ResultsComeBackInTheOrderOfTheSources) {
   EXPECT_EQ(results[0].status, Status::kIncorrect);
   EXPECT_EQ(results[1].status, Status::kCompileError);
   EXPECT_EQ(results[2].status, Status::kCorrect);
+}
+
+// The follow-up (the agents' loop analysis) sees each evaluation's options and result, can add to
+// the result before it is reported, and runs on the timing lease: never two at once.
+TEST_F(ExecutorTest, AFollowupAddsToTheResultBeforeItIsReportedOneAtATime) {
+  LocalPoolExecutor executor(base_options(dir_), std::nullopt, (dir_ / "work").string());
+  std::atomic<int> running{0}, most{0};
+  std::mutex seen_mutex;
+  std::set<std::string> seen_paths;
+  executor.set_followup([&](const EvalOptions& options, EvalResult& result) {
+    const int now = ++running;
+    most = std::max(most.load(), now);
+    {
+      std::lock_guard lock(seen_mutex);
+      seen_paths.insert(options.candidate_path);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    result.analysis_json = std::string(R"({"status":")") + status_name(result.status) + R"("})";
+    --running;
+  });
+  const std::vector<std::string> sources = {
+      read_text(source_path("examples/12p_RMSNorm_fast.cpp")), "int main( {",
+      read_text(source_path("examples/12p_RMSNorm_fast.cpp"))};
+  std::vector<std::string> reported(sources.size());
+  const std::vector<EvalResult> results = executor.evaluate(
+      sources, [&](std::size_t i, const EvalResult& r) { reported[i] = r.analysis_json; });
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(most.load(), 1);
+  EXPECT_EQ(seen_paths.size(), 3u);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].analysis_json,
+              std::string(R"({"status":")") + status_name(results[i].status) + R"("})");
+    EXPECT_EQ(reported[i], results[i].analysis_json);
+  }
 }
 
 }  // namespace

@@ -1,13 +1,14 @@
 // The prompt text. Kept plain and explicit: small local models follow a fixed reply format far
 // better than an implied one, and every rule the harness enforces is stated before it can bite.
 #include "agents/prompt.h"
-#include "core/number_format.h"
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "agents/loop_feedback.h"
 #include "core/environment.h"
+#include "core/number_format.h"
 #include "core/sha256.h"
 #include "harness/compiler.h"
 
@@ -154,6 +155,7 @@ std::string feedback_text(const AgentSample& sample, const EvalResult* evaluatio
         << r.utilization->bound << "-bound at " << significant_4(r.utilization->peak_gflops)
         << " GFLOP/s " << r.utilization->peak_flops_kind << ", "
         << significant_4(r.utilization->peak_gbps) << " GB/s).\n";
+    s << loop_feedback(r.analysis_json, sample.code);
   }
   return s.str();
 }

@@ -29,7 +29,8 @@ std::string system_prompt(const TaskDescription& task);
 std::string task_prompt(const TaskDescription& task);
 
 // An attempt's verdict as the model should read it: compile diagnostics, the correctness verdict
-// with error metrics, or the timing, speedup and roofline figures. `evaluation` is null for samples
+// with error metrics, or the timing, speedup and roofline figures, and then the loop analysis
+// where the evaluation carries one (`kbench agent --analyze`). `evaluation` is null for samples
 // that never reached the evaluator (no code, LLM error).
 std::string feedback_text(const AgentSample& sample, const EvalResult* evaluation);
 

@@ -46,9 +46,9 @@ std::vector<std::string> warnings_of(const AsmLoop& loop, const LoopCost& cost) 
   return warnings;
 }
 
-// A demangled name without its return type, parameter list and namespace of convenience:
-// "void ns::f<int>(float*)" -> "ns::f<int>".
-std::string short_name(std::string name) {
+}  // namespace
+
+std::string short_function_name(std::string name) {
   constexpr std::string_view kAnonymous = "(anonymous namespace)::";
   for (auto at = name.find(kAnonymous); at != std::string::npos; at = name.find(kAnonymous))
     name.erase(at, kAnonymous.size());
@@ -63,8 +63,6 @@ std::string short_name(std::string name) {
   }
   return name.substr(start);
 }
-
-}  // namespace
 
 Analysis analyze_assembly(std::string_view assembly, const std::string& model,
                           const std::string& model_reason) {
@@ -151,6 +149,14 @@ nlohmann::json to_json(const Analysis& analysis) {
          {"predicted_ms",
           r.trips && analysis.calibration ? nlohmann::json(r.predicted_ms) : nlohmann::json()},
          {"warnings", r.warnings}});
+  if (!analysis.candidate_file.empty())
+    for (std::size_t i = 0; i < analysis.loops.size(); ++i) {
+      std::vector<int> own;
+      for (const SourceLine& l : analysis.loops[i].loop.lines)
+        if (std::filesystem::path(l.file).filename() == analysis.candidate_file)
+          own.push_back(l.line);
+      loops[i]["candidate_lines"] = own;
+    }
   nlohmann::json j = {{"model", analysis.model},
                       {"model_reason", analysis.model_reason},
                       {"tool", llvm_mca_tool()},
@@ -202,7 +208,7 @@ std::string to_text(const Analysis& analysis) {
   text += row;
   for (std::size_t i = 0; i < analysis.loops.size(); ++i) {
     const LoopReport& r = analysis.loops[i];
-    const std::string function = short_name(r.loop.function);
+    const std::string function = short_function_name(r.loop.function);
     const std::string trips = r.trips ? std::to_string(*r.trips) : "-";
     const std::string share = r.trips ? fixed(100 * r.share, 1) + "%" : "-";
     std::snprintf(row, sizeof row, "%-4zu %9.2f %9.2f %5d %12s %6s  %-28s %s  %s\n", i + 1,

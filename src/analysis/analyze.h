@@ -29,8 +29,9 @@ struct LoopReport {
 };
 
 struct Analysis {
-  std::string model;         // llvm-mca's -mcpu
-  std::string model_reason;  // why that model
+  std::string model;           // llvm-mca's -mcpu
+  std::string model_reason;    // why that model
+  std::string candidate_file;  // the analyzed source's file name: its loops' own lines
   std::vector<LoopReport> loops;
   std::string loops_error;                 // why no loop could be simulated, if none could
   std::string trips_size;                  // the size the trips were counted at; empty: not counted
@@ -59,6 +60,12 @@ void attach_timing(Analysis& analysis, const Calibration& calibration,
 // system's headers (intrinsics, the standard library) left out.
 std::string lines_text(const std::vector<SourceLine>& lines);
 
+// A demangled function name without return type, parameters and anonymous namespaces:
+// "void (anonymous namespace)::f<int>(float*)" -> "f<int>".
+std::string short_function_name(std::string name);
+
+// Each loop's "lines" (lines_text) and, where the analysis names its candidate file,
+// "candidate_lines": the loop's line numbers in that file, for quoting them from the source.
 nlohmann::json to_json(const Analysis& analysis);
 std::string to_text(const Analysis& analysis);
 

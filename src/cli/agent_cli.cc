@@ -52,6 +52,9 @@ void add_agent_commands(CLI::App& app, AgentCli& cli) {
   agent->add_option("--threads", o.threads, "Threads per evaluation")->capture_default_str();
   agent->add_option("--time-budget-s", o.time_budget_s, "Seconds of timing per sample")
       ->capture_default_str();
+  agent->add_flag("--analyze", o.analyze,
+                  "Analyze each correct sample's loops as `kbench analyze` does (docs/analyze.md), "
+                  "record the analysis and feed its top loops back with the verdict");
   agent->add_option("--db", o.db, "Results database");
   agent->footer(
       "Rerunning an interrupted command resumes its run: stored samples are replayed, not asked "

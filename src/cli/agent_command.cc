@@ -11,6 +11,7 @@
 #include "agents/methods.h"
 #include "agents/metrics.h"
 #include "agents/report.h"
+#include "analysis/candidate_analysis.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
@@ -63,6 +64,7 @@ std::string run_key(const AgentOptions& o, const std::vector<std::string>& workl
   key += " max_tokens=" + std::to_string(o.max_tokens) +
          " temperature=" + std::to_string(o.temperature);
   if (o.seed) key += " seed=" + std::to_string(*o.seed);
+  if (o.analyze) key += " analyze";
   return key;
 }
 
@@ -152,6 +154,9 @@ int agent_command(const AgentOptions& options) {
   settings.menu = menu;
 
   const PeakReport peaks = machine_peaks(options.threads).peaks;
+  // The analysis runs its candidate on one thread, calibrated against the one-thread probe.
+  std::optional<PeakReport> analysis_peaks;
+  if (options.analyze) analysis_peaks = machine_peaks(1).peaks;
   agents::SampleJournal journal(store, run.id, current_environment());
   for (const std::string& name : workloads) {
     const Workload& workload = workload_or_usage_error(name);
@@ -167,6 +172,12 @@ int agent_command(const AgentOptions& options) {
                                   ("run-" + std::to_string(run.id)) / name)
                                      .string();
     LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);
+    if (analysis_peaks)
+      executor.set_followup([&analysis_peaks](const EvalOptions& evaluated, EvalResult& result) {
+        if (result.status == Status::kCorrect)
+          result.analysis_json =
+              analysis::analysis_record(evaluated, {.peaks = analysis_peaks}).json;
+      });
     agents::AgentDriver driver(*llm, executor, journal,
                                {run.id, options.method, name, options.size, options.model},
                                options.max_tokens, options.temperature, print_sample);

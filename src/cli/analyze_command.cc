@@ -7,8 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analysis/analyze.h"
-#include "cli/candidate_analysis.h"
+#include "analysis/candidate_analysis.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
@@ -42,9 +41,18 @@ int analyze_command(const AnalyzeOptions& options) {
   } else if (!std::filesystem::is_regular_file(candidate)) {
     throw UsageError("cannot read candidate " + candidate);
   }
-  const analysis::Analysis a = analyze_candidate(
-      w, candidate,
-      {.size = options.size, .static_only = options.static_only, .model = options.model});
+  EvalOptions eval;
+  eval.workload = &w;
+  eval.size = size_or_usage_error(options.size);
+  eval.candidate_path = candidate;
+  eval.worker_exe = worker_executable();
+  eval.cache_dir = kbench_cache_dir();
+  analysis::CandidateAnalysisOptions analysis_options;
+  // The model is chosen (and its clock calibrated) against this machine's single-thread probe,
+  // measured once per machine; --static reads the machine code alone.
+  if (!options.static_only) analysis_options.peaks = machine_peaks(1).peaks;
+  analysis_options.model = options.model;
+  const analysis::Analysis a = analysis::analyze_candidate(eval, analysis_options);
   if (options.json) {
     nlohmann::json j = analysis::to_json(a);
     j["workload"] = w.name;

@@ -147,6 +147,9 @@ struct AgentOptions {
   std::string json;         // the run's summary (metrics) to this file
   int threads = 1;
   double time_budget_s = 5;  // of each sample's timing phase
+  // Each correct sample's loops analyzed (src/analysis) and its top loops fed back with its
+  // verdict.
+  bool analyze = false;
   std::string db;
 };
 

@@ -4,9 +4,8 @@
 #include <memory>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include "cli/candidate_analysis.h"
+#include "analysis/candidate_analysis.h"
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "cli/timing_options.h"
@@ -62,14 +61,11 @@ int eval_command(const EvalCommandOptions& options) {
   if (options.analyze && !options.aa && result.status != Status::kCompileError) {
     progress.update("analyzing the candidate's loops");
     // The verdict stands whatever happens here: a failed analysis is said and recorded, not fatal.
-    try {
-      loops = analyze_candidate(*eval.workload, eval.candidate_path,
-                                {.size = size_name(eval.size), .static_only = false, .model = {}});
-      result.analysis_json = analysis::to_json(*loops).dump();
-    } catch (const std::exception& e) {
-      result.analysis_json = nlohmann::json{{"error", e.what()}}.dump();
-      std::cerr << "kbench: no analysis: " << e.what() << "\n";
-    }
+    analysis::AnalysisRecord record =
+        analysis::analysis_record(eval, {.peaks = machine_peaks(1).peaks});
+    result.analysis_json = record.json;
+    loops = std::move(record.analysis);
+    if (!loops) std::cerr << "kbench: no analysis: " << record.error << "\n";
     progress.update("");
   }
   if (!expert_name.empty()) result.candidate_path = expert_name;

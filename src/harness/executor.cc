@@ -106,6 +106,11 @@ std::vector<EvalResult> LocalPoolExecutor::evaluate(const std::vector<std::strin
       }
       try {
         EvalResult result = kbench::evaluate(options, peaks_);
+        if (followup_) {
+          const std::shared_ptr<void> lease =
+              options.acquire_timing ? options.acquire_timing() : nullptr;
+          followup_(options, result);
+        }
         std::lock_guard lock(report);
         results[i] = std::move(result);
         if (on_done) on_done(i, results[i]);

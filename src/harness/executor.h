@@ -50,6 +50,12 @@ class LocalPoolExecutor : public Executor {
                                    const OnDone& on_done) override;
   int jobs() const { return jobs_; }
 
+  // Runs after each evaluation, before its result is reported, and may add to the result (the
+  // agents' loop analysis). It holds the timing CPUs as gate 3 does: work that runs the candidate
+  // again must not overlap another evaluation's timing.
+  using Followup = std::function<void(const EvalOptions& options, EvalResult& result)>;
+  void set_followup(Followup followup) { followup_ = std::move(followup); }
+
  private:
   EvalOptions base_;
   std::optional<PeakReport> peaks_;
@@ -57,6 +63,7 @@ class LocalPoolExecutor : public Executor {
   CpuPlan cpus_;
   int jobs_ = 1;
   int written_ = 0;  // sources written so far: their file names
+  Followup followup_;
 };
 
 // Removes the batch-<pid>-* directories under `root` whose process no longer exists.

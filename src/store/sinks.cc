@@ -402,49 +402,6 @@ std::string csv_field(std::string_view text) {
   return quoted;
 }
 
-std::string terminal_safe(std::string_view text) {
-  std::string safe;
-  safe.reserve(text.size());
-  const auto escape = [&safe](unsigned char byte) {
-    char hex[5];
-    std::snprintf(hex, sizeof hex, "\\x%02x", byte);
-    safe += hex;
-  };
-  for (std::size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte < 0x80) {
-      if ((byte < 0x20 && byte != '\t') || byte == 0x7f)
-        escape(byte);
-      else
-        safe += static_cast<char>(byte);
-      ++i;
-      continue;
-    }
-    // A well-formed UTF-8 sequence (no overlongs, surrogates or code points past U+10FFFF) passes
-    // whole; anything else is escaped a byte at a time.
-    const std::size_t length = byte >= 0xc2 && byte <= 0xdf   ? 2
-                               : byte >= 0xe0 && byte <= 0xef ? 3
-                               : byte >= 0xf0 && byte <= 0xf4 ? 4
-                                                              : 0;
-    bool valid = length > 0 && i + length <= text.size();
-    for (std::size_t k = 1; valid && k < length; ++k)
-      valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
-    if (valid && length >= 3) {
-      const auto second = static_cast<unsigned char>(text[i + 1]);
-      valid = !(byte == 0xe0 && second < 0xa0) && !(byte == 0xed && second >= 0xa0) &&
-              !(byte == 0xf0 && second < 0x90) && !(byte == 0xf4 && second >= 0x90);
-    }
-    if (!valid) {
-      escape(byte);
-      ++i;
-      continue;
-    }
-    safe.append(text.substr(i, length));
-    i += length;
-  }
-  return safe;
-}
-
 void write_results(std::ostream& out, std::span<const EvalResult> results, Format format,
                    const JsonOptions& json_options) {
   switch (format) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/terminal_text.h"
 #include "harness/eval_result.h"
 #include "store/result_json.h"
 
@@ -37,11 +38,5 @@ void write_verdict(std::ostream& out, const EvalResult& result);
 
 // One CSV field: quoted when it contains a comma, double quote, CR or LF, with quotes doubled.
 std::string csv_field(std::string_view text);
-
-// `text` as it may go to a terminal: control characters other than tab and bytes that are not
-// valid UTF-8 become \xNN, so a candidate's output (a compiler quoting a binary "source", a log
-// with escape sequences) can neither garble nor drive the user's terminal. Newlines are escaped
-// too: callers print line by line.
-std::string terminal_safe(std::string_view text);
 
 }  // namespace kbench

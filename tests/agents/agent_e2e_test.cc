@@ -192,6 +192,8 @@ TEST_F(AgentEndToEnd, IterativeFeedsBackEachVerdictAndRetriesA429) {
   EXPECT_NE(requests[4].body.find("roofline"), std::string::npos);
   // Iterative without context carries no context artifact.
   EXPECT_EQ(requests[1].body.find("Reference material for this target"), std::string::npos);
+  // Without --analyze no loop analysis is made or fed back.
+  EXPECT_EQ(requests[4].body.find("Where its time goes"), std::string::npos);
 
   // One log line per HTTP attempt, the 429 among them.
   std::ifstream lines(log);
@@ -199,6 +201,45 @@ TEST_F(AgentEndToEnd, IterativeFeedsBackEachVerdictAndRetriesA429) {
   for (std::string line; std::getline(lines, line);) entries.push_back(nlohmann::json::parse(line));
   ASSERT_EQ(entries.size(), 5u);
   EXPECT_EQ(entries[0]["status"], 429);
+}
+
+TEST_F(AgentEndToEnd, AnalyzeFeedsBackTheHottestLoopsWithTheirSourceLinesAndRecordsThem) {
+  ScriptedLlmServer server([&](const auto&, int) { return ok(correct_reply()); });
+  const auto run = run_kbench(common_flags(server, "--method iterative --samples 2 --analyze"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const std::vector<AgentSample> samples = samples_of_latest_run();
+  ASSERT_EQ(samples.size(), 2u);
+  ASSERT_EQ(samples[0].status, "correct");
+  ASSERT_TRUE(samples[0].result_id.has_value());
+
+  // The record holds the analysis: loops with their iterations counted at the sample's size.
+  ResultStore store = ResultStore::open(db());
+  const auto result = store.result_by_id(*samples[0].result_id);
+  ASSERT_TRUE(result.has_value());
+  const nlohmann::json analysis = nlohmann::json::parse(result->analysis_json);
+  ASSERT_FALSE(analysis.contains("error")) << analysis.dump();
+  EXPECT_EQ(analysis["trips_size"], "smoke");
+  ASSERT_FALSE(analysis["loops"].empty());
+  const nlohmann::json& hottest = analysis["loops"][0];
+  ASSERT_FALSE(hottest["candidate_lines"].empty()) << hottest.dump();
+
+  // The next round's request carries it, quoting the hottest loop's first line of the sample's
+  // own source.
+  const nlohmann::json body = nlohmann::json::parse(requests[1].body);
+  const std::string feedback = body["messages"].back()["content"].get<std::string>();
+  EXPECT_NE(feedback.find("Where its time goes"), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("1. "), std::string::npos) << feedback;
+  EXPECT_NE(feedback.find("cycles per iteration"), std::string::npos) << feedback;
+  const int line = hottest["candidate_lines"][0].get<int>();
+  std::istringstream code(samples[0].code);
+  std::string text;
+  for (int i = 0; i < line; ++i) std::getline(code, text);
+  text = text.substr(text.find_first_not_of(" \t"));
+  EXPECT_NE(feedback.find(std::to_string(line) + ": " + text.substr(0, 40)), std::string::npos)
+      << "line " << line << " '" << text << "' not quoted in:\n"
+      << feedback;
 }
 
 TEST_F(AgentEndToEnd, IterativeContextSendsTheContextArtifact) {

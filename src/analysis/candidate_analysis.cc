@@ -1,0 +1,90 @@
+#include "analysis/candidate_analysis.h"
+
+#include <exception>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/calibration.h"
+#include "analysis/trip_counts.h"
+#include "core/terminal_text.h"
+#include "harness/compiler.h"
+#include "harness/single_call.h"
+
+namespace kbench::analysis {
+namespace {
+
+// The compiler's first lines: the first error is what a writer fixes first, made safe to print
+// whatever bytes the "source" held.
+std::string first_lines_safe(const std::string& text, std::size_t lines) {
+  std::size_t at = 0;
+  for (std::size_t n = 0; n < lines && at != std::string::npos; ++n) at = text.find('\n', at + 1);
+  return terminal_safe(at == std::string::npos ? text : text.substr(0, at + 1));
+}
+
+// The candidate's own time at the size the trips were counted at: the fastest of five calls of
+// its uninstrumented build. Sets a.timing_error where it cannot be timed.
+std::optional<double> measured_ms(Analysis& a, const EvalOptions& eval) {
+  CompileOptions compile;
+  compile.cache_dir = eval.cache_dir;
+  const CompileOutcome built = compile_candidate(eval.candidate_path, compile);
+  std::string error = built.ok ? "" : "the candidate does not build";
+  if (built.ok)
+    if (const auto calls = call_candidate(eval, built.so_path, 1, 5, error))
+      return calls->best_seconds * 1e3;
+  a.timing_error = error;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Analysis analyze_candidate(const EvalOptions& base, const CandidateAnalysisOptions& options) {
+  const AssemblyOutcome compiled = candidate_assembly(base.candidate_path, 120);
+  if (!compiled.ok)
+    throw std::runtime_error("the candidate does not compile:\n" +
+                             first_lines_safe(compiled.diagnostics, 20));
+  const std::optional<PeakReport>& peaks = options.peaks;
+  ModelChoice choice =
+      choose_model(peaks ? peaks->isa_used : "", peaks ? peaks->fp32_fma_gflops : 0);
+  if (!options.model.empty()) {
+    choice.model = options.model;
+    choice.reason = "given with --model";
+    if (peaks)
+      choice.calibration = calibrate(choice.model, peaks->isa_used, peaks->fp32_fma_gflops);
+  }
+  Analysis a = analyze_assembly(compiled.assembly, choice.model, choice.reason);
+  a.candidate_file = std::filesystem::path(base.candidate_path).filename().string();
+  if (!a.loops_error.empty() && a.loops.empty())
+    throw std::runtime_error("llvm-mca could not simulate the loops: " + a.loops_error);
+  if (!peaks) return a;
+
+  EvalOptions eval = base;
+  eval.threads = 1;
+  eval.call_timeout_s = options.call_timeout_s;
+  std::vector<AsmLoop> loops;
+  for (const LoopReport& r : a.loops) loops.push_back(r.loop);
+  try {
+    attach_trips(a, count_trips(compiled.assembly, loops, eval, 1), size_name(eval.size));
+  } catch (const std::runtime_error& e) {
+    a.trips_error = e.what();
+  }
+  if (a.trips_error.empty() && choice.calibration)
+    attach_timing(a, *choice.calibration, measured_ms(a, eval));
+  return a;
+}
+
+AnalysisRecord analysis_record(const EvalOptions& eval, const CandidateAnalysisOptions& options) {
+  AnalysisRecord record;
+  try {
+    record.analysis = analyze_candidate(eval, options);
+    record.json = to_json(*record.analysis).dump();
+  } catch (const std::exception& e) {
+    record.error = e.what();
+    record.json = nlohmann::json{{"error", record.error}}.dump();
+  }
+  return record;
+}
+
+}  // namespace kbench::analysis
