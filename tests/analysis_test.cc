@@ -182,23 +182,75 @@ TEST(Mca, AChainRunsAtItsLatencyAndIndependentWorkAtItsPortsPace) {
   EXPECT_THROW(simulate_loop({"not an instruction"}, "znver3"), std::runtime_error);
 }
 
+PeakReport probe_of(const std::string& isa, double fp32_gflops) {
+  PeakReport p;
+  p.isa_used = isa;
+  p.fp32_fma_gflops = fp32_gflops;
+  return p;
+}
+
 // The probe's fp32 rate over the model's rate on a loop like the probe's is the clock; a model
 // that halves the FMA units (LLVM 19's sapphirerapids: one 512-bit FMA a cycle) gives a clock no
 // core runs at, with the figures measured on an AMX Xeon (246 GFLOP/s on one core).
 TEST(Calibration, TheClockIsTheProbesRateOverTheModels) {
-  const Calibration zen3 = calibrate("znver3", "fp32:avx2+fma library:onednn mem:triad", 92.3);
+  const Calibration zen3 =
+      calibrate("znver3", probe_of("fp32:avx2+fma library:onednn mem:triad", 92.3));
   EXPECT_EQ(zen3.isa, "avx2+fma");
   EXPECT_NEAR(zen3.model_flops_per_cycle, 32.0, 1.0) << "two 256-bit FMA pipes";
   EXPECT_NEAR(zen3.clock_ghz, 92.3 / zen3.model_flops_per_cycle, 1e-12);
   EXPECT_TRUE(zen3.warning.empty()) << zen3.warning;
+  EXPECT_FALSE(zen3.ymm_clock_ghz.has_value()) << "ymm is this probe's widest: one clock";
+  EXPECT_EQ(zen3.clock_for(0), zen3.clock_ghz);
+  EXPECT_FALSE(zen3.bf16_dot.has_value());
 
-  const Calibration one_unit = calibrate("sapphirerapids", "fp32:avx512f", 246);
+  const Calibration one_unit = calibrate("sapphirerapids", probe_of("fp32:avx512f", 246));
   EXPECT_NEAR(one_unit.model_flops_per_cycle, 32.0, 1.0);
   EXPECT_FALSE(one_unit.warning.empty()) << "a clock of " << one_unit.clock_ghz << " GHz";
-  const Calibration two_units = calibrate("cooperlake", "fp32:avx512f", 246);
+  const Calibration two_units = calibrate("cooperlake", probe_of("fp32:avx512f", 246));
   EXPECT_NEAR(two_units.model_flops_per_cycle, 64.0, 2.0);
   EXPECT_NEAR(two_units.clock_ghz, 3.85, 0.15) << "the zmm clock measured there";
   EXPECT_TRUE(two_units.warning.empty());
+}
+
+// On an AVX-512 core narrower code runs at its own clock (the AMX Xeon: 3.85 GHz for zmm, 4.13 for
+// ymm, so its ymm FMA loop does 132 GFLOP/s), and LLVM 19's cooperlake issues two vdpbf16ps a
+// cycle where that machine's probe measures one every two (123 GFLOP/s): the check says 4x.
+TEST(Calibration, YmmLoopsGetTheirOwnClockAndTheBf16DotRateIsChecked) {
+  PeakReport probe = probe_of("fp32:avx512f bf16:avx512_bf16 amx:amx_bf16 mem:triad", 246);
+  probe.fp32_fma_ymm_gflops = 132.2;
+  probe.bf16_dot_gflops = 123;
+  const Calibration c = calibrate("cooperlake", probe);
+  EXPECT_NEAR(c.clock_ghz, 3.85, 0.15);
+  ASSERT_TRUE(c.ymm_clock_ghz.has_value());
+  EXPECT_NEAR(*c.ymm_clock_ghz, 4.13, 0.15);
+  EXPECT_EQ(c.clock_for(512), c.clock_ghz);
+  EXPECT_EQ(c.clock_for(256), *c.ymm_clock_ghz);
+  EXPECT_EQ(c.clock_for(0), *c.ymm_clock_ghz);
+  ASSERT_TRUE(c.bf16_dot.has_value());
+  EXPECT_NEAR(c.bf16_dot->ratio(), 4.0, 0.3);
+  EXPECT_NE(c.bf16_warning.find("too fast"), std::string::npos) << c.bf16_warning;
+
+  // The model that gets vdpbf16ps right passes the check (its FMA rate is the one it gets wrong).
+  const Calibration spr = calibrate("sapphirerapids", probe);
+  ASSERT_TRUE(spr.bf16_dot.has_value());
+  EXPECT_NEAR(spr.bf16_dot->model_flops_per_cycle, 32.0, 1.0);
+
+  // A loop's time uses its width's clock, and a loop of vdpbf16ps carries the check's warning.
+  Analysis a;
+  LoopReport zmm, ymm;
+  zmm.loop.vector_bits = 512;
+  zmm.loop.instructions = {"vdpbf16ps\t%zmm1, %zmm2, %zmm3", "decq\t%rax", "jne\t.L2"};
+  ymm.loop.vector_bits = 256;
+  ymm.loop.instructions = {"vfmadd231ps\t%ymm1, %ymm2, %ymm3", "decq\t%rax", "jne\t.L3"};
+  zmm.cost.cycles_per_iter = ymm.cost.cycles_per_iter = 1;
+  a.loops = {zmm, ymm};
+  attach_trips(a, {1000000, 1000000}, "cpu");
+  attach_timing(a, c, std::nullopt);
+  for (const LoopReport& r : a.loops) {
+    const bool is_zmm = r.loop.vector_bits == 512;
+    EXPECT_NEAR(r.predicted_ms, 1e6 / ((is_zmm ? c.clock_ghz : *c.ymm_clock_ghz) * 1e6), 1e-12);
+    EXPECT_EQ(r.warnings.size(), is_zmm ? 1u : 0u);
+  }
 }
 
 TEST(AnalyzeCommand, ReportsTheLoopsOfAShippedExampleWithItsLines) {

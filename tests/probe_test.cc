@@ -27,6 +27,7 @@ TEST(Probe, SingleThreadPeaksArePlausible) {
   // pipes at 6 GHz is 384 GFLOP/s per core, and no single core streams 1 TB/s.
   EXPECT_LT(r.fp32_fma_gflops, 1000.0);
   EXPECT_LT(r.mem_bw_gbps, 1000.0);
+  EXPECT_EQ(r.fp32_fma_ymm_gflops.has_value(), cpu_has("avx512f"));
   EXPECT_EQ(r.bf16_dot_gflops.has_value(), cpu_has("avx512_bf16"));
   EXPECT_EQ(r.fp16_fma_gflops.has_value(), cpu_has("avx512_fp16"));
   if (r.bf16_dot_gflops) {
@@ -41,6 +42,7 @@ TEST(Probe, SingleThreadPeaksArePlausible) {
   // Every figure that was measured names its method, and only those.
   for (const char* figure : {"fp32_fma", "library_gemm", "mem_bw"})
     EXPECT_TRUE(r.methods.contains(figure)) << figure;
+  EXPECT_EQ(r.methods.contains("fp32_fma_ymm"), r.fp32_fma_ymm_gflops.has_value());
   EXPECT_EQ(r.methods.contains("bf16_dot"), r.bf16_dot_gflops.has_value());
   EXPECT_EQ(r.methods.contains("fp16_fma"), r.fp16_fma_gflops.has_value());
   EXPECT_EQ(r.methods.contains("amx_bf16"), r.amx_bf16_gflops.has_value());
@@ -113,6 +115,7 @@ TEST(Probe, JsonRoundTrip) {
   PeakReport r;
   r.threads = 4;
   r.fp32_fma_gflops = 700.5;
+  r.fp32_fma_ymm_gflops = 380.5;
   r.bf16_dot_gflops = 1400.25;
   r.amx_bf16_gflops = 14000.5;
   r.library_gemm_gflops = 9000.25;
@@ -129,6 +132,8 @@ TEST(Probe, JsonRoundTrip) {
   const PeakReport back = PeakReport::from_json(nlohmann::json::parse(j.dump()));
   EXPECT_EQ(back.threads, r.threads);
   EXPECT_DOUBLE_EQ(back.fp32_fma_gflops, r.fp32_fma_gflops);
+  ASSERT_TRUE(back.fp32_fma_ymm_gflops.has_value());
+  EXPECT_DOUBLE_EQ(*back.fp32_fma_ymm_gflops, *r.fp32_fma_ymm_gflops);
   ASSERT_TRUE(back.bf16_dot_gflops.has_value());
   EXPECT_DOUBLE_EQ(*back.bf16_dot_gflops, *r.bf16_dot_gflops);
   EXPECT_FALSE(back.fp16_fma_gflops.has_value());

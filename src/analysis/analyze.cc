@@ -106,8 +106,15 @@ void attach_timing(Analysis& analysis, const Calibration& calibration,
   analysis.measured_ms = measured_ms;
   analysis.predicted_ms = 0;
   for (LoopReport& r : analysis.loops) {
-    r.predicted_ms = r.trips ? r.cycles / (calibration.clock_ghz * 1e6) : 0;
+    r.predicted_ms = r.trips ? r.cycles / (calibration.clock_for(r.loop.vector_bits) * 1e6) : 0;
     analysis.predicted_ms += r.predicted_ms;
+    const bool dot_products =
+        std::any_of(r.loop.instructions.begin(), r.loop.instructions.end(),
+                    [](const std::string& i) { return mnemonic_of(i) == "vdpbf16ps"; });
+    if (dot_products && calibration.bf16_dot && !calibration.bf16_warning.empty())
+      r.warnings.push_back("vdpbf16ps: the model runs it " +
+                           fixed(calibration.bf16_dot->ratio(), 2) +
+                           "x as fast as the probe measures, so this loop's time is off");
   }
 }
 
@@ -175,6 +182,17 @@ nlohmann::json to_json(const Analysis& analysis) {
                         {"probe_fp32_gflops", c->probe_gflops},
                         {"model_fp32_flops_per_cycle", c->model_flops_per_cycle}};
     if (!c->warning.empty()) j["calibration"]["warning"] = c->warning;
+    if (c->ymm_clock_ghz) {
+      j["calibration"]["probe_fp32_ymm_gflops"] = *c->probe_ymm_gflops;
+      j["calibration"]["ymm_clock_ghz"] = *c->ymm_clock_ghz;
+    }
+    if (const auto& dot = c->bf16_dot) {
+      j["calibration"]["bf16_dot"] = {{"probe_gflops", dot->probe_gflops},
+                                      {"model_flops_per_cycle", dot->model_flops_per_cycle},
+                                      {"model_gflops", dot->model_gflops},
+                                      {"ratio", dot->ratio()}};
+      if (!c->bf16_warning.empty()) j["calibration"]["bf16_dot"]["warning"] = c->bf16_warning;
+    }
     j["predicted_ms"] = analysis.predicted_ms;
     if (analysis.measured_ms && *analysis.measured_ms > 0)
       j["explained_pct"] = 100 * analysis.predicted_ms / *analysis.measured_ms;
@@ -199,7 +217,11 @@ std::string to_text(const Analysis& analysis) {
       text += ", measured " + fixed(*analysis.measured_ms, 3) + " ms: loops explain " +
               fixed(100 * analysis.predicted_ms / *analysis.measured_ms, 0) + "%";
     text += "\n";
+    if (c->ymm_clock_ghz)
+      text += "ymm, xmm and scalar loops at " + fixed(*c->ymm_clock_ghz, 2) + " GHz (the probe's " +
+              fixed(*c->probe_ymm_gflops, 1) + " GFLOP/s at 256 bits)\n";
     if (!c->warning.empty()) text += "! " + c->warning + "\n";
+    if (!c->bf16_warning.empty()) text += "! " + c->bf16_warning + "\n";
   }
   if (!analysis.timing_error.empty()) text += "not timed: " + analysis.timing_error + "\n";
   char row[512];

@@ -46,13 +46,11 @@ Analysis analyze_candidate(const EvalOptions& base, const CandidateAnalysisOptio
     throw std::runtime_error("the candidate does not compile:\n" +
                              first_lines_safe(compiled.diagnostics, 20));
   const std::optional<PeakReport>& peaks = options.peaks;
-  ModelChoice choice =
-      choose_model(peaks ? peaks->isa_used : "", peaks ? peaks->fp32_fma_gflops : 0);
+  ModelChoice choice = choose_model(peaks);
   if (!options.model.empty()) {
     choice.model = options.model;
     choice.reason = "given with --model";
-    if (peaks)
-      choice.calibration = calibrate(choice.model, peaks->isa_used, peaks->fp32_fma_gflops);
+    if (peaks) choice.calibration = calibrate(choice.model, *peaks);
   }
   Analysis a = analyze_assembly(compiled.assembly, choice.model, choice.reason);
   a.candidate_file = std::filesystem::path(base.candidate_path).filename().string();

@@ -36,6 +36,9 @@ int probe_command(const ProbeOptions& options) {
     return it == peaks.methods.end() ? "" : "  (" + it->second + ")";
   };
   std::printf("fp32 FMA     %8.1f GFLOP/s%s\n", peaks.fp32_fma_gflops, method("fp32_fma").c_str());
+  if (peaks.fp32_fma_ymm_gflops)
+    std::printf("fp32 FMA ymm %8.1f GFLOP/s%s\n", *peaks.fp32_fma_ymm_gflops,
+                method("fp32_fma_ymm").c_str());
   if (peaks.bf16_dot_gflops)
     std::printf("bf16 dot     %8.1f GFLOP/s%s\n", *peaks.bf16_dot_gflops,
                 method("bf16_dot").c_str());

@@ -67,6 +67,41 @@ std::string compiler_identity() {
   }();
   return identity;
 }
+
+// The candidate compiler run as candidates are built: the candidate flags (the link ones only
+// when `link`), then `args`, then the link libraries when `link`. Diagnostics are the compiler's
+// output, or why it did not run, after a line saying so where it ran out of time.
+struct CompilerRun {
+  bool ok = false;
+  std::string diagnostics;
+};
+CompilerRun run_candidate_compiler(const std::vector<std::string>& args, bool link,
+                                   double timeout_s) {
+  std::vector<std::string> argv = {candidate_compiler()};
+  for (const std::string& f : candidate_flags())
+    if (link || (f != "-shared" && !f.starts_with("-Wl,"))) argv.push_back(f);
+  argv.insert(argv.end(), args.begin(), args.end());
+  if (link) argv.insert(argv.end(), kLinkLibraries.begin(), kLinkLibraries.end());
+  const CommandResult r = run_command(argv, timeout_s);
+  CompilerRun run;
+  run.diagnostics = r.error.empty() ? r.output : r.error;
+  if (r.timed_out)
+    run.diagnostics = "compiler did not finish within " +
+                      std::to_string(static_cast<int>(timeout_s)) + " s\n" + run.diagnostics;
+  run.ok = !r.timed_out && r.exit_code == 0;
+  return run;
+}
+
+// A directory of this thread's own for a tool's build (the agents' pool compiles in several
+// threads of one process).
+fs::path private_build_dir(const std::string& prefix) {
+  const fs::path dir = fs::temp_directory_path() /
+                       (prefix + std::to_string(getpid()) + "-" + std::to_string(gettid()));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return dir;
+}
+
 }  // namespace
 
 std::string candidate_command_line() {
@@ -119,22 +154,14 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
       return out;
     }
   }
-  std::vector<std::string> argv = {candidate_compiler()};
-  for (const std::string& f : candidate_flags()) argv.push_back(f);
-  argv.insert(argv.end(), {"-o", so_tmp, src_copy});
-  for (const std::string& l : kLinkLibraries) argv.push_back(l);
-  const CommandResult r = run_command(argv, options.timeout_s);
+  const CompilerRun r = run_candidate_compiler({"-o", so_tmp, src_copy}, true, options.timeout_s);
   fs::remove(src_copy, ec);
-  out.diagnostics = r.error.empty() ? r.output : r.error;
+  out.diagnostics = r.diagnostics;
   // Point diagnostics at the user's file rather than the cache's private copy of it.
   for (std::size_t at = out.diagnostics.find(src_copy); at != std::string::npos;
        at = out.diagnostics.find(src_copy, at + source_path.size()))
     out.diagnostics.replace(at, src_copy.size(), source_path);
-  if (r.timed_out) {
-    out.diagnostics = "compiler did not finish within " +
-                      std::to_string(static_cast<int>(options.timeout_s)) + " s\n" +
-                      out.diagnostics;
-  } else if (r.exit_code == 0) {
+  if (r.ok) {
     fs::rename(so_tmp, so, ec);  // atomic: a concurrent kbench sees the whole object or none
     out.ok = !ec;
     if (ec) out.diagnostics += "cannot move the object into the cache: " + ec.message();
@@ -151,31 +178,23 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
     return out;
   }
   // The compiler reads a private copy, as compile_candidate's does, named for the user's file.
-  std::error_code ec;
-  const fs::path dir = fs::temp_directory_path() /
-                       ("kbench-asm-" + std::to_string(getpid()) + "-" + std::to_string(gettid()));
-  fs::create_directories(dir, ec);
+  const fs::path dir = private_build_dir("kbench-asm-");
   const fs::path copy = dir / fs::path(source_path).filename(), assembly = dir / "kernel.s";
   {
     std::ofstream out_copy(copy, std::ios::binary);
     out_copy << in.rdbuf();
   }
-  std::vector<std::string> argv = {candidate_compiler()};
-  for (const std::string& f : candidate_flags())
-    if (f != "-shared" && !f.starts_with("-Wl,")) argv.push_back(f);
-  argv.insert(argv.end(), {"-g", "-S", "-o", assembly.string(), copy.string()});
-  const CommandResult r = run_command(argv, timeout_s);
-  out.diagnostics = r.error.empty() ? r.output : r.error;
-  if (r.timed_out)
-    out.diagnostics = "compiler did not finish within " +
-                      std::to_string(static_cast<int>(timeout_s)) + " s\n" + out.diagnostics;
-  if (!r.timed_out && r.exit_code == 0) {
+  const CompilerRun r = run_candidate_compiler({"-g", "-S", "-o", assembly.string(), copy.string()},
+                                               false, timeout_s);
+  out.diagnostics = r.diagnostics;
+  if (r.ok) {
     std::ifstream text(assembly);
     std::ostringstream buffer;
     buffer << text.rdbuf();
     out.assembly = buffer.str();
     out.ok = !out.assembly.empty();
   }
+  std::error_code ec;
   fs::remove_all(dir, ec);
   return out;
 }
@@ -184,23 +203,18 @@ CompileOutcome compile_assembly(const std::string& assembly, const std::string& 
                                 const std::vector<std::string>& extra_flags, double timeout_s) {
   CompileOutcome out;
   out.source = assembly;
-  std::error_code ec;
-  const fs::path dir = fs::temp_directory_path() /
-                       ("kbench-tool-" + std::to_string(getpid()) + "-" + std::to_string(gettid()));
-  fs::create_directories(dir, ec);
+  const fs::path dir = private_build_dir("kbench-tool-");
   const fs::path asm_path = dir / "kernel.s", extra_path = dir / "extra.cpp",
                  so = dir / "kernel.so";
   std::ofstream(asm_path) << assembly;
   std::ofstream(extra_path) << extra_source;
-  std::vector<std::string> argv = {candidate_compiler()};
-  for (const std::string& f : candidate_flags()) argv.push_back(f);
-  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
-  argv.insert(argv.end(), {"-o", so.string(), asm_path.string(), extra_path.string()});
-  for (const std::string& l : kLinkLibraries) argv.push_back(l);
-  const CommandResult r = run_command(argv, timeout_s);
-  out.diagnostics = r.error.empty() ? r.output : r.error;
-  out.ok = !r.timed_out && r.exit_code == 0;
+  std::vector<std::string> args = extra_flags;
+  args.insert(args.end(), {"-o", so.string(), asm_path.string(), extra_path.string()});
+  const CompilerRun r = run_candidate_compiler(args, true, timeout_s);
+  out.diagnostics = r.diagnostics;
+  out.ok = r.ok;
   out.so_path = so.string();
+  std::error_code ec;
   fs::remove(asm_path, ec);
   fs::remove(extra_path, ec);
   if (!out.ok) fs::remove_all(dir, ec);

@@ -430,6 +430,7 @@ nlohmann::json PeakReport::to_json() const {
   j["version"] = kFormatVersion;
   j["threads"] = threads;
   j["fp32_fma_gflops"] = fp32_fma_gflops;
+  j["fp32_fma_ymm_gflops"] = optional_number(fp32_fma_ymm_gflops);
   j["bf16_dot_gflops"] = optional_number(bf16_dot_gflops);
   j["fp16_fma_gflops"] = optional_number(fp16_fma_gflops);
   j["amx_bf16_gflops"] = optional_number(amx_bf16_gflops);
@@ -456,6 +457,7 @@ PeakReport PeakReport::from_json(const nlohmann::json& j) {
   PeakReport r;
   r.threads = j.at("threads").get<int>();
   r.fp32_fma_gflops = j.at("fp32_fma_gflops").get<double>();
+  r.fp32_fma_ymm_gflops = optional_number("fp32_fma_ymm_gflops");
   r.bf16_dot_gflops = optional_number("bf16_dot_gflops");
   r.fp16_fma_gflops = optional_number("fp16_fma_gflops");
   r.amx_bf16_gflops = optional_number("amx_bf16_gflops");
@@ -486,6 +488,12 @@ PeakReport measure_peaks(int threads) {
   report.fp32_fma_gflops = best_gflops(fp32, report.threads);
   report.isa_used = std::string("fp32:") + fp32.isa;
   report.methods["fp32_fma"] = fp32.method;
+  if (std::string_view(fp32.isa) == "avx512f") {
+    const ComputeKernel ymm{"avx2+fma", fma_f32_12x8_avx2, kChains * 8 * 2.0,
+                            "avx2 vfmadd231ps ymm, 12 chains x 8 lanes"};
+    report.fp32_fma_ymm_gflops = best_gflops(ymm, report.threads);
+    report.methods["fp32_fma_ymm"] = ymm.method;
+  }
 
   if (cpu_has("avx512f") && cpu_has("avx512_bf16")) {
     // 32 bf16 products summed pairwise into 16 f32 lanes: 2 multiply-adds = 4 flops per f32 lane.
