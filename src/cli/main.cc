@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
       add_eval_command(app),     add_run_command(app),    add_calibrate_command(app),
       add_results_command(app),  add_export_command(app), add_check_command(app),
       add_validate_command(app), add_tune_command(app),   add_analyze_command(app),
+      add_merge_command(app),
   };
   AgentCli agent;
   add_agent_commands(app, agent);

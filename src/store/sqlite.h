@@ -78,6 +78,12 @@ class Statement {
     if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nan("");
     return sqlite3_column_double(stmt_, column);
   }
+  // A column's value as it is, for copying a row between databases (bind_value takes it).
+  sqlite3_value* column_value(int column) const { return sqlite3_column_value(stmt_, column); }
+  // Binds parameter `index` (1-based) to `value`, whatever its type.
+  void bind_value(int index, const sqlite3_value* value) {
+    check(sqlite3_bind_value(stmt_, index, value), "a copied value");
+  }
   std::string column_text(int column) const {
     const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
     return text ? std::string(text, sqlite3_column_bytes(stmt_, column)) : std::string();

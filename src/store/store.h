@@ -111,6 +111,30 @@ class ResultStore {
   // The samples of the given runs (every agent run when empty), by run, workload and index.
   std::vector<AgentSample> agent_samples(const std::vector<std::int64_t>& run_ids) const;
 
+  // What merging one shard (merge_shard) did.
+  struct ShardMerge {
+    int runs_added = 0;
+    int runs_present = 0;  // complete runs this database already held
+    // Runs left out because they never completed (their command was killed or is still running):
+    // "run 3 (kbench run --suite all): 2 results, 0 agent samples".
+    std::vector<std::string> incomplete;
+    int results_added = 0;    // of the runs added, their agent samples' and outside any run
+    int results_present = 0;  // results outside any run this database already held
+    int agent_samples_added = 0;
+  };
+  // Refuses (StoreError naming it) a shard that is not a readable kbench database of this schema
+  // version; reads it without writing anything, so a sweep's shards can all be checked before the
+  // first is merged.
+  static void check_shard(const std::string& shard);
+  // Copies the database at `shard` into this one in one transaction, with new ids: its complete
+  // runs with their results, timing samples, agent samples and their evaluations, its results
+  // outside runs, and the environments they name (one row per distinct content, as record() keeps
+  // them). What this database already holds is not copied again: a run with the same key and start
+  // time, a result outside runs with the same record. Incomplete runs are left out and listed.
+  // Throws StoreError, having written nothing, where check_shard refuses `shard` or it is this
+  // database's own file. The experts' cache is not merged: tuned configurations are per machine.
+  ShardMerge merge_shard(const std::string& shard);
+
   std::optional<std::string> cache_get(const std::string& key) const;
   void cache_put(const std::string& key, const std::string& value);
 
