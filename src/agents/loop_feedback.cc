@@ -40,7 +40,6 @@ std::string string_or(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// "lines 40-44, 52" of the sample's own file, or the lines text (other files) where it has none.
 // The loop's line numbers in the sample's own file, sorted.
 std::vector<int> own_lines(const json& loop) {
   std::vector<int> lines;
@@ -57,16 +56,7 @@ std::string lines_named(const json& loop) {
     const std::string lines = string_or(loop, "lines");
     return lines.empty() ? "no source line" : lines;
   }
-  std::string text = own.size() == 1 ? "line " : "lines ";
-  for (std::size_t i = 0; i < own.size();) {
-    std::size_t j = i;
-    while (j + 1 < own.size() && own[j + 1] == own[j] + 1) ++j;
-    if (i > 0) text += ", ";
-    text += std::to_string(own[i]);
-    if (j > i) text += '-' + std::to_string(own[j]);
-    i = j + 1;
-  }
-  return text;
+  return std::string(own.size() == 1 ? "line " : "lines ").append(analysis::line_ranges(own, ", "));
 }
 
 void describe_loop(std::ostringstream& s, std::size_t rank, const json& loop,

@@ -118,6 +118,19 @@ void attach_timing(Analysis& analysis, const Calibration& calibration,
   }
 }
 
+std::string line_ranges(const std::vector<int>& lines, std::string_view separator) {
+  std::string text;
+  for (std::size_t i = 0; i < lines.size();) {
+    std::size_t j = i;
+    while (j + 1 < lines.size() && lines[j + 1] == lines[j] + 1) ++j;
+    if (i > 0) text += separator;
+    text += std::to_string(lines[i]);
+    if (j > i) text += '-' + std::to_string(lines[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
 std::string lines_text(const std::vector<SourceLine>& lines) {
   std::map<std::string, std::vector<int>> by_file;
   for (const SourceLine& l : lines)
@@ -126,15 +139,7 @@ std::string lines_text(const std::vector<SourceLine>& lines) {
   std::string text;
   for (const auto& [file, numbers] : by_file) {
     if (!text.empty()) text += ' ';
-    text += file + ':';
-    for (std::size_t i = 0; i < numbers.size();) {
-      std::size_t j = i;
-      while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
-      if (i > 0) text += ',';
-      text += std::to_string(numbers[i]);
-      if (j > i) text += '-' + std::to_string(numbers[j]);
-      i = j + 1;
-    }
+    text += file + ':' + line_ranges(numbers, ",");
   }
   return text;
 }

@@ -56,6 +56,9 @@ void attach_trips(Analysis& analysis, const std::vector<std::optional<std::int64
 void attach_timing(Analysis& analysis, const Calibration& calibration,
                    std::optional<double> measured_ms);
 
+// "40-44, 52" of the sorted line numbers 40, 41, 42, 43, 44, 52 with `separator` ", ".
+std::string line_ranges(const std::vector<int>& lines, std::string_view separator);
+
 // "8p_GEMM.cpp:40-44,52 blocked_gemm.h:118": a loop's lines, by file, runs of lines joined; the
 // system's headers (intrinsics, the standard library) left out.
 std::string lines_text(const std::vector<SourceLine>& lines);
