@@ -337,6 +337,59 @@ TEST_F(ResumeTest, KilledAtAnyMomentTheSameCommandResumesAndKeepsEachResultOnce)
   EXPECT_EQ(one(db, "PRAGMA integrity_check"), "ok");
 }
 
+// A batch system's time limit or `scancel` sends SIGTERM: the workload in flight finishes and is
+// recorded (not lost, and not recorded as a failure), the command says where it stopped and exits
+// 128 + 15, and the same command resumes. A second signal ends kbench at once.
+TEST_F(ResumeTest, SigtermFinishesTheWorkloadInFlightAndTheRunResumes) {
+  const std::string template_db = warm_template();
+  ASSERT_FALSE(HasFailure());
+  const std::string db = copy_of(template_db, "sigterm/r.db");
+  const pid_t child = spawn(db);
+  ASSERT_GT(child, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (true) {
+    const auto n = try_rows(db, "SELECT count(*) FROM results WHERE run_id IS NOT NULL");
+    if (n && !n->empty() && std::stoi(n->front()) >= 1) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << read_file(dir_ / "killed.err");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(kill(child, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  const std::string err = read_file(dir_ / "killed.err");
+  ASSERT_TRUE(WIFEXITED(status)) << err;
+  const std::vector<std::string> before = rows(db, kRunRows);
+  if (WEXITSTATUS(status) == 0) GTEST_SKIP() << "kbench finished before the signal landed";
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << err;
+  EXPECT_NE(err.find("SIGTERM: stopping after the evaluation in flight"), std::string::npos) << err;
+  EXPECT_NE(err.find("stopped by SIGTERM after " + std::to_string(before.size()) +
+                     " of 4 workloads; run 1 is kept"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(one(db, "SELECT count(*) FROM results WHERE status <> 'correct'"), "0");
+  EXPECT_EQ(one(db, "SELECT count(*) FROM runs WHERE completed_at IS NULL"), "1");
+
+  const Outcome rerun = run(kRunArgs, db);
+  EXPECT_NE(rerun.err.find("resuming run 1: " + std::to_string(before.size()) + " of 4 "),
+            std::string::npos)
+      << rerun.err;
+  expect_whole_run(db, before, rerun);
+
+  // Twice: the second signal ends the process as SIGTERM does by default.
+  const std::string again = copy_of(template_db, "sigterm-twice/r.db");
+  const pid_t second = spawn(again);
+  ASSERT_GT(second, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(kill(second, SIGTERM), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(second, SIGTERM);  // it may have ended already, between two workloads
+  ASSERT_EQ(waitpid(second, &status, 0), second);
+  EXPECT_TRUE((WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) ||
+              (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM))
+      << read_file(dir_ / "killed.err");
+  EXPECT_EQ(one(again, "PRAGMA integrity_check"), "ok");
+}
+
 TEST_F(ResumeTest, AFullDiskGivesOneLineAndARunThatResumesWhole) {
   if (const auto why = mount_unavailable()) GTEST_SKIP() << *why;
   const std::string template_db = warm_template();

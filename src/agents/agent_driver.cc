@@ -5,6 +5,7 @@
 
 #include "agents/code_extract.h"
 #include "agents/prompt.h"
+#include "core/stop_signals.h"
 
 namespace kbench::agents {
 
@@ -49,6 +50,7 @@ Attempt AgentDriver::finish_without_evaluation(AgentSample sample) {
 }
 
 std::vector<Attempt> AgentDriver::run(std::vector<Draft> drafts) {
+  if (const int signal = stop_signal()) throw RunStopped(signal);
   std::vector<std::optional<Attempt>> attempts(drafts.size());
   std::vector<std::size_t> fresh;
   for (std::size_t i = 0; i < drafts.size(); ++i) {

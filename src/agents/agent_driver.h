@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,14 @@ class RunAborted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// SIGINT or SIGTERM asked the run to stop (core/stop_signals.h): the batch before this one was
+// recorded whole, and the run is left for the same command to resume.
+class RunStopped : public std::runtime_error {
+ public:
+  explicit RunStopped(int by) : std::runtime_error("stopped by a signal"), signal(by) {}
+  int signal;
+};
+
 class AgentDriver {
  public:
   using Progress = std::function<void(const AgentSample&)>;
@@ -79,7 +88,8 @@ class AgentDriver {
               int max_tokens, double temperature, Progress progress = {});
 
   // Every draft's attempt, in draft order: replayed when the journal has it, else generated (the
-  // requests concurrently, as the provider allows), extracted and evaluated as one batch.
+  // requests concurrently, as the provider allows), extracted and evaluated as one batch. Throws
+  // RunStopped, before asking anything, once a stop was asked for.
   std::vector<Attempt> run(std::vector<Draft> drafts);
 
  private:

@@ -16,6 +16,7 @@
 #include "cli/context.h"
 #include "core/environment.h"
 #include "core/sha256.h"
+#include "core/stop_signals.h"
 #include "harness/compiler.h"
 #include "harness/executor.h"
 
@@ -158,6 +159,8 @@ int agent_command(const AgentOptions& options) {
   std::optional<PeakReport> analysis_peaks;
   if (options.analyze) analysis_peaks = machine_peaks(1).peaks;
   agents::SampleJournal journal(store, run.id, current_environment());
+  // SIGINT and SIGTERM let the batch in flight finish and be recorded (AgentDriver::run).
+  stop_between_units();
   for (const std::string& name : workloads) {
     const Workload& workload = workload_or_usage_error(name);
     EvalOptions eval;
@@ -189,6 +192,12 @@ int agent_command(const AgentOptions& options) {
     task.context_text = context_text;
     try {
       agents::run_method(options.method, driver, task, settings);
+    } catch (const agents::RunStopped& stopped) {
+      std::fprintf(stderr,
+                   "kbench agent: stopped by %s; run %lld is kept and the same command resumes "
+                   "it\n",
+                   stop_signal_name(stopped.signal), static_cast<long long>(run.id));
+      return 128 + stopped.signal;
     } catch (const agents::RunAborted& e) {
       throw std::runtime_error(std::string(e.what()) + " (run " + std::to_string(run.id) +
                                " is kept; the same command resumes it)");

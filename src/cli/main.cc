@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "core/environment.h"
+#include "core/stop_signals.h"
 #include "harness/build_info.h"
 
 namespace {
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   using namespace kbench::cli;
   ensure_openblas_coretype(argv);
   signal(SIGPIPE, SIG_IGN);  // a dead worker's socket must give an error, not kill kbench
+  kbench::install_stop_signals();
   // Where a candidate's worker shares kbench's user (kbench not root), this keeps kbench's
   // /proc/<pid>/environ (API keys), mem and fd entries closed to it even without Landlock.
   prctl(PR_SET_DUMPABLE, 0);

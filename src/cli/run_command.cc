@@ -16,6 +16,7 @@
 #include "cli/context.h"
 #include "cli/timing_options.h"
 #include "core/environment.h"
+#include "core/stop_signals.h"
 #include "experts/tuner.h"
 #include "harness/breakdown.h"
 #include "harness/compiler.h"
@@ -196,7 +197,19 @@ int run_command(const RunCommandOptions& options) {
 
   std::vector<EvalResult> results;
   std::map<std::string, Breakdown> breakdowns;  // by workload name
+  // SIGINT and SIGTERM (a batch system's time limit, `scancel`) let the workload in flight finish
+  // and be recorded; the run stays open for the same command to resume.
+  stop_between_units();
   for (std::size_t i = 0; i < workloads.size(); ++i) {
+    if (const int signal = stop_signal()) {
+      std::fprintf(
+          stderr, "kbench: stopped by %s after %zu of %zu workloads%s\n", stop_signal_name(signal),
+          i, workloads.size(),
+          run_id ? ("; run " + std::to_string(*run_id) + " is kept and the same command resumes it")
+                       .c_str()
+                 : "");
+      return 128 + signal;
+    }
     if (const auto earlier = recorded.find(std::string(workloads[i]->name));
         earlier != recorded.end()) {
       results.push_back(std::move(earlier->second));
