@@ -1,6 +1,7 @@
 // All four methods end to end: the real kbench executable against the scripted LLM server on
 // loopback, every sample evaluated by the real harness. Canned replies are the repository's example
 // candidates (a fast correct RMSNorm, a wrong one), a compile failure and a reply without code.
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -350,6 +351,47 @@ TEST_F(AgentEndToEnd, AnInterruptedRunResumesFromTheDatabaseWithoutAskingAgain) 
   EXPECT_EQ(after[0].created_at, before[0].created_at);
   // Sample 2's prompt rests on the replayed sample 1's verdict.
   EXPECT_NE(server.requests().back().body.find("Verdict:"), std::string::npos);
+}
+
+TEST_F(AgentEndToEnd, SigtermLetsTheSampleInFlightFinishAndTheRunResumes) {
+  std::atomic<pid_t> agent_pid{0};
+  std::atomic<int> signalled{0};
+  ScriptedLlmServer server([&](const auto&, int index) {
+    // SIGTERM while sample 1 is being asked for: it is still answered, evaluated and recorded.
+    if (index == 1 && signalled.fetch_add(1) == 0 && agent_pid.load() > 0)
+      ::kill(agent_pid.load(), SIGTERM);
+    return ok(correct_reply());
+  });
+  const std::string args = common_flags(server, "--method iterative --samples 4 --seed 9");
+  std::vector<std::string> argv_strings = {kbench::testing::kbench_exe()};
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv_strings.push_back(w);
+  std::vector<char*> argv;
+  for (std::string& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  const std::string err_path = file("sigterm.err");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  agent_pid = pid;
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string err = read_text(err_path);
+  ASSERT_TRUE(WIFEXITED(status)) << err;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << err;
+  EXPECT_NE(err.find("stopped by SIGTERM; run "), std::string::npos) << err;
+  const std::vector<AgentSample> before = samples_of_latest_run();
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(before[1].status, "correct");
+
+  const auto rerun = run_kbench(args + " 2>&1");
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.out;
+  EXPECT_NE(rerun.out.find("2 sample(s) replayed"), std::string::npos) << rerun.out;
+  EXPECT_EQ(samples_of_latest_run().size(), 4u);
 }
 
 TEST_F(AgentEndToEnd, TheApiKeyReachesTheServerButNeitherTheStoreTheLogNorTheCandidate) {
