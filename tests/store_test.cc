@@ -3,12 +3,14 @@
 #include "store/store.h"
 #include "store/machine_cache.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -1160,6 +1163,51 @@ TEST(MachineCache, KeepsEachFactWithWhenItWasMeasured) {
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     std::ofstream(entry.path()) << "{not json";
   EXPECT_EQ(cache.get("gemm 4x3x8:nn:bf16:t1"), std::nullopt);
+  std::filesystem::remove_all(dir);
+}
+
+// Two processes about to measure one fact take turns: the second says it waits, and gets its hold
+// only when the first lets go (having stored its value), never while the first measures.
+TEST(MachineCache, AHoldMakesAnotherProcessWaitForIt) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("kbench-machine-cache-hold-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  int go[2], seen_by_parent[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(seen_by_parent), 0);
+  // The child is forked before the parent opens its lock file: a child sharing the parent's open
+  // lock file would share its lock too.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char byte = 0;
+    if (read(go[0], &byte, 1) != 1) _exit(2);
+    const MachineCache::Hold mine = MachineCache(dir).hold(
+        "probe/m1/threads=1", [&] { (void)!write(seen_by_parent[1], "w", 1); });
+    (void)!write(seen_by_parent[1], "h", 1);
+    _exit(0);
+  }
+  close(seen_by_parent[1]);
+  MachineCache cache(dir);
+  std::optional<MachineCache::Hold> held(cache.hold("probe/m1/threads=1"));
+  ASSERT_EQ(write(go[1], "g", 1), 1);
+  char seen = 0;
+  ASSERT_EQ(read(seen_by_parent[0], &seen, 1), 1);
+  EXPECT_EQ(seen, 'w');
+  // Another key is not held by this one.
+  { const MachineCache::Hold other = cache.hold("probe/m1/threads=2"); }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  fcntl(seen_by_parent[0], F_SETFL, O_NONBLOCK);
+  EXPECT_EQ(read(seen_by_parent[0], &seen, 1), -1)
+      << "the second process got the hold while it was held";
+  fcntl(seen_by_parent[0], F_SETFL, 0);
+  held.reset();
+  ASSERT_EQ(read(seen_by_parent[0], &seen, 1), 1);
+  EXPECT_EQ(seen, 'h');
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (int fd : {go[0], go[1], seen_by_parent[0]}) close(fd);
   std::filesystem::remove_all(dir);
 }
 

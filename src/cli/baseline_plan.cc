@@ -148,33 +148,36 @@ class PinnedLikeWorker {
 json cached_path_timings(
     const std::string& key, int threads, const std::string& what,
     const std::function<std::vector<std::pair<std::string, double>>()>& measure) {
-  if (const auto cached = machine_cache().get(key)) {
-    try {
-      json entry = json::parse(cached->value);
-      if (entry.at("path").is_string() && entry.at("best_ms").is_object()) return entry;
-    } catch (const std::exception&) {
-      // measured again below
-    }
-  }
-  say_measuring("every library path at " + what);
-  ProgressLine progress("plan");
-  progress.update("timing every library path at " + what);
-  std::vector<std::pair<std::string, double>> timings;
-  {
-    const PinnedLikeWorker pinned(threads);
-    timings = measure();
-  }
-  json entry = {{"path", ""}, {"best_ms", json::object()}};
-  double best = 0;
-  for (const auto& [path, ms] : timings) {
-    entry["best_ms"][path] = ms;
-    if (entry["path"] == "" || ms < best) {
-      entry["path"] = path;
-      best = ms;
-    }
-  }
-  remember(key, entry.dump());
-  return entry;
+  const CachedFact fact = cached_or_measured(
+      key, "every library path at " + what,
+      [](const std::string& value) {
+        try {
+          const json entry = json::parse(value);
+          return entry.at("path").is_string() && entry.at("best_ms").is_object();
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      [&] {
+        ProgressLine progress("plan");
+        progress.update("timing every library path at " + what);
+        std::vector<std::pair<std::string, double>> timings;
+        {
+          const PinnedLikeWorker pinned(threads);
+          timings = measure();
+        }
+        json entry = {{"path", ""}, {"best_ms", json::object()}};
+        double best = 0;
+        for (const auto& [path, ms] : timings) {
+          entry["best_ms"][path] = ms;
+          if (entry["path"] == "" || ms < best) {
+            entry["path"] = path;
+            best = ms;
+          }
+        }
+        return entry.dump();
+      });
+  return json::parse(fact.value);
 }
 
 json gemm_timings(const ops::GemmShapeClass& shape) {

@@ -99,24 +99,50 @@ void say_measuring(const std::string& what) {
                machine_cache().dir().c_str());
 }
 
+CachedFact cached_or_measured(const std::string& key, const std::string& what,
+                              const std::function<bool(const std::string&)>& usable,
+                              const std::function<std::string()>& measure, bool force_measure) {
+  const auto usable_cached = [&]() -> std::optional<CachedFact> {
+    std::optional<CachedFact> cached = machine_cache().get(key);
+    if (cached && usable(cached->value)) return cached;
+    return std::nullopt;  // missing, damaged or of an older format: measured again
+  };
+  if (!force_measure)
+    if (auto cached = usable_cached()) return std::move(*cached);
+  const MachineCache::Hold hold = machine_cache().hold(key, [&what] {
+    std::fprintf(stderr, "kbench: another kbench is measuring %s; waiting for its figures\n",
+                 what.c_str());
+  });
+  // What the process that held it measured meanwhile.
+  if (!force_measure)
+    if (auto cached = usable_cached()) return std::move(*cached);
+  say_measuring(what);
+  CachedFact fact{measure(), utc_now_iso8601()};
+  remember(key, fact.value);
+  return fact;
+}
+
 MachinePeaks machine_peaks(int threads, bool force_measure) {
   const std::string key =
       "probe/" + current_environment().machine_id() + "/threads=" + std::to_string(threads);
-  if (!force_measure) {
-    if (const auto cached = machine_cache().get(key)) {
-      try {
-        return {PeakReport::from_json(nlohmann::json::parse(cached->value)), cached->measured_at};
-      } catch (const std::exception&) {
-        // A damaged cache entry is measured again below and overwritten.
-      }
-    }
-  }
-  say_measuring("this machine's peaks with " + std::to_string(threads) + " thread(s), ~20 s");
-  ProgressLine progress("probe");
-  progress.update("measuring this machine's peaks with " + std::to_string(threads) + " thread(s)");
-  PeakReport peaks = measure_peaks(threads);
-  remember(key, peaks.to_json().dump());
-  return {std::move(peaks), utc_now_iso8601()};
+  const std::string what = "this machine's peaks with " + std::to_string(threads) + " thread(s)";
+  const CachedFact fact = cached_or_measured(
+      key, what + ", ~20 s",
+      [](const std::string& value) {
+        try {
+          PeakReport::from_json(nlohmann::json::parse(value));
+          return true;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      [&] {
+        ProgressLine progress("probe");
+        progress.update("measuring " + what);
+        return measure_peaks(threads).to_json().dump();
+      },
+      force_measure);
+  return {PeakReport::from_json(nlohmann::json::parse(fact.value)), fact.measured_at};
 }
 
 void print_result(const EvalResult& result, bool json) {

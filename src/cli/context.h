@@ -2,6 +2,7 @@
 // the progress line.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,14 @@ void remember(const std::string& key, const std::string& value);
 // One line on stderr, terminal or not, before a measurement of the machine that takes seconds, so
 // a command is never silent for that long without saying why.
 void say_measuring(const std::string& what);
+// The fact cached under `key` whose value `usable` accepts, or else the value `measure` returns
+// (after say_measuring(what)), kept under `key`; with `force_measure` it is measured whatever is
+// cached. Processes needing one fact at once take turns (MachineCache::hold): one measures, the
+// others say they wait, then read its value, so no two measurements of the machine share its cores.
+CachedFact cached_or_measured(const std::string& key, const std::string& what,
+                              const std::function<bool(const std::string&)>& usable,
+                              const std::function<std::string()>& measure,
+                              bool force_measure = false);
 
 // This machine's peaks for `threads` threads and when they were measured, from the machine cache,
 // measured (and cached) when missing or when `force_measure`.

@@ -1,5 +1,7 @@
 #include "store/machine_cache.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -66,6 +68,26 @@ bool MachineCache::put(const std::string& key, const std::string& value, std::st
     return fail(ec.message());
   }
   return true;
+}
+
+MachineCache::Hold::~Hold() {
+  if (fd_ >= 0) close(fd_);  // closing releases the flock
+}
+
+MachineCache::Hold MachineCache::hold(const std::string& key,
+                                      const std::function<void()>& on_wait) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  std::filesystem::path lock = file_of(key);
+  lock.replace_extension(".lock");
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Hold();
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (on_wait) on_wait();
+    while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  return Hold(fd);
 }
 
 }  // namespace kbench

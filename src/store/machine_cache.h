@@ -6,13 +6,16 @@
 // One file per key in the machine/ directory of kbench's cache (kbench_cache_dir(): $KBENCH_CACHE,
 // else $XDG_CACHE_HOME/kbench, else ~/.cache/kbench), named by the key's hash, holding the key, the
 // value and when it was measured.
-// Files are replaced by rename, so a reader sees a whole entry or none, and processes measuring the
-// same fact at once only repeat each other's work.
+// Files are replaced by rename, so a reader sees a whole entry or none. A process about to measure
+// a fact holds it (hold()): others that need it wait, then read what it stored, so two
+// measurements of the machine never run at once and halve each other's figures.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace kbench {
 
@@ -33,6 +36,23 @@ class MachineCache {
   // Stores `value` under `key`, measured now. A directory that cannot be written loses only the
   // reuse: the caller has its value. Returns false then, with the reason in `why` when given.
   bool put(const std::string& key, const std::string& value, std::string* why = nullptr);
+
+  // An exclusive hold on `key` among processes (flock on a lock file beside its entry), released
+  // when destroyed. Without a writable directory it holds nothing: measuring then cannot be shared
+  // either.
+  class Hold {
+   public:
+    explicit Hold(int fd = -1) : fd_(fd) {}
+    Hold(Hold&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    Hold& operator=(Hold&&) = delete;
+    ~Hold();
+
+   private:
+    int fd_;
+  };
+  // Waits while another process holds `key`; `on_wait` runs once first when it has to. The lock
+  // file is close-on-exec: a child that execs (a worker, a compiler) never shares the hold.
+  Hold hold(const std::string& key, const std::function<void()>& on_wait = {}) const;
 
   const std::filesystem::path& dir() const { return dir_; }
 
