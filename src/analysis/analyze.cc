@@ -203,6 +203,14 @@ nlohmann::json to_json(const Analysis& analysis) {
       j["explained_pct"] = 100 * analysis.predicted_ms / *analysis.measured_ms;
   }
   if (!analysis.timing_error.empty()) j["timing_error"] = analysis.timing_error;
+  j["roofline"] = nullptr;
+  if (const auto& u = analysis.roofline; u && !u->bound.empty())
+    j["roofline"] = {{"ms", u->roofline_ms},
+                     {"bound", u->bound},
+                     {"compute_gflops", u->peak_gflops},
+                     {"compute_unit", u->peak_flops_kind},
+                     {"bandwidth_gbps", u->peak_gbps},
+                     {"pct_of_measured", u->pct_roofline}};
   return j;
 }
 
@@ -229,6 +237,11 @@ std::string to_text(const Analysis& analysis) {
     if (!c->bf16_warning.empty()) text += "! " + c->bf16_warning + "\n";
   }
   if (!analysis.timing_error.empty()) text += "not timed: " + analysis.timing_error + "\n";
+  if (const auto& u = analysis.roofline; u && !u->bound.empty())
+    text += "roofline " + fixed(u->roofline_ms, 3) + " ms, " + u->bound + "-bound (" +
+            fixed(u->peak_gflops, 1) + " GFLOP/s " + u->peak_flops_kind + ", " +
+            fixed(u->peak_gbps, 1) + " GB/s): the candidate runs at " + fixed(u->pct_roofline, 1) +
+            "% of it\n";
   char row[512];
   std::snprintf(row, sizeof row, "%-4s %9s %9s %5s %12s %6s  %-28s %s\n", "loop", "cyc/iter",
                 "ports", "bits", "trips", "share", "bound", "function  lines");

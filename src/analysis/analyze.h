@@ -15,6 +15,7 @@
 #include "analysis/asm_loops.h"
 #include "analysis/calibration.h"
 #include "analysis/mca.h"
+#include "harness/eval_result.h"
 
 namespace kbench::analysis {
 
@@ -40,6 +41,8 @@ struct Analysis {
   double predicted_ms = 0;                 // the counted loops' cycles at that clock
   std::optional<double> measured_ms;       // the fastest of a few calls of the candidate itself
   std::string timing_error;                // why it was not timed
+  // The workload's roofline at the size timed, and the measured time against it.
+  std::optional<Utilization> roofline;
 };
 
 // Every innermost loop of `assembly` simulated on `model`.

@@ -11,6 +11,7 @@
 #include "analysis/trip_counts.h"
 #include "core/terminal_text.h"
 #include "harness/compiler.h"
+#include "harness/roofline.h"
 #include "harness/single_call.h"
 
 namespace kbench::analysis {
@@ -70,6 +71,9 @@ Analysis analyze_candidate(const EvalOptions& base, const CandidateAnalysisOptio
   }
   if (a.trips_error.empty() && choice.calibration)
     attach_timing(a, *choice.calibration, measured_ms(a, eval));
+  if (a.measured_ms)
+    a.roofline = utilization_of(eval.workload->problem(eval.size), eval.workload->math,
+                                *a.measured_ms, peaks);
   return a;
 }
 
