@@ -75,6 +75,25 @@ class AgentEndToEnd : public ::testing::Test {
            "--request-timeout-s 20 --db " +
            db() + " " + extra;
   }
+  // kbench with `args` (split at spaces) started in the background, its stderr to `err_path` when
+  // given; -1 when it could not be started.
+  static pid_t spawn_kbench(const std::string& args, const std::string& err_path = "") {
+    std::vector<std::string> argv_strings = {kbench::testing::kbench_exe()};
+    std::istringstream words(args);
+    for (std::string w; words >> w;) argv_strings.push_back(w);
+    std::vector<char*> argv;
+    for (std::string& s : argv_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (!err_path.empty())
+      posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                       0644);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return rc == 0 ? pid : -1;
+  }
   static std::vector<AgentSample> samples_of_latest_run() {
     ResultStore store = ResultStore::open(db());
     std::vector<AgentSample> all = store.agent_samples({});
@@ -322,14 +341,8 @@ TEST_F(AgentEndToEnd, AnInterruptedRunResumesFromTheDatabaseWithoutAskingAgain) 
     return ok(index % 2 == 0 ? wrong_reply() : correct_reply());
   });
   const std::string args = common_flags(server, "--method iterative --samples 4 --seed 7");
-  std::vector<std::string> argv_strings = {kbench::testing::kbench_exe()};
-  std::istringstream words(args);
-  for (std::string w; words >> w;) argv_strings.push_back(w);
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  const pid_t pid = spawn_kbench(args);
+  ASSERT_GT(pid, 0);
   agent_pid = pid;
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
@@ -363,20 +376,9 @@ TEST_F(AgentEndToEnd, SigtermLetsTheSampleInFlightFinishAndTheRunResumes) {
     return ok(correct_reply());
   });
   const std::string args = common_flags(server, "--method iterative --samples 4 --seed 9");
-  std::vector<std::string> argv_strings = {kbench::testing::kbench_exe()};
-  std::istringstream words(args);
-  for (std::string w; words >> w;) argv_strings.push_back(w);
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
   const std::string err_path = file("sigterm.err");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_kbench(args, err_path);
+  ASSERT_GT(pid, 0);
   agent_pid = pid;
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
