@@ -79,6 +79,15 @@
 #ifndef KB_NR
 #define KB_NR 64
 #endif
+#ifndef KB_AMX_KC
+#define KB_AMX_KC 384
+#endif
+#ifndef KB_AMX_NC
+#define KB_AMX_NC 256
+#endif
+#ifndef KB_AMX_PF
+#define KB_AMX_PF 0
+#endif
 #ifndef KB_KC
 #define KB_KC 1024
 #endif
@@ -177,11 +186,12 @@ std::optional<std::vector<Gemm>> group_products(const CallShape& s, const uint16
 bool run_products(const std::vector<Gemm>& products, int threads) {
   static const Isa path = blocked_gemm::select_path();
   const blocked_gemm::Blocking blocking{KB_KC, KB_MC, KB_NC, KB_SHARE_A != 0};
+  const blocked_gemm::AmxBlocking amx_blocking{KB_AMX_KC, KB_AMX_NC, KB_AMX_PF};
   const Gemm* p = products.data();
   const auto count = static_cast<int64_t>(products.size());
   switch (path) {
     case Isa::kAmx:
-      return blocked_gemm::gemm_amx(p, count, threads);
+      return blocked_gemm::gemm_amx(p, count, amx_blocking, threads);
     case Isa::kAvx512:
       return blocked_gemm::gemm_blocked<KB_MR, KB_NR, false>(
           p, count, blocking, threads,

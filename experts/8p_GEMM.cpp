@@ -57,6 +57,15 @@
 #ifndef KB_NR
 #define KB_NR 64
 #endif
+#ifndef KB_AMX_KC
+#define KB_AMX_KC 384
+#endif
+#ifndef KB_AMX_NC
+#define KB_AMX_NC 256
+#endif
+#ifndef KB_AMX_PF
+#define KB_AMX_PF 0
+#endif
 #ifndef KB_KC
 #define KB_KC 768
 #endif
@@ -128,10 +137,11 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   static const Isa path = blocked_gemm::select_path();
   const int threads = cfg->num_threads > 0 ? cfg->num_threads : 1;
   const blocked_gemm::Blocking blocking{KB_KC, KB_MC, KB_NC};
+  const blocked_gemm::AmxBlocking amx_blocking{KB_AMX_KC, KB_AMX_NC, KB_AMX_PF};
   bool ok = false;  // false: scratch could not be allocated
   switch (path) {
     case Isa::kAmx:
-      ok = blocked_gemm::gemm_amx(&g, 1, threads);
+      ok = blocked_gemm::gemm_amx(&g, 1, amx_blocking, threads);
       break;
     case Isa::kAvx512:
       ok = blocked_gemm::gemm_blocked<KB_MR, KB_NR, KB_BF16B != 0>(&g, 1, blocking, threads,

@@ -575,18 +575,38 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
   return true;
 }
 
-// ---- AMX-BF16: 32x32 blocks of C in four tiles, tdpbf16ps over all of K (unverified here) ----
+// ---- AMX-BF16: a K-blocked tile GEMM ----
 //
-// A is packed into 16-row x 32-k bf16 tiles, B into pair-interleaved (VNNI) tiles: tile row q
-// holds (B[2q][n], B[2q+1][n]) for 16 columns n. Both are zero-padded to whole tiles, so the tile
-// loop never branches on edges. Each 32x32 block keeps its four f32 tiles in tmm0-3 over all of
-// K (no partial sums leave the tiles), loading two A tiles and two B tiles per 32-k step: four
-// tile loads per four tdpbf16ps (16384 flops each). Column blocks are the outer loop, so one
-// 32-column strip of B (K x 64 bytes) stays in L1/L2 while the row blocks of A stream past it.
+// Eight tiles hold one 32x32 block of C (four f32 tiles), two A tiles (16 rows x 32 k, bf16) and
+// two B tiles (32 k x 16 columns, pair-interleaved: tile row p holds (B[2p][n], B[2p+1][n]) for
+// 16 columns n). Per 32-k step, four tile loads feed four tdpbf16ps of 16384 flops each, about 64
+// cycles of the tile unit: 4 KiB of operands per 64 cycles, more than L2 sustains. So one operand
+// comes from L1: a 32-row strip of A, KC deep (KC * 64 bytes), stays in L1 while it meets every
+// 32-column block of a packed B panel (KC x NC, from L2). B is packed one NC-column panel at a
+// time by the thread that multiplies it, just before, so the panel is still in L2 when it is used.
+//   pack A: 16-row tiles over all of K (all threads)
+//   for each NC-column panel of each product (split among threads by work):
+//     pack B[:, panel] into 16-column tiles over all of K
+//     for pc in K step KC:
+//       for ib in M step 32:            the strip A[ib.., pc..] stays in L1
+//         for jb in panel step 32:      tdpbf16ps over the KC / 32 steps on tmm0-3
+// When K > KC, the block's sums leave the tiles between K passes for an f32 scratch of the panel
+// (M x NC, in L2) and come back in the next pass; the last pass rounds them to bf16 (round to
+// nearest even, as kb_f32_to_bf16) on the way to C, so C is rounded once. Packing zero-pads A rows,
+// B columns and K to whole tiles: the tile loop never branches on edges.
 
 constexpr int64_t kTile = 16;   // rows of A and C tiles, columns of B and C tiles
 constexpr int64_t kTileK = 32;  // bf16 k per tile row (64 bytes)
 constexpr int64_t kTileElems = kTile * kTileK;
+constexpr int64_t kBlock = 2 * kTile;  // rows and columns of the C block held in tmm0-3
+
+// The AMX path's tunables: K per pass (rounded down to whole 32-k steps), the packed B panel's
+// columns (rounded down to whole 32-column blocks), and how many k steps ahead the tile loop
+// prefetches the B tiles it will load (0: none, the hardware prefetchers alone).
+struct AmxBlocking {
+  int64_t kc = 384, nc = 256;
+  int prefetch = 0;
+};
 
 struct alignas(64) TileConfig {
   uint8_t palette = 1;
@@ -611,21 +631,38 @@ KB_TARGET_AMX __attribute__((noinline)) inline void amx_release() {
   _tile_release();
 }
 
-// c (32 x 32 f32, rows 32 apart) = row tiles a0, a1 times column tiles b0, b1 over k_tiles;
-// consecutive k tiles of one strip are kTileElems apart.
-KB_TARGET_AMX __attribute__((noinline)) inline void amx_block_32x32(const uint16_t* a0,
-                                                                    const uint16_t* a1,
-                                                                    const uint16_t* b0,
-                                                                    const uint16_t* b1,
-                                                                    int64_t k_tiles, float* c) {
+// Prefetches the 1 KiB tile at `tile` into L1, one line per row.
+inline void prefetch_tile(const uint16_t* tile) {
+  for (int64_t r = 0; r < kTile; ++r) _mm_prefetch(reinterpret_cast<const char*>(tile + r * kTileK), _MM_HINT_T0);
+}
+
+// The 32x32 f32 block at c (rows ldc floats apart) = (accumulate ? c : 0) + row tiles a0, a1 times
+// column tiles b0, b1 over `k_tiles` 32-k steps; consecutive steps of a strip are kTileElems apart.
+KB_TARGET_AMX __attribute__((noinline)) inline void amx_block(const uint16_t* a0, const uint16_t* a1,
+                                                              const uint16_t* b0, const uint16_t* b1,
+                                                              int64_t k_tiles, int prefetch,
+                                                              bool accumulate, float* c,
+                                                              int64_t ldc) {
   constexpr long kStride = kTileK * sizeof(uint16_t);
-  constexpr long kCStride = 2 * kTile * sizeof(float);
-  asm volatile("" : : : "memory");  // the packed tiles were stored before this call
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+  const long c_stride = static_cast<long>(ldc * sizeof(float));
+  float* c_low = c + kTile * ldc;  // rows 16..31
+  asm volatile("" : : : "memory");  // the packed tiles and c were stored before this call
+  if (accumulate) {
+    _tile_loadd(0, c, c_stride);
+    _tile_loadd(1, c + kTile, c_stride);
+    _tile_loadd(2, c_low, c_stride);
+    _tile_loadd(3, c_low + kTile, c_stride);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
   for (int64_t kt = 0; kt < k_tiles; ++kt) {
+    if (prefetch > 0 && kt + prefetch < k_tiles) {
+      prefetch_tile(b0 + (kt + prefetch) * kTileElems);
+      prefetch_tile(b1 + (kt + prefetch) * kTileElems);
+    }
     _tile_loadd(4, a0 + kt * kTileElems, kStride);
     _tile_loadd(6, b0 + kt * kTileElems, kStride);
     _tile_dpbf16ps(0, 4, 6);
@@ -635,17 +672,17 @@ KB_TARGET_AMX __attribute__((noinline)) inline void amx_block_32x32(const uint16
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }
-  _tile_stored(0, c, kCStride);
-  _tile_stored(1, c + kTile, kCStride);
-  _tile_stored(2, c + kTile * 2 * kTile, kCStride);
-  _tile_stored(3, c + kTile * 2 * kTile + kTile, kCStride);
+  _tile_stored(0, c, c_stride);
+  _tile_stored(1, c + kTile, c_stride);
+  _tile_stored(2, c_low, c_stride);
+  _tile_stored(3, c_low + kTile, c_stride);
   asm volatile("" : : : "memory");  // the stores above precede the caller's reads of c
 }
 
-// Row tile mt of A over all k tiles, zero outside A.
-inline void amx_pack_a(const Gemm& g, int64_t mt, int64_t k_tiles, uint16_t* packed) {
+// Row tile mt of A over all k tiles into `strip` (k_tiles consecutive tiles), zero outside A.
+inline void amx_pack_a(const Gemm& g, int64_t mt, int64_t k_tiles, uint16_t* strip) {
   for (int64_t kt = 0; kt < k_tiles; ++kt) {
-    uint16_t* tile = packed + (mt * k_tiles + kt) * kTileElems;
+    uint16_t* tile = strip + kt * kTileElems;
     std::memset(tile, 0, kTileElems * sizeof(uint16_t));
     const int64_t k0 = kt * kTileK, width = std::min(kTileK, g.k - k0);
     for (int64_t r = 0; r < kTile && mt * kTile + r < g.m; ++r)
@@ -653,71 +690,153 @@ inline void amx_pack_a(const Gemm& g, int64_t mt, int64_t k_tiles, uint16_t* pac
   }
 }
 
-// Column tile nt of B over all k tiles, pair-interleaved, zero outside B. Every AMX CPU has
-// AVX-512, so the interleave is vector code: zero-extend 16 bf16 of rows 2q and 2q+1 to 32 bits
-// and merge the second into the high halves, giving one 64-byte tile row (B[2q][n], B[2q+1][n]).
+// Column tile nt of B over all k tiles into `strip`, pair-interleaved, zero outside B. Every AMX
+// CPU has AVX-512, so the interleave is vector code: zero-extend 16 bf16 of rows 2p and 2p+1 to
+// 32 bits and merge the second into the high halves, one 64-byte tile row (B[2p][n], B[2p+1][n]).
 KB_TARGET_AVX512 inline void amx_pack_b(const Gemm& g, int64_t nt, int64_t k_tiles,
-                                        uint16_t* packed) {
+                                        uint16_t* strip) {
   const int64_t n0 = nt * kTile, width = std::clamp<int64_t>(g.n - n0, 0, kTile);
   const __mmask16 cols = static_cast<__mmask16>((1u << width) - 1);
+  const __m256i zero = _mm256_setzero_si256();
   for (int64_t kt = 0; kt < k_tiles; ++kt) {
-    uint16_t* tile = packed + (nt * k_tiles + kt) * kTileElems;
-    for (int64_t q = 0; q < kTileK / 2; ++q) {
-      const int64_t k0 = kt * kTileK + 2 * q;
-      const __m256i zero = _mm256_setzero_si256();
+    uint16_t* tile = strip + kt * kTileElems;
+    for (int64_t p = 0; p < kTileK / 2; ++p) {
+      const int64_t k0 = kt * kTileK + 2 * p;
       const __m256i r0 = k0 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + k0 * g.ldb + n0) : zero;
       const __m256i r1 =
           k0 + 1 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + (k0 + 1) * g.ldb + n0) : zero;
       const __m512i pair = _mm512_or_si512(_mm512_cvtepu16_epi32(r0),
                                            _mm512_slli_epi32(_mm512_cvtepu16_epi32(r1), 16));
-      _mm512_store_si512(tile + q * kTileK, pair);
+      _mm512_store_si512(tile + p * kTileK, pair);
     }
   }
 }
 
-// The valid rows x cols of a 32x32 f32 block (rows 32 apart) rounded to bf16 into C.
-KB_TARGET_AVX512 inline void amx_store_block(const float* block, int64_t rows, int64_t cols,
-                                             uint16_t* c, int64_t ldc) {
+// The valid rows x cols of an f32 block (rows ld floats apart) rounded to bf16 into C.
+KB_TARGET_AVX512 inline void amx_store_block(const float* block, int64_t ld, int64_t rows,
+                                             int64_t cols, uint16_t* c, int64_t ldc) {
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; j += 16) {
-      const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(16, cols - j)) - 1);
-      _mm256_mask_storeu_epi16(c + r * ldc + j, mask,
-                               bf16_avx512(_mm512_load_ps(block + r * 32 + j)));
+    for (int64_t j = 0; j < cols; j += kTile) {
+      const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(kTile, cols - j)) - 1);
+      _mm256_mask_storeu_epi16(c + r * ldc + j, mask, bf16_avx512(_mm512_load_ps(block + r * ld + j)));
     }
 }
 
-// C_q = A_q B_q for the `count` products `g` (none empty) on AMX tiles: every product's A and B
-// are packed first (all threads), then the 32x32 blocks of all products are split by work.
-inline bool gemm_amx(const Gemm* g, int64_t count, int threads) {
-  constexpr int64_t kBlock = 2 * kTile;
+// One thread's scratch for the AMX path: the packed B panel, the panel's f32 sums between K
+// passes, and the two blocks a single-pass panel rounds from (one is converted while the tiles
+// compute into the other).
+struct AmxScratch {
+  AlignedBuffer b_panel, sums, blocks;
+};
+
+// The rows of B that the thread's next panel will pack, prefetched into L2 a share at a time
+// while this panel computes, so packing reads them from L2 rather than DRAM.
+class PanelPrefetch {
+ public:
+  PanelPrefetch() = default;
+  PanelPrefetch(const Gemm& g, int64_t j0, int64_t cols)
+      : base_(g.b + j0), ld_(g.ldb), line_count_(g.k * ceil_div(cols, kLineElems)),
+        lines_per_row_(ceil_div(cols, kLineElems)) {}
+  // Spreads the lines evenly over `calls` calls of issue().
+  void spread_over(int64_t calls) { per_call_ = ceil_div(line_count_, std::max<int64_t>(1, calls)); }
+  void issue() {
+    for (int64_t end = std::min(line_count_, next_ + per_call_); next_ < end; ++next_) {
+      const int64_t row = next_ / lines_per_row_, line = next_ % lines_per_row_;
+      _mm_prefetch(reinterpret_cast<const char*>(base_ + row * ld_ + line * kLineElems),
+                   _MM_HINT_T1);
+    }
+  }
+
+ private:
+  static constexpr int64_t kLineElems = 32;  // bf16 per 64-byte line
+  const uint16_t* base_ = nullptr;
+  int64_t ld_ = 0, line_count_ = 0, lines_per_row_ = 1, per_call_ = 0, next_ = 0;
+};
+
+// A finished f32 block waiting to be rounded into C: converted after the next block's tile
+// instructions are issued, so the conversion overlaps them instead of waiting for their stores.
+struct PendingBlock {
+  const float* block = nullptr;
+  int64_t ld = 0, rows = 0, cols = 0;
+  uint16_t* c = nullptr;
+  int64_t ldc = 0;
+  void flush() {
+    if (block != nullptr) amx_store_block(block, ld, rows, cols, c, ldc);
+    block = nullptr;
+  }
+};
+
+// Product g's columns [j0, j0 + cols) (j0 a multiple of 32), given its packed A (`a_packed`, row
+// tiles over all k tiles): packs the B panel, then runs the K passes over its 32x32 blocks, while
+// `prefetch` brings in the B rows of the thread's next panel.
+inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64_t cols,
+                      const AmxBlocking& blocking, PanelPrefetch& prefetch, AmxScratch& scratch) {
+  const int64_t k_tiles = ceil_div(g.k, kTileK);
+  const int64_t kc_tiles = std::clamp<int64_t>(blocking.kc / kTileK, 1, k_tiles);
+  const int64_t m_blocks = ceil_div(g.m, kBlock), n_blocks = ceil_div(cols, kBlock);
+  const int64_t strip = k_tiles * kTileElems;  // one packed 16-row or 16-column tile strip
+  uint16_t* b = scratch.b_panel.get<uint16_t>(2 * n_blocks * strip);
+  const bool single_pass = kc_tiles == k_tiles;
+  const int64_t ld = single_pass ? kBlock : n_blocks * kBlock;
+  float* sums = single_pass ? scratch.blocks.get<float>(2 * kBlock * kBlock)
+                            : scratch.sums.get<float>(m_blocks * kBlock * ld);
+  if (b == nullptr || sums == nullptr) return false;
+  for (int64_t nt = 0; nt < 2 * n_blocks; ++nt)
+    amx_pack_b(g, j0 / kTile + nt, k_tiles, b + nt * strip);
+  prefetch.spread_over(ceil_div(k_tiles, kc_tiles) * m_blocks * n_blocks);
+  PendingBlock pending;
+  int64_t calls = 0;
+  for (int64_t pc = 0; pc < k_tiles; pc += kc_tiles) {
+    const int64_t steps = std::min(kc_tiles, k_tiles - pc);
+    const bool last = pc + steps == k_tiles;
+    for (int64_t ib = 0; ib < m_blocks; ++ib) {
+      const uint16_t* a0 = a_packed + 2 * ib * strip + pc * kTileElems;
+      for (int64_t jb = 0; jb < n_blocks; ++jb, ++calls) {
+        const uint16_t* b0 = b + 2 * jb * strip + pc * kTileElems;
+        float* block = single_pass ? sums + (calls % 2) * kBlock * kBlock
+                                   : sums + ib * kBlock * ld + jb * kBlock;
+        amx_block(a0, a0 + strip, b0, b0 + strip, steps, blocking.prefetch, pc > 0, block, ld);
+        pending.flush();
+        prefetch.issue();
+        if (last)
+          pending = {block, ld, std::min(kBlock, g.m - ib * kBlock),
+                     std::min(kBlock, cols - jb * kBlock), g.c + ib * kBlock * g.ldc + j0 + jb * kBlock,
+                     g.ldc};
+      }
+    }
+  }
+  pending.flush();
+  return true;
+}
+
+// C_q = A_q B_q for the `count` products `g` (none empty) on AMX tiles: every product's A is
+// packed first (all threads), then the NC-column panels of all products are split by work.
+inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, int threads) {
   if (count == 0) return true;
-  // Per product: its first packed A row tile and B column tile (each tile strip k_tiles long).
-  std::vector<int64_t> a_start(static_cast<size_t>(count) + 1, 0),
-      b_start(static_cast<size_t>(count) + 1, 0);
-  struct Item {
-    int64_t q, ib, jb;
+  const int64_t nc = std::max(kBlock, blocking.nc / kBlock * kBlock);
+  // Per product: where its packed A starts (2 row tiles per 32-row block, each k_tiles long).
+  std::vector<int64_t> a_start(static_cast<size_t>(count) + 1, 0);
+  struct Panel {
+    int64_t q, j0;
   };
-  std::vector<Item> items;
+  std::vector<Panel> panels;
   std::vector<int64_t> cost;
   for (int64_t q = 0; q < count; ++q) {
-    const int64_t m_blocks = ceil_div(g[q].m, kBlock), n_blocks = ceil_div(g[q].n, kBlock);
-    const int64_t k_tiles = ceil_div(g[q].k, kTileK);
+    const int64_t m_blocks = ceil_div(g[q].m, kBlock), k_tiles = ceil_div(g[q].k, kTileK);
     a_start[q + 1] = a_start[q] + 2 * m_blocks * k_tiles * kTileElems;
-    b_start[q + 1] = b_start[q] + 2 * n_blocks * k_tiles * kTileElems;
-    for (int64_t jb = 0; jb < n_blocks; ++jb)
-      for (int64_t ib = 0; ib < m_blocks; ++ib) {
-        items.push_back({q, ib, jb});
-        cost.push_back(k_tiles);
-      }
+    for (int64_t j0 = 0; j0 < g[q].n; j0 += nc) {
+      panels.push_back({q, j0});
+      cost.push_back(m_blocks * ceil_div(std::min(nc, g[q].n - j0), kBlock) * k_tiles);
+    }
   }
-  static AlignedBuffer pool;
-  uint16_t* a_packed = pool.get<uint16_t>(a_start[count] + b_start[count]);
-  if (!a_packed) return false;
-  uint16_t* b_packed = a_packed + a_start[count];
-  threads = static_cast<int>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(items.size())));
+  static AlignedBuffer a_pool;
+  uint16_t* a_packed = a_pool.get<uint16_t>(a_start[count]);
+  if (a_packed == nullptr) return false;
+  threads = static_cast<int>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(panels.size())));
   std::vector<int64_t> first;
   split_by_work(cost, threads, first);
-#pragma omp parallel num_threads(threads)
+  bool ok = true;
+#pragma omp parallel num_threads(threads) reduction(&& : ok)
   {
     int thread = 0;
 #ifdef _OPENMP
@@ -727,29 +846,25 @@ inline bool gemm_amx(const Gemm* g, int64_t count, int threads) {
       const int64_t k_tiles = ceil_div(g[q].k, kTileK);
 #pragma omp for schedule(static) nowait
       for (int64_t mt = 0; mt < 2 * ceil_div(g[q].m, kBlock); ++mt)
-        amx_pack_a(g[q], mt, k_tiles, a_packed + a_start[q]);
-#pragma omp for schedule(static) nowait
-      for (int64_t nt = 0; nt < 2 * ceil_div(g[q].n, kBlock); ++nt)
-        amx_pack_b(g[q], nt, k_tiles, b_packed + b_start[q]);
+        amx_pack_a(g[q], mt, k_tiles, a_packed + a_start[q] + mt * k_tiles * kTileElems);
     }
 #pragma omp barrier
-    // (every tile is packed before any thread multiplies)
+    // (every A tile is packed before any thread multiplies)
+    static thread_local AmxScratch scratch;
     amx_configure();  // per thread
-    alignas(64) float block[kBlock * kBlock];
-    for (int64_t it = first[thread]; it < first[thread + 1]; ++it) {
-      const auto [q, ib, jb] = items[static_cast<size_t>(it)];
-      const Gemm& gq = g[q];
-      const int64_t k_tiles = ceil_div(gq.k, kTileK);
-      const uint16_t* a = a_packed + a_start[q] + 2 * ib * k_tiles * kTileElems;
-      const uint16_t* b = b_packed + b_start[q] + 2 * jb * k_tiles * kTileElems;
-      amx_block_32x32(a, a + k_tiles * kTileElems, b, b + k_tiles * kTileElems, k_tiles, block);
-      const int64_t i0 = ib * kBlock, j0 = jb * kBlock;
-      const int64_t rows = std::min(kBlock, gq.m - i0), cols = std::min(kBlock, gq.n - j0);
-      amx_store_block(block, rows, cols, gq.c + i0 * gq.ldc + j0, gq.ldc);
+    for (int64_t i = first[thread]; i < first[thread + 1] && ok; ++i) {
+      const auto [q, j0] = panels[static_cast<size_t>(i)];
+      PanelPrefetch next;
+      if (i + 1 < first[thread + 1]) {
+        const auto [next_q, next_j0] = panels[static_cast<size_t>(i + 1)];
+        next = PanelPrefetch(g[next_q], next_j0, std::min(nc, g[next_q].n - next_j0));
+      }
+      ok = amx_panel(g[q], a_packed + a_start[q], j0, std::min(nc, g[q].n - j0), blocking, next,
+                     scratch);
     }
     amx_release();  // back to the init state: context switches then save no tile data
   }
-  return true;
+  return ok;
 }
 
 // ---- Scalar (pre-AVX2 x86-64) ----
