@@ -29,9 +29,9 @@
 // alone would have every thread pack every group's rows.
 //
 // Paths, chosen at the first call (blocked_gemm::select_path):
-//   AMX-BF16 (Sapphire Rapids+; cpuid and the kernel's tile-state grant): 32x32 blocks of C in
-//     four tiles over all of K, every group's A and B packed into tiles first (unverified: this
-//     machine has no AMX; its code cannot be reached here);
+//   AMX-BF16 (Sapphire Rapids+; cpuid and the kernel's tile-state grant): 8p's tile GEMM
+//     (include/blocked_gemm.h) over the groups as a list of products: every group's rows packed
+//     into tiles first, then the NC-column panels of all groups split among threads by work;
 //   AVX-512F/BW/VL: the MR x NR f32 register tile (default 6x64: 24 zmm accumulators);
 //   AVX2+FMA: a 6x16 f32 tile (12 ymm accumulators);
 //   scalar: an f32 row accumulator per output row, for x86-64 without AVX2.
@@ -61,7 +61,8 @@
 //             overlaps with FMAs (measured 2-3% faster in the median than 0, a separate packing
 //             pass); AVX-512 path only.
 //   PF, PFA   prefetch distances (k steps) of B and A in the micro-kernel, 8p's values.
-// 2 x 2 x 3 x 3 x 2 x 2 = 144 points, 36 of them (8x64) invalid.
+//   AMX_KC, AMX_NC  the AMX path's K per pass and B panel columns, as in 8p_GEMM.cpp.
+// 2 x 2 x 3 x 3 x 2 x 2 = 144 points, 36 of them (8x64) invalid, per AMX point (x 4).
 // clang-format off
 // tune: KB_MR = 6 8 (default 6)
 // tune: KB_NR = 48 64 (default 64)
@@ -72,6 +73,8 @@
 // tune: KB_PACK_IN_KERNEL = 0 1 (default 1)
 // tune: KB_PF = 8 (default 8)
 // tune: KB_PFA = 32 (default 32)
+// tune: KB_AMX_KC = 256 1024 (default 256)
+// tune: KB_AMX_NC = 128 384 (default 128)
 // clang-format on
 #ifndef KB_MR
 #define KB_MR 6
@@ -80,13 +83,10 @@
 #define KB_NR 64
 #endif
 #ifndef KB_AMX_KC
-#define KB_AMX_KC 384
+#define KB_AMX_KC 256
 #endif
 #ifndef KB_AMX_NC
-#define KB_AMX_NC 256
-#endif
-#ifndef KB_AMX_PF
-#define KB_AMX_PF 0
+#define KB_AMX_NC 128
 #endif
 #ifndef KB_KC
 #define KB_KC 1024
@@ -186,7 +186,7 @@ std::optional<std::vector<Gemm>> group_products(const CallShape& s, const uint16
 bool run_products(const std::vector<Gemm>& products, int threads) {
   static const Isa path = blocked_gemm::select_path();
   const blocked_gemm::Blocking blocking{KB_KC, KB_MC, KB_NC, KB_SHARE_A != 0};
-  const blocked_gemm::AmxBlocking amx_blocking{KB_AMX_KC, KB_AMX_NC, KB_AMX_PF};
+  const blocked_gemm::AmxBlocking amx_blocking{KB_AMX_KC, KB_AMX_NC};
   const Gemm* p = products.data();
   const auto count = static_cast<int64_t>(products.size());
   switch (path) {

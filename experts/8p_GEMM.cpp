@@ -1,7 +1,8 @@
 // 8p_GEMM expert: out (M,N) bf16 = A (M,K) bf16 @ B (K,N) bf16, f32 accumulation, one rounding.
 //
 // A BLIS-style GEMM with a path per ISA, chosen at the first call:
-//   AMX-BF16 (Sapphire Rapids+): bf16 tiles, tdpbf16ps on VNNI-packed B (unverified: no AMX here);
+//   AMX-BF16 (Sapphire Rapids+): 32x32 blocks of C in four tiles, a 32-row strip of A held in L1
+//     over KC while it meets a packed NC-column panel of B (include/blocked_gemm.h);
 //   AVX-512F: an MR x NR f32 register tile (default 6x64: 24 zmm accumulators);
 //   AVX2+FMA: a 6x16 f32 register tile (12 ymm accumulators).
 //
@@ -40,7 +41,12 @@
 //   PF, PFA  how many k steps ahead the micro-kernel prefetches B and A: PF 0 measured ~4% slower
 //            than 4..24 (which tie), PFA 0 2-6% slower than 32 or 64 (which tie).
 //   BF16B    1: B packed as bf16 and widened in the micro-kernel (measured slower, see above).
-// PF, PFA and MC keep one value so the grid stays at 162 points.
+//   AMX_KC, AMX_NC  the AMX path's K per pass (the A strip, AMX_KC * 64 bytes, must stay in L1)
+//            and packed B panel (K x AMX_NC bf16, in L2). On the AMX Xeon at the cpu size, KC 256
+//            measured 10-15% faster than 768 (one pass, the 48 KiB strip spilling from L1); NC
+//            128, 256 and 512 tied within the host's noise.
+// PF, PFA and MC keep one value so the grid stays at 162 points per AMX point (972 in all; on a
+// machine without AMX only the first 162 differ, and on one with AMX only the last two).
 // clang-format off
 // tune: KB_MR = 6 8 12 (default 6)
 // tune: KB_NR = 32 48 64 (default 64)
@@ -50,6 +56,8 @@
 // tune: KB_PF = 8 (default 8)
 // tune: KB_PFA = 32 (default 32)
 // tune: KB_BF16B = 0 1 (default 0)
+// tune: KB_AMX_KC = 256 768 (default 256)
+// tune: KB_AMX_NC = 128 256 512 (default 256)
 // clang-format on
 #ifndef KB_MR
 #define KB_MR 6
@@ -58,13 +66,10 @@
 #define KB_NR 64
 #endif
 #ifndef KB_AMX_KC
-#define KB_AMX_KC 384
+#define KB_AMX_KC 256
 #endif
 #ifndef KB_AMX_NC
 #define KB_AMX_NC 256
-#endif
-#ifndef KB_AMX_PF
-#define KB_AMX_PF 0
 #endif
 #ifndef KB_KC
 #define KB_KC 768
@@ -137,7 +142,7 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
   static const Isa path = blocked_gemm::select_path();
   const int threads = cfg->num_threads > 0 ? cfg->num_threads : 1;
   const blocked_gemm::Blocking blocking{KB_KC, KB_MC, KB_NC};
-  const blocked_gemm::AmxBlocking amx_blocking{KB_AMX_KC, KB_AMX_NC, KB_AMX_PF};
+  const blocked_gemm::AmxBlocking amx_blocking{KB_AMX_KC, KB_AMX_NC};
   bool ok = false;  // false: scratch could not be allocated
   switch (path) {
     case Isa::kAmx:

@@ -587,25 +587,25 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
 //   pack A: 16-row tiles over all of K (all threads)
 //   for each NC-column panel of each product (split among threads by work):
 //     pack B[:, panel] into 16-column tiles over all of K
-//     for pc in K step KC:
-//       for ib in M step 32:            the strip A[ib.., pc..] stays in L1
+//     for ib in M step 32:
+//       for pc in K step KC:            the strip A[ib.., pc..] stays in L1
 //         for jb in panel step 32:      tdpbf16ps over the KC / 32 steps on tmm0-3
-// When K > KC, the block's sums leave the tiles between K passes for an f32 scratch of the panel
-// (M x NC, in L2) and come back in the next pass; the last pass rounds them to bf16 (round to
-// nearest even, as kb_f32_to_bf16) on the way to C, so C is rounded once. Packing zero-pads A rows,
-// B columns and K to whole tiles: the tile loop never branches on edges.
+// When K > KC, a block's sums leave the tiles between K passes for the strip's f32 scratch
+// (32 x NC) and come back in the next pass; the last pass rounds them to bf16 (round to nearest
+// even, as kb_f32_to_bf16) on the way to C, so C is rounded once, and a block is rounded while the
+// tiles compute the next. Packing zero-pads A rows, B columns and K to whole tiles: the tile loop
+// never branches on edges.
 
 constexpr int64_t kTile = 16;   // rows of A and C tiles, columns of B and C tiles
 constexpr int64_t kTileK = 32;  // bf16 k per tile row (64 bytes)
 constexpr int64_t kTileElems = kTile * kTileK;
 constexpr int64_t kBlock = 2 * kTile;  // rows and columns of the C block held in tmm0-3
 
-// The AMX path's tunables: K per pass (rounded down to whole 32-k steps), the packed B panel's
-// columns (rounded down to whole 32-column blocks), and how many k steps ahead the tile loop
-// prefetches the B tiles it will load (0: none, the hardware prefetchers alone).
+// The AMX path's tunables: K per pass (rounded down to whole 32-k steps) and the packed B panel's
+// columns (rounded down to whole 32-column blocks). Software prefetch of the next k steps' B tiles
+// measured slower than the hardware prefetchers alone.
 struct AmxBlocking {
-  int64_t kc = 384, nc = 256;
-  int prefetch = 0;
+  int64_t kc = 256, nc = 256;
 };
 
 struct alignas(64) TileConfig {
@@ -631,21 +631,14 @@ KB_TARGET_AMX __attribute__((noinline)) inline void amx_release() {
   _tile_release();
 }
 
-// Prefetches the 1 KiB tile at `tile` into L1, one line per row.
-inline void prefetch_tile(const uint16_t* tile) {
-  for (int64_t r = 0; r < kTile; ++r) _mm_prefetch(reinterpret_cast<const char*>(tile + r * kTileK), _MM_HINT_T0);
-}
-
 // The 32x32 f32 block at c (rows ldc floats apart) = (accumulate ? c : 0) + row tiles a0, a1 times
 // column tiles b0, b1 over `k_tiles` 32-k steps; consecutive steps of a strip are kTileElems apart.
-KB_TARGET_AMX __attribute__((noinline)) inline void amx_block(const uint16_t* a0, const uint16_t* a1,
-                                                              const uint16_t* b0, const uint16_t* b1,
-                                                              int64_t k_tiles, int prefetch,
-                                                              bool accumulate, float* c,
-                                                              int64_t ldc) {
+KB_TARGET_AMX __attribute__((noinline)) inline void amx_block(
+    const uint16_t* a0, const uint16_t* a1, const uint16_t* b0, const uint16_t* b1, int64_t k_tiles,
+    bool accumulate, float* c, int64_t ldc) {
   constexpr long kStride = kTileK * sizeof(uint16_t);
   const long c_stride = static_cast<long>(ldc * sizeof(float));
-  float* c_low = c + kTile * ldc;  // rows 16..31
+  float* c_low = c + kTile * ldc;   // rows 16..31
   asm volatile("" : : : "memory");  // the packed tiles and c were stored before this call
   if (accumulate) {
     _tile_loadd(0, c, c_stride);
@@ -659,10 +652,6 @@ KB_TARGET_AMX __attribute__((noinline)) inline void amx_block(const uint16_t* a0
     _tile_zero(3);
   }
   for (int64_t kt = 0; kt < k_tiles; ++kt) {
-    if (prefetch > 0 && kt + prefetch < k_tiles) {
-      prefetch_tile(b0 + (kt + prefetch) * kTileElems);
-      prefetch_tile(b1 + (kt + prefetch) * kTileElems);
-    }
     _tile_loadd(4, a0 + kt * kTileElems, kStride);
     _tile_loadd(6, b0 + kt * kTileElems, kStride);
     _tile_dpbf16ps(0, 4, 6);
@@ -690,25 +679,22 @@ inline void amx_pack_a(const Gemm& g, int64_t mt, int64_t k_tiles, uint16_t* str
   }
 }
 
-// Column tile nt of B over all k tiles into `strip`, pair-interleaved, zero outside B. Every AMX
-// CPU has AVX-512, so the interleave is vector code: zero-extend 16 bf16 of rows 2p and 2p+1 to
-// 32 bits and merge the second into the high halves, one 64-byte tile row (B[2p][n], B[2p+1][n]).
-KB_TARGET_AVX512 inline void amx_pack_b(const Gemm& g, int64_t nt, int64_t k_tiles,
-                                        uint16_t* strip) {
+// The tile (column tile nt, k tile kt) of B, pair-interleaved, zero outside B. Every AMX CPU has
+// AVX-512, so the interleave is vector code: zero-extend 16 bf16 of rows 2p and 2p+1 to 32 bits
+// and merge the second into the high halves, one 64-byte tile row (B[2p][n], B[2p+1][n]).
+KB_TARGET_AVX512 inline void amx_pack_b_tile(const Gemm& g, int64_t nt, int64_t kt,
+                                             uint16_t* tile) {
   const int64_t n0 = nt * kTile, width = std::clamp<int64_t>(g.n - n0, 0, kTile);
   const __mmask16 cols = static_cast<__mmask16>((1u << width) - 1);
   const __m256i zero = _mm256_setzero_si256();
-  for (int64_t kt = 0; kt < k_tiles; ++kt) {
-    uint16_t* tile = strip + kt * kTileElems;
-    for (int64_t p = 0; p < kTileK / 2; ++p) {
-      const int64_t k0 = kt * kTileK + 2 * p;
-      const __m256i r0 = k0 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + k0 * g.ldb + n0) : zero;
-      const __m256i r1 =
-          k0 + 1 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + (k0 + 1) * g.ldb + n0) : zero;
-      const __m512i pair = _mm512_or_si512(_mm512_cvtepu16_epi32(r0),
-                                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(r1), 16));
-      _mm512_store_si512(tile + p * kTileK, pair);
-    }
+  for (int64_t p = 0; p < kTileK / 2; ++p) {
+    const int64_t k0 = kt * kTileK + 2 * p;
+    const __m256i r0 = k0 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + k0 * g.ldb + n0) : zero;
+    const __m256i r1 =
+        k0 + 1 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + (k0 + 1) * g.ldb + n0) : zero;
+    const __m512i pair = _mm512_or_si512(_mm512_cvtepu16_epi32(r0),
+                                         _mm512_slli_epi32(_mm512_cvtepu16_epi32(r1), 16));
+    _mm512_store_si512(tile + p * kTileK, pair);
   }
 }
 
@@ -718,40 +704,27 @@ KB_TARGET_AVX512 inline void amx_store_block(const float* block, int64_t ld, int
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < cols; j += kTile) {
       const __mmask16 mask = static_cast<__mmask16>((1u << std::min<int64_t>(kTile, cols - j)) - 1);
-      _mm256_mask_storeu_epi16(c + r * ldc + j, mask, bf16_avx512(_mm512_load_ps(block + r * ld + j)));
+      _mm256_mask_storeu_epi16(c + r * ldc + j, mask,
+                               bf16_avx512(_mm512_load_ps(block + r * ld + j)));
     }
 }
 
-// One thread's scratch for the AMX path: the packed B panel, the panel's f32 sums between K
-// passes, and the two blocks a single-pass panel rounds from (one is converted while the tiles
-// compute into the other).
+// One thread's scratch for the AMX path: the packed B panel and the f32 sums of C on their way to
+// bf16.
 struct AmxScratch {
-  AlignedBuffer b_panel, sums, blocks;
+  AlignedBuffer b_panel, sums;
 };
 
-// The rows of B that the thread's next panel will pack, prefetched into L2 a share at a time
-// while this panel computes, so packing reads them from L2 rather than DRAM.
-class PanelPrefetch {
- public:
-  PanelPrefetch() = default;
-  PanelPrefetch(const Gemm& g, int64_t j0, int64_t cols)
-      : base_(g.b + j0), ld_(g.ldb), line_count_(g.k * ceil_div(cols, kLineElems)),
-        lines_per_row_(ceil_div(cols, kLineElems)) {}
-  // Spreads the lines evenly over `calls` calls of issue().
-  void spread_over(int64_t calls) { per_call_ = ceil_div(line_count_, std::max<int64_t>(1, calls)); }
-  void issue() {
-    for (int64_t end = std::min(line_count_, next_ + per_call_); next_ < end; ++next_) {
-      const int64_t row = next_ / lines_per_row_, line = next_ % lines_per_row_;
-      _mm_prefetch(reinterpret_cast<const char*>(base_ + row * ld_ + line * kLineElems),
-                   _MM_HINT_T1);
-    }
-  }
-
- private:
-  static constexpr int64_t kLineElems = 32;  // bf16 per 64-byte line
-  const uint16_t* base_ = nullptr;
-  int64_t ld_ = 0, line_count_ = 0, lines_per_row_ = 1, per_call_ = 0, next_ = 0;
-};
+// Product g's columns [j0, j0 + cols) of B packed into `panel`: 16-column tile strips over all k
+// tiles. A whole panel at a time, before its products: packing tile by tile between the tile
+// products instead (its reads of B from L3 beside their reads of the panel from L2) measured
+// 1.5x slower on the AMX Xeon.
+inline void amx_pack_panel(const Gemm& g, int64_t j0, int64_t cols, uint16_t* panel) {
+  const int64_t k_tiles = ceil_div(g.k, kTileK);
+  for (int64_t nt = 0; nt < 2 * ceil_div(cols, kBlock); ++nt)
+    for (int64_t kt = 0; kt < k_tiles; ++kt)
+      amx_pack_b_tile(g, j0 / kTile + nt, kt, panel + (nt * k_tiles + kt) * kTileElems);
+}
 
 // A finished f32 block waiting to be rounded into C: converted after the next block's tile
 // instructions are issued, so the conversion overlaps them instead of waiting for their stores.
@@ -766,41 +739,43 @@ struct PendingBlock {
   }
 };
 
-// Product g's columns [j0, j0 + cols) (j0 a multiple of 32), given its packed A (`a_packed`, row
-// tiles over all k tiles): packs the B panel, then runs the K passes over its 32x32 blocks, while
-// `prefetch` brings in the B rows of the thread's next panel.
+// Product g's columns [j0, j0 + cols) (j0 a multiple of 32) from its packed A (`a_packed`, row
+// tiles over all k tiles): packs the B panel, then, strip by strip of 32 rows, runs the K passes
+// over the strip's 32x32 blocks. The strip's sums between passes (32 x NC f32) stay in L1 or L2.
 inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64_t cols,
-                      const AmxBlocking& blocking, PanelPrefetch& prefetch, AmxScratch& scratch) {
+                      const AmxBlocking& blocking, AmxScratch& scratch) {
   const int64_t k_tiles = ceil_div(g.k, kTileK);
   const int64_t kc_tiles = std::clamp<int64_t>(blocking.kc / kTileK, 1, k_tiles);
+  const int64_t passes = ceil_div(k_tiles, kc_tiles);
   const int64_t m_blocks = ceil_div(g.m, kBlock), n_blocks = ceil_div(cols, kBlock);
   const int64_t strip = k_tiles * kTileElems;  // one packed 16-row or 16-column tile strip
+  // Two halves, so that the block waiting to be rounded is never the one the tiles fill next: a
+  // single pass alternates blocks, several passes alternate strips of sums.
+  const int64_t ld = passes == 1 ? kBlock : n_blocks * kBlock;
+  float* sums = scratch.sums.get<float>(2 * kBlock * ld);
   uint16_t* b = scratch.b_panel.get<uint16_t>(2 * n_blocks * strip);
-  const bool single_pass = kc_tiles == k_tiles;
-  const int64_t ld = single_pass ? kBlock : n_blocks * kBlock;
-  float* sums = single_pass ? scratch.blocks.get<float>(2 * kBlock * kBlock)
-                            : scratch.sums.get<float>(m_blocks * kBlock * ld);
-  if (b == nullptr || sums == nullptr) return false;
-  for (int64_t nt = 0; nt < 2 * n_blocks; ++nt)
-    amx_pack_b(g, j0 / kTile + nt, k_tiles, b + nt * strip);
-  prefetch.spread_over(ceil_div(k_tiles, kc_tiles) * m_blocks * n_blocks);
+  if (sums == nullptr || b == nullptr) return false;
+  amx_pack_panel(g, j0, cols, b);
   PendingBlock pending;
   int64_t calls = 0;
-  for (int64_t pc = 0; pc < k_tiles; pc += kc_tiles) {
-    const int64_t steps = std::min(kc_tiles, k_tiles - pc);
-    const bool last = pc + steps == k_tiles;
-    for (int64_t ib = 0; ib < m_blocks; ++ib) {
+  for (int64_t ib = 0; ib < m_blocks; ++ib) {
+    const int64_t rows = std::min(kBlock, g.m - ib * kBlock);
+    for (int64_t pc = 0; pc < k_tiles; pc += kc_tiles) {
+      const int64_t steps = std::min(kc_tiles, k_tiles - pc);
+      const bool last = pc + steps == k_tiles;
       const uint16_t* a0 = a_packed + 2 * ib * strip + pc * kTileElems;
       for (int64_t jb = 0; jb < n_blocks; ++jb, ++calls) {
         const uint16_t* b0 = b + 2 * jb * strip + pc * kTileElems;
-        float* block = single_pass ? sums + (calls % 2) * kBlock * kBlock
-                                   : sums + ib * kBlock * ld + jb * kBlock;
-        amx_block(a0, a0 + strip, b0, b0 + strip, steps, blocking.prefetch, pc > 0, block, ld);
+        float* block = passes == 1 ? sums + (calls % 2) * kBlock * ld
+                                   : sums + (ib % 2) * kBlock * ld + jb * kBlock;
+        amx_block(a0, a0 + strip, b0, b0 + strip, steps, pc > 0, block, ld);
         pending.flush();
-        prefetch.issue();
         if (last)
-          pending = {block, ld, std::min(kBlock, g.m - ib * kBlock),
-                     std::min(kBlock, cols - jb * kBlock), g.c + ib * kBlock * g.ldc + j0 + jb * kBlock,
+          pending = {block,
+                     ld,
+                     rows,
+                     std::min(kBlock, cols - jb * kBlock),
+                     g.c + ib * kBlock * g.ldc + j0 + jb * kBlock,
                      g.ldc};
       }
     }
@@ -854,13 +829,7 @@ inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, 
     amx_configure();  // per thread
     for (int64_t i = first[thread]; i < first[thread + 1] && ok; ++i) {
       const auto [q, j0] = panels[static_cast<size_t>(i)];
-      PanelPrefetch next;
-      if (i + 1 < first[thread + 1]) {
-        const auto [next_q, next_j0] = panels[static_cast<size_t>(i + 1)];
-        next = PanelPrefetch(g[next_q], next_j0, std::min(nc, g[next_q].n - next_j0));
-      }
-      ok = amx_panel(g[q], a_packed + a_start[q], j0, std::min(nc, g[q].n - j0), blocking, next,
-                     scratch);
+      ok = amx_panel(g[q], a_packed + a_start[q], j0, std::min(nc, g[q].n - j0), blocking, scratch);
     }
     amx_release();  // back to the init state: context switches then save no tile data
   }
