@@ -1,6 +1,7 @@
-// Flash attention over bf16 query, key and value rows with f32 arithmetic: the block kernels
-// (AVX-512, AVX2+FMA, scalar), the path chosen at run time, and a generic driver shared by the
-// causal-attention experts (1p, 2p, 4p, 7p). Each expert declares its search space over the
+// Flash attention over bf16 query, key and value rows with f32 arithmetic (on the AMX path, f32
+// accumulation of bf16 products, the probabilities rounded to bf16 for P V): the block kernels
+// (AMX-BF16, AVX-512, AVX2+FMA, scalar), the path chosen at run time, and a generic driver shared
+// by the causal-attention experts (1p, 2p, 4p, 7p). Each expert declares its search space over the
 // tunables (KB_BQ, KB_BK, KB_QK_MR, KB_QK_NV, KB_PV_MR, KB_PV_NV; and KB_MAX_ISA, include/isa.h,
 // for tests) in its `// tune:` lines; the defaults are defined here, once.
 //
@@ -38,12 +39,27 @@
 // (last) query blocks first, since the causal triangle makes block i cost about i + 1 key blocks.
 //
 // Paths, chosen at the first call by isa::best_isa() (isa.h):
+//   AMX-BF16 (with AVX-512): both products on tiles (16 rows x 64 bytes, amx_tiles.h), bf16
+//     operands and f32 accumulators; the driver's algorithm with these differences:
+//       Q stays bf16 (16 x 32 A tiles; no pre-scaling, which would round Q a second time), and
+//       the softmax multiplies each score by scale * log2(e) as it reads it (one more FMA input);
+//       K is packed once per kv head and thread into pair-interleaved B tiles (16 keys x 32
+//       dimensions, a 16 x 16 transpose of 32-bit pairs), V into B tiles of 32 keys x 16 columns
+//       (key pairs interleaved), Dk padded to 32 and Dv to 16 with zeros, keys to the block;
+//       S in 32 x 32 blocks of four f32 tiles over all of Dk, stored to the f32 score block;
+//       the online softmax of the AVX-512 path, P rounded to bf16 (nearest even) into 16 x 32 A
+//       tiles, the row sums adding the rounded values (so the weights P V sees sum to 1);
+//       O scaled by alpha in AVX-512, then loaded as the C tiles of P V and stored back, over the
+//       32-key tiles up to the last key its rows see.
+//     Rounding P to bf16 is the one new error: each weight within a relative 2^-8 (before
+//     normalization), so an output within 2^-7 of sum_j w_j |v_j| of the f32 result (the bound
+//     tests/experts/flash_attention_check.cpp checks). The packs are half the f32 ones; the tile
+//     configuration is loaded once per call and thread and released after its last block.
 //   AVX-512F (+BW/VL/DQ): 16-lane tiles above; exp2 as vreduceps (x - floor x), a degree-5
 //     polynomial and vscalefps (relative error 1.2e-7 from the fit, f32 rounding on top);
 //     K transposed 16 x 16 in registers;
 //   AVX2+FMA: 8-lane tiles 4 x 16 (QK) and 4 x 16 (PV), exp2 with the exponent built in integers;
 //   scalar: plain loops, for x86-64 without AVX2.
-// No AVX512-BF16 / AMX path (none could be run where this was written, an Ice Lake without either).
 #pragma once
 
 #include <immintrin.h>
