@@ -112,6 +112,8 @@ static_assert(KB_QK_MR * KB_QK_NV <= 28, "QK micro-tile: at most 28 accumulators
 static_assert(KB_PV_MR * KB_PV_NV <= 28, "PV micro-tile: at most 28 accumulators");
 // Key panels are 16 * QK_NV keys wide (AVX-512) and 16 keys (AVX2); a key block is whole panels.
 static_assert(KB_BK % (16 * KB_QK_NV) == 0, "KB_BK: whole QK micro-tiles");
+// The AMX path's P tiles are 32 keys wide.
+static_assert(KB_BK % 32 == 0, "KB_BK: whole 32-key P tiles");
 // A block's live rows are a multiple of 16 (the rescale factors go 16 rows per vector); QK tiles
 // of MR rows, then 4-row tails.
 static_assert(KB_BQ % 16 == 0 && KB_QK_MR % 4 == 0,
