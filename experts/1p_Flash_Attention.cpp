@@ -2,7 +2,7 @@
 // over bf16 (B, H, S, D), f32 arithmetic, one rounding of the output.
 //
 // Each (batch, head) is one item of the shared flash-attention driver (include/flash_attention.h:
-// online softmax over BQ x BK score blocks in L1, causal key blocks skipped, AVX-512 / AVX2 /
+// online softmax over BQ x BK score blocks in L1, causal key blocks skipped, AMX / AVX-512 / AVX2 /
 // scalar paths chosen at run time), with its own kv head, row stride D, scale D^-0.5 and causal
 // offset 0. See docs/experts.md for the algorithm and the measurements.
 #include <cmath>

@@ -4,8 +4,8 @@
 //
 // Each (batch, query head) is one item of the shared flash-attention driver
 // (include/flash_attention.h: online softmax over BQ x BK score blocks in L1, causal key blocks
-// skipped, AVX-512 / AVX2 / scalar paths chosen at run time). BSHD needs no transpose: a head is
-// an S x D matrix with row stride Hq * D (query, output) or Hkv * D (key, value), which the
+// skipped, AMX / AVX-512 / AVX2 / scalar paths chosen at run time). BSHD needs no transpose: a head
+// is an S x D matrix with row stride Hq * D (query, output) or Hkv * D (key, value), which the
 // driver reads and writes in place. The repeat of K and V is never materialized either: the items
 // of one kv head's G query heads are consecutive, so its K and V are widened and packed once per
 // thread and reused by all G (a 16x saving of packing at G = 16).

@@ -5,9 +5,9 @@
 //
 // Each (batch, query head) is one item of the shared flash-attention driver
 // (include/flash_attention.h: online softmax over BQ x BK score blocks in L1, causal key blocks
-// skipped, AVX-512 / AVX2 / scalar paths chosen at run time) with score scale 1 and causal offset
-// 0. The -1e30 mask needs nothing of its own: every row sees key 0, so exp(-1e30 - max) is an
-// exact 0 in f32, which is what the lane mask writes. The G query heads of a kv head are
+// skipped, AMX / AVX-512 / AVX2 / scalar paths chosen at run time) with score scale 1 and causal
+// offset 0. The -1e30 mask needs nothing of its own: every row sees key 0, so exp(-1e30 - max) is
+// an exact 0 in f32, which is what the lane mask writes. The G query heads of a kv head are
 // consecutive items, so its K and V are widened and packed once per thread and reused by all G.
 #include <cmath>
 #include <cstdint>

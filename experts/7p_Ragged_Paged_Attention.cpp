@@ -6,8 +6,8 @@
 // tokens no active sequence owns zero.
 //
 // Everything runs on the shared flash-attention driver (include/flash_attention.h: online softmax
-// over BQ x BK score blocks in L1, key blocks no row sees skipped, AVX-512 / AVX2 / scalar paths
-// chosen at run time), with one kv head per (sequence, kv head):
+// over BQ x BK score blocks in L1, key blocks no row sees skipped, AMX / AVX-512 / AVX2 / scalar
+// paths chosen at run time), with one kv head per (sequence, kv head):
 //   - The pages are read in place: the driver's K/V rows are paged (row j is row j % P of page
 //     page_indices[i][j / P]), so the gather happens inside the f32 widening and packing of K and V
 //     that the driver does anyway, once per kv head and thread, reused by its G query heads.

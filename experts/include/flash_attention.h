@@ -1,6 +1,7 @@
-// Flash attention over bf16 query, key and value rows with f32 arithmetic: the block kernels
-// (AVX-512, AVX2+FMA, scalar), the path chosen at run time, and a generic driver shared by the
-// causal-attention experts (1p, 2p, 4p, 7p). Each expert declares its search space over the
+// Flash attention over bf16 query, key and value rows with f32 arithmetic (on the AMX path, f32
+// accumulation of bf16 products, the probabilities rounded to bf16 for P V): the block kernels
+// (AMX-BF16, AVX-512, AVX2+FMA, scalar), the path chosen at run time, and a generic driver shared
+// by the causal-attention experts (1p, 2p, 4p, 7p). Each expert declares its search space over the
 // tunables (KB_BQ, KB_BK, KB_QK_MR, KB_QK_NV, KB_PV_MR, KB_PV_NV; and KB_MAX_ISA, include/isa.h,
 // for tests) in its `// tune:` lines; the defaults are defined here, once.
 //
@@ -38,12 +39,27 @@
 // (last) query blocks first, since the causal triangle makes block i cost about i + 1 key blocks.
 //
 // Paths, chosen at the first call by isa::best_isa() (isa.h):
+//   AMX-BF16 (with AVX-512): both products on tiles (16 rows x 64 bytes, amx_tiles.h), bf16
+//     operands and f32 accumulators; the driver's algorithm with these differences:
+//       Q stays bf16 (16 x 32 A tiles; no pre-scaling, which would round Q a second time), and
+//       the softmax multiplies each score by scale * log2(e) as it reads it (one more FMA input);
+//       K is packed once per kv head and thread into pair-interleaved B tiles (16 keys x 32
+//       dimensions, a 16 x 16 transpose of 32-bit pairs), V into B tiles of 32 keys x 16 columns
+//       (key pairs interleaved), Dk padded to 32 and Dv to 16 with zeros, keys to the block;
+//       S in 32 x 32 blocks of four f32 tiles over all of Dk, stored to the f32 score block;
+//       the online softmax of the AVX-512 path, P rounded to bf16 (nearest even) into 16 x 32 A
+//       tiles, the row sums adding the rounded values (so the weights P V sees sum to 1);
+//       O scaled by alpha in AVX-512, then loaded as the C tiles of P V and stored back, over the
+//       32-key tiles up to the last key its rows see.
+//     Rounding P to bf16 is the one new error: each weight within a relative 2^-8 (before
+//     normalization), so an output within 2^-7 of sum_j w_j |v_j| of the f32 result (the bound
+//     tests/experts/flash_attention_check.cpp checks). The packs are half the f32 ones; the tile
+//     configuration is loaded once per call and thread and released after its last block.
 //   AVX-512F (+BW/VL/DQ): 16-lane tiles above; exp2 as vreduceps (x - floor x), a degree-5
 //     polynomial and vscalefps (relative error 1.2e-7 from the fit, f32 rounding on top);
 //     K transposed 16 x 16 in registers;
 //   AVX2+FMA: 8-lane tiles 4 x 16 (QK) and 4 x 16 (PV), exp2 with the exponent built in integers;
 //   scalar: plain loops, for x86-64 without AVX2.
-// No AVX512-BF16 / AMX path (none could be run where this was written, an Ice Lake without either).
 #pragma once
 
 #include <immintrin.h>
@@ -61,6 +77,7 @@
 #include <omp.h>
 #endif
 
+#include "amx_tiles.h"
 #include "kbench/kernel.h"
 #include "vector_math.h"
 
@@ -95,6 +112,8 @@ static_assert(KB_QK_MR * KB_QK_NV <= 28, "QK micro-tile: at most 28 accumulators
 static_assert(KB_PV_MR * KB_PV_NV <= 28, "PV micro-tile: at most 28 accumulators");
 // Key panels are 16 * QK_NV keys wide (AVX-512) and 16 keys (AVX2); a key block is whole panels.
 static_assert(KB_BK % (16 * KB_QK_NV) == 0, "KB_BK: whole QK micro-tiles");
+// The AMX path's P tiles are 32 keys wide.
+static_assert(KB_BK % 32 == 0, "KB_BK: whole 32-key P tiles");
 // A block's live rows are a multiple of 16 (the rescale factors go 16 rows per vector); QK tiles
 // of MR rows, then 4-row tails.
 static_assert(KB_BQ % 16 == 0 && KB_QK_MR % 4 == 0,
@@ -166,6 +185,8 @@ struct PackGeometry {
 // One query block against one key block, all in one thread's scratch.
 //   q  BQ x Dk f32, scaled; kt: the key block's panels (key_panel keys x Dk each, d-major);
 //   s  BQ x BK scores then probabilities; v: the key block's rows (BK x dim_pad);
+//   (the AMX path: q, kt and v hold bf16 tiles instead, see its section; its scores are unscaled,
+//   score_scale multiplies them in the softmax, and p receives the probabilities as bf16 tiles)
 //   o  BQ x dim_pad accumulator; m, alpha: per-row running max and this block's rescale;
 //   l  per-row running sum as kSumLanes partial sums (BQ x kSumLanes).
 // `i0` is the position of the block's first row (row r sees keys < min(i0 + r + 1, key_end)),
@@ -187,15 +208,33 @@ struct BlockArgs {
   int64_t i0, j0, key_end;
   int rows;
   bool diagonal;
+  float score_scale;  // 1, or the AMX path's scale * log2(e)
+  std::uint16_t* p;   // AMX: BQ x BK bf16 probabilities
 };
 
-// A path: the K packing and the three inner steps over one (query block, key block) pair.
+// A path: its operand layouts, the packing of K and V (once per kv head and thread) and of a
+// query block, the three inner steps over one (query block, key block) pair, and what a thread
+// does around its work (the AMX tile configuration).
 struct Path {
+  isa::Isa isa;
   int key_panel;
-  void (*pack_keys)(const PackGeometry&, const Rows& k, float* kt);  // see pack_keys_scalar
-  void (*scores)(const BlockArgs&);                                  // s = q kt
+  bool bf16_tiles;  // the AMX layouts: q, kt and v hold bf16
+  // K (see pack_keys_scalar) and V (BK x dim_pad rows) of one kv head; past the last key zero.
+  void (*pack_kv)(const PackGeometry&, const KvHead&, int64_t dim_v, int64_t dim_pad, float* kt,
+                  float* v);
+  // Query rows t0.. (`rows` of them) of an item into q, BQ rows, zero past `rows`.
+  void (*load_queries)(const QueryItem&, int64_t t0, int64_t rows, int64_t dim, float scale,
+                       float* q);
+  void (*scores)(const BlockArgs&);      // s = q kt
   void (*softmax)(const BlockArgs&);     // online softmax update of s, m, l, alpha
   void (*accumulate)(const BlockArgs&);  // o = o * alpha + s v
+  void (*begin_thread)();
+  void (*end_thread)();
+};
+
+// Elements of f32 that a row of each pack takes: K per key, V per key, Q per query row.
+struct Layout {
+  int64_t k_row, v_row, q_row;
 };
 
 // Keys of the block row tile (r0.., rows) can see: all BK, or up to its last row's limit.
@@ -274,9 +313,41 @@ void accumulate_scalar(const BlockArgs& a) {
 
 // ---- AVX-512 path ----
 
+// t[c] = column c of the 16 x 16 matrix of 32-bit elements whose row i is r[i] (r is clobbered):
+// three shuffle stages (32-bit, 64-bit, then 128-bit lanes twice). Shuffles move bits only, so
+// the elements may be f32 or pairs of bf16.
+KB_TARGET_AVX512 __attribute__((always_inline)) inline void transpose_16x16(__m512 r[16],
+                                                                            __m512 t[16]) {
+  // Rows (2i, 2i+1) interleaved within 128-bit lanes.
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4q + c]: in lane L, rows 4q..4q+3 of column 4L + c.
+  for (int q = 0; q < 4; ++q) {
+    const __m512d a0 = _mm512_castps_pd(t[4 * q]), a1 = _mm512_castps_pd(t[4 * q + 1]);
+    const __m512d a2 = _mm512_castps_pd(t[4 * q + 2]), a3 = _mm512_castps_pd(t[4 * q + 3]);
+    r[4 * q] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+    r[4 * q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+    r[4 * q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+    r[4 * q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+  }
+  // Column 4L + c gathers lane L of u[c], u[4 + c], u[8 + c], u[12 + c].
+  for (int c = 0; c < 4; ++c) {
+    const __m512 x_even = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
+    const __m512 x_odd = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xDD);
+    const __m512 y_even = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
+    const __m512 y_odd = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xDD);
+    t[c] = _mm512_shuffle_f32x4(x_even, y_even, 0x88);
+    t[8 + c] = _mm512_shuffle_f32x4(x_even, y_even, 0xDD);
+    t[4 + c] = _mm512_shuffle_f32x4(x_odd, y_odd, 0x88);
+    t[12 + c] = _mm512_shuffle_f32x4(x_odd, y_odd, 0xDD);
+  }
+}
+
 // The K panels of pack_keys_scalar by 16 x 16 transposes in registers: 16 keys x 16 dimensions
-// widened, transposed in three shuffle stages (32-bit, 64-bit, then 128-bit lanes twice), stored
-// as 16 panel rows. The strided scalar loop costs ~5% of the whole kernel at the cpu size.
+// widened, transposed, stored as 16 panel rows. The strided scalar loop costs ~5% of the whole
+// kernel at the cpu size.
 KB_TARGET_AVX512 void pack_keys_avx512(const PackGeometry& g, const Rows& k, float* kt) {
   const int panel = g.key_panel;
   for (int64_t j0 = 0; j0 < g.keys_pad; j0 += 16) {
@@ -292,31 +363,7 @@ KB_TARGET_AVX512 void pack_keys_avx512(const PackGeometry& g, const Rows& k, flo
                       _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(col_mask, k.row(j0 + i) + d0)),
                       16))
                 : _mm512_setzero_ps();
-      // Rows (2i, 2i+1) interleaved within 128-bit lanes.
-      for (int i = 0; i < 8; ++i) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-      }
-      // u[4q + c]: in lane L, rows 4q..4q+3 of column 4L + c.
-      for (int q = 0; q < 4; ++q) {
-        const __m512d a0 = _mm512_castps_pd(t[4 * q]), a1 = _mm512_castps_pd(t[4 * q + 1]);
-        const __m512d a2 = _mm512_castps_pd(t[4 * q + 2]), a3 = _mm512_castps_pd(t[4 * q + 3]);
-        r[4 * q] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
-        r[4 * q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
-        r[4 * q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
-        r[4 * q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
-      }
-      // Column 4L + c gathers lane L of u[c], u[4 + c], u[8 + c], u[12 + c].
-      for (int c = 0; c < 4; ++c) {
-        const __m512 x_even = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
-        const __m512 x_odd = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xDD);
-        const __m512 y_even = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
-        const __m512 y_odd = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xDD);
-        t[c] = _mm512_shuffle_f32x4(x_even, y_even, 0x88);
-        t[8 + c] = _mm512_shuffle_f32x4(x_even, y_even, 0xDD);
-        t[4 + c] = _mm512_shuffle_f32x4(x_odd, y_odd, 0x88);
-        t[12 + c] = _mm512_shuffle_f32x4(x_odd, y_odd, 0xDD);
-      }
+      transpose_16x16(r, t);
       for (int c = 0; c < cols; ++c) _mm512_store_ps(dst + (d0 + c) * panel, t[c]);
     }
   }
@@ -361,25 +408,43 @@ KB_TARGET_AVX512 void scores_avx512(const BlockArgs& a) {
   }
 }
 
-// Three passes over the block: row maxima (one horizontal reduction per row), the rescale
-// factors 16 rows per vector, then exp2 with per-lane sums (no horizontal sum per key block).
-KB_TARGET_AVX512 void softmax_avx512(const BlockArgs& a) {
+// The softmax goes in three passes over the block: row maxima (one horizontal reduction per row),
+// the rescale factors 16 rows per vector, then exp2 with per-lane sums (no horizontal sum per key
+// block). The first two are shared with the AMX path, whose scores arrive unscaled (kScaled: each
+// is multiplied by score_scale as it is read).
+
+// alpha[r] = the new running maximum of row r, max(m[r], max_j s[r][j]).
+template <bool kScaled>
+KB_TARGET_AVX512 void row_maxima_avx512(const BlockArgs& a) {
+  const __m512 scale = _mm512_set1_ps(a.score_scale);
   for (int r = 0; r < a.rows; ++r) {
     const float* s = a.s + r * kBK;
     const int n = visible_keys(a, r, 1);
     __m512 mx = _mm512_set1_ps(-INFINITY);
-    for (int c0 = 0; c0 < n; c0 += 16)
-      mx = _mm512_mask_max_ps(mx, first_lanes(n, c0), mx, _mm512_load_ps(s + c0));
-    // alpha holds the new maximum until the next pass turns it into exp2(m - m_new).
+    for (int c0 = 0; c0 < n; c0 += 16) {
+      __m512 x = _mm512_load_ps(s + c0);
+      if constexpr (kScaled) x = _mm512_mul_ps(x, scale);
+      mx = _mm512_mask_max_ps(mx, first_lanes(n, c0), mx, x);
+    }
+    // alpha holds the new maximum until rescale_factors_avx512 turns it into exp2(m - m_new).
     a.alpha[r] = std::max(a.m[r], _mm512_reduce_max_ps(mx));
   }
-  for (int r0 = 0; r0 < a.rows; r0 += 16) {  // rows % 16 == 0
+}
+
+// m = the new maxima, alpha = exp2(m_old - m_new), 16 rows per vector (rows % 16 == 0).
+KB_TARGET_AVX512 void rescale_factors_avx512(const BlockArgs& a) {
+  for (int r0 = 0; r0 < a.rows; r0 += 16) {
     const __m512 m_old = _mm512_loadu_ps(a.m + r0), m_new = _mm512_loadu_ps(a.alpha + r0);
     _mm512_storeu_ps(a.m + r0, m_new);
     // m_old is -inf on the first key block: clamped, exp2 gives the exact 0 that empties O and l.
     _mm512_storeu_ps(a.alpha + r0,
                      exp2_avx512(_mm512_max_ps(_mm512_sub_ps(m_old, m_new), _mm512_set1_ps(-256))));
   }
+}
+
+KB_TARGET_AVX512 void softmax_avx512(const BlockArgs& a) {
+  row_maxima_avx512<false>(a);
+  rescale_factors_avx512(a);
   for (int r = 0; r < a.rows; ++r) {
     float* s = a.s + r * kBK;
     const int n = visible_keys(a, r, 1);
@@ -593,26 +658,307 @@ KB_TARGET_AVX2 void accumulate_avx2(const BlockArgs& a) {
   }
 }
 
+// ---- AMX path ----
+//
+// Tiles of 16 rows x 64 bytes (amx_tiles.h). The operands are bf16, the accumulators f32:
+//   Q block:  BQ x Dk_pad bf16 rows (Dk_pad = Dk rounded up to 32, zeros past Dk and past the
+//             block's rows); A tile (16 rows, 32 dims) at q + r0 * Dk_pad + 32 t.
+//   K pack:   per 16 keys, Dk_pad / 32 B tiles of 1 KiB; row i of tile t holds the pairs
+//             (K[j][32t + 2i], K[j][32t + 2i + 1]) of its 16 keys j: a 16 x 16 transpose of the
+//             keys' rows read as 32-bit pairs. Key block j0 starts at j0 * Dk_pad.
+//   V pack:   per 32 keys, dim_pad / 16 B tiles; row i of tile n holds the pairs
+//             (V[2i][16n + c], V[2i + 1][16n + c]) of 16 value columns c. Key block j0 starts at
+//             j0 * dim_pad.
+//   P:        BQ x BK bf16 rows, A tile (16 rows, 32 keys) at p + r0 * BK + 32 g.
+// The C tiles of S are stored to s (f32, BK apart); those of O are loaded from o, accumulated and
+// stored back after AVX-512 has scaled o by alpha.
+
+using amx_tiles::kDepth;
+using amx_tiles::kElems;
+using amx_tiles::kPairs;
+using amx_tiles::kRows;
+
+inline int64_t amx_dim_k(int64_t dim) {
+  return round_up(dim, kDepth);
+}
+
+// C (mt x nt tiles, mt and nt 1 or 2) = [C +] sum over `steps` of A_t B_t. Row tile 1 of A is
+// 16 rows below row tile 0; column tile 1 of B is b_col elements after column tile 0; step t
+// moves A by a_step and B by b_step elements.
+struct TileProduct {
+  const std::uint16_t* a;
+  int64_t a_ld, a_step;
+  const std::uint16_t* b;
+  int64_t b_col, b_step;
+  float* c;
+  int64_t c_ld;
+};
+
+// The tile numbers are part of the instructions: tmm0-3 hold C, tmm4-5 A, tmm6-7 B.
+template <int kMt, int kNt>
+KB_TARGET_AMX __attribute__((noinline)) void tile_product(const TileProduct& op, int64_t steps,
+                                                          bool load_c) {
+  const long a_stride = op.a_ld * 2, b_stride = amx_tiles::kRowBytes, c_stride = op.c_ld * 4;
+  const std::uint16_t* a1 = op.a + kRows * op.a_ld;
+  const std::uint16_t* b1 = op.b + op.b_col;
+  float* c1 = op.c + kRows * op.c_ld;
+  asm volatile("" : : : "memory");  // the operands were stored before this call
+  if (load_c) {
+    _tile_loadd(0, op.c, c_stride);
+    if constexpr (kNt == 2) _tile_loadd(1, op.c + kPairs, c_stride);
+    if constexpr (kMt == 2) _tile_loadd(2, c1, c_stride);
+    if constexpr (kMt == 2 && kNt == 2) _tile_loadd(3, c1 + kPairs, c_stride);
+  } else {
+    _tile_zero(0);
+    if constexpr (kNt == 2) _tile_zero(1);
+    if constexpr (kMt == 2) _tile_zero(2);
+    if constexpr (kMt == 2 && kNt == 2) _tile_zero(3);
+  }
+  for (int64_t t = 0; t < steps; ++t) {
+    _tile_loadd(4, op.a + t * op.a_step, a_stride);
+    _tile_loadd(6, op.b + t * op.b_step, b_stride);
+    _tile_dpbf16ps(0, 4, 6);
+    if constexpr (kNt == 2) {
+      _tile_loadd(7, b1 + t * op.b_step, b_stride);
+      _tile_dpbf16ps(1, 4, 7);
+    }
+    if constexpr (kMt == 2) {
+      _tile_loadd(5, a1 + t * op.a_step, a_stride);
+      _tile_dpbf16ps(2, 5, 6);
+      if constexpr (kNt == 2) _tile_dpbf16ps(3, 5, 7);
+    }
+  }
+  _tile_stored(0, op.c, c_stride);
+  if constexpr (kNt == 2) _tile_stored(1, op.c + kPairs, c_stride);
+  if constexpr (kMt == 2) _tile_stored(2, c1, c_stride);
+  if constexpr (kMt == 2 && kNt == 2) _tile_stored(3, c1 + kPairs, c_stride);
+  asm volatile("" : : : "memory");  // the stores above precede the caller's reads of C
+}
+
+inline void tile_product(const TileProduct& op, int64_t steps, bool load_c, int mt, int nt) {
+  if (mt == 2)
+    nt == 2 ? tile_product<2, 2>(op, steps, load_c) : tile_product<2, 1>(op, steps, load_c);
+  else
+    nt == 2 ? tile_product<1, 2>(op, steps, load_c) : tile_product<1, 1>(op, steps, load_c);
+}
+
+// The K and V packs above. Every AMX CPU has AVX-512 (and best_isa asks for both).
+KB_TARGET_AVX512 void pack_keys_amx(const PackGeometry& g, const Rows& k, std::uint16_t* kt) {
+  const int64_t dim_pad = amx_dim_k(g.dim);
+  for (int64_t j0 = 0; j0 < g.keys_pad; j0 += kRows) {
+    std::uint16_t* dst = kt + j0 * dim_pad;
+    for (int64_t d0 = 0; d0 < dim_pad; d0 += kDepth) {
+      const int64_t cols = std::clamp<int64_t>(g.dim - d0, 0, kDepth);
+      const __mmask32 col_mask = cols == kDepth ? ~0u : (1u << cols) - 1u;
+      __m512 r[16], t[16];
+      for (int i = 0; i < 16; ++i)
+        r[i] = j0 + i < g.keys
+                   ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(col_mask, k.row(j0 + i) + d0))
+                   : _mm512_setzero_ps();
+      transpose_16x16(r, t);
+      for (int i = 0; i < kRows; ++i) _mm512_store_ps(dst + i * kDepth, t[i]);
+      dst += kElems;
+    }
+  }
+}
+
+KB_TARGET_AVX512 void pack_values_amx(const Rows& v, int64_t keys, int64_t keys_pad, int64_t dim_v,
+                                      int64_t dim_pad, std::uint16_t* vp) {
+  const __m256i zero = _mm256_setzero_si256();
+  for (int64_t j0 = 0; j0 < keys_pad; j0 += kDepth)
+    for (int64_t n0 = 0; n0 < dim_pad; n0 += kPairs) {
+      const int64_t cols = std::clamp<int64_t>(dim_v - n0, 0, kPairs);
+      const __mmask16 col_mask = static_cast<__mmask16>((1u << cols) - 1u);
+      for (int i = 0; i < kRows; ++i) {
+        const int64_t j = j0 + 2 * i;
+        const __m256i even = j < keys ? _mm256_maskz_loadu_epi16(col_mask, v.row(j) + n0) : zero;
+        const __m256i odd =
+            j + 1 < keys ? _mm256_maskz_loadu_epi16(col_mask, v.row(j + 1) + n0) : zero;
+        const __m512i pair = _mm512_or_si512(_mm512_cvtepu16_epi32(even),
+                                             _mm512_slli_epi32(_mm512_cvtepu16_epi32(odd), 16));
+        _mm512_store_si512(vp + i * kDepth, pair);
+      }
+      vp += kElems;
+    }
+}
+
+void pack_kv_amx(const PackGeometry& g, const KvHead& kv, int64_t dim_v, int64_t dim_pad, float* kt,
+                 float* v) {
+  pack_keys_amx(g, kv.k, reinterpret_cast<std::uint16_t*>(kt));
+  pack_values_amx(kv.v, g.keys, g.keys_pad, dim_v, dim_pad, reinterpret_cast<std::uint16_t*>(v));
+}
+
+// The bf16 query rows as they are (the scale goes to the scores), zero past Dk and `rows`.
+void load_queries_amx(const QueryItem& it, int64_t t0, int64_t rows, int64_t dim, float, float* q) {
+  const int64_t dim_pad = amx_dim_k(dim);
+  auto* dst = reinterpret_cast<std::uint16_t*>(q);
+  std::fill(dst, dst + kBQ * dim_pad, std::uint16_t{0});
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(dst + r * dim_pad, it.q + (t0 + r) * it.q_ld, dim * sizeof(std::uint16_t));
+}
+
+// S in blocks of 32 rows x 32 keys (16-row blocks for a 16-row tail), skipping the key tiles no
+// row of the block sees.
+void scores_amx(const BlockArgs& a) {
+  const int64_t dim_pad = amx_dim_k(a.dim), steps = dim_pad / kDepth;
+  const auto* q = reinterpret_cast<const std::uint16_t*>(a.q);
+  const auto* kt = reinterpret_cast<const std::uint16_t*>(a.kt);
+  for (int r0 = 0; r0 < a.rows; r0 += 2 * kRows) {
+    const int mt = std::min(2, (a.rows - r0) / kRows), rows = mt * kRows;
+    for (int c0 = 0; c0 < kBK; c0 += 2 * kPairs) {
+      if (tile_masked(a, r0, rows, c0)) continue;
+      const int nt = tile_masked(a, r0, rows, c0 + kPairs) ? 1 : 2;
+      const TileProduct op{
+          q + r0 * dim_pad,    dim_pad, kDepth, kt + c0 * dim_pad, kPairs * dim_pad, kElems,
+          a.s + r0 * kBK + c0, kBK};
+      tile_product(op, steps, false, mt, nt);
+    }
+  }
+}
+
+// The AVX-512 softmax on scaled scores, with the probabilities rounded to bf16 (to nearest even,
+// as kb_f32_to_bf16; they are finite and >= 0) into p. The row sums add the rounded values, so
+// the output is a weighted mean of V with weights that sum to 1 exactly as P V sees them.
+KB_TARGET_AVX512 void softmax_amx(const BlockArgs& a) {
+  row_maxima_avx512<true>(a);
+  rescale_factors_avx512(a);
+  const __m512 scale = _mm512_set1_ps(a.score_scale);
+  const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  for (int r = 0; r < a.rows; ++r) {
+    const float* s = a.s + r * kBK;
+    std::uint16_t* p = a.p + r * kBK;
+    const int n = visible_keys(a, r, 1);
+    const __m512 mv = _mm512_set1_ps(a.m[r]);
+    __m512 sum = _mm512_mul_ps(_mm512_load_ps(a.l + r * kSumLanes), _mm512_set1_ps(a.alpha[r]));
+    int c0 = 0;
+    for (; c0 < n; c0 += 16) {
+      const __m512 e = _mm512_maskz_mov_ps(
+          first_lanes(n, c0), exp2_avx512(_mm512_fmsub_ps(_mm512_load_ps(s + c0), scale, mv)));
+      __m512i bits = _mm512_castps_si512(e);
+      bits = _mm512_add_epi32(
+          bits, _mm512_add_epi32(half, _mm512_and_si512(_mm512_srli_epi32(bits, 16), one)));
+      bits = _mm512_and_si512(bits, high);
+      sum = _mm512_add_ps(sum, _mm512_castsi512_ps(bits));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(p + c0),
+                         _mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16)));
+    }
+    // P V reads whole 32-key tiles up to the last visible key of its block's last row.
+    for (; c0 < kBK; c0 += 16)
+      _mm256_store_si256(reinterpret_cast<__m256i*>(p + c0), _mm256_setzero_si256());
+    _mm512_store_ps(a.l + r * kSumLanes, sum);
+  }
+}
+
+KB_TARGET_AVX512 void rescale_output_avx512(const BlockArgs& a) {
+  for (int r = 0; r < a.rows; ++r) {
+    const __m512 alpha = _mm512_set1_ps(a.alpha[r]);
+    float* o = a.o + r * a.dim_pad;
+    for (int64_t d0 = 0; d0 < a.dim_pad; d0 += 16)
+      _mm512_store_ps(o + d0, _mm512_mul_ps(alpha, _mm512_load_ps(o + d0)));
+  }
+}
+
+// O = O * alpha, then O += P V in blocks of 32 rows x 32 columns, over the 32-key tiles up to the
+// last key some row of the block sees (P is zero past each row's own).
+void accumulate_amx(const BlockArgs& a) {
+  rescale_output_avx512(a);
+  const auto* v = reinterpret_cast<const std::uint16_t*>(a.v);
+  const int64_t col_tiles = a.dim_pad / kPairs;
+  for (int r0 = 0; r0 < a.rows; r0 += 2 * kRows) {
+    const int mt = std::min(2, (a.rows - r0) / kRows);
+    const int64_t steps = (visible_keys(a, r0, mt * kRows) + kDepth - 1) / kDepth;
+    if (steps == 0) continue;
+    for (int64_t n0 = 0; n0 < col_tiles; n0 += 2) {
+      const int nt = static_cast<int>(std::min<int64_t>(2, col_tiles - n0));
+      const TileProduct op{a.p + r0 * kBK,
+                           kBK,
+                           kDepth,
+                           v + n0 * kElems,
+                           kElems,
+                           col_tiles * kElems,
+                           a.o + r0 * a.dim_pad + n0 * kPairs,
+                           a.dim_pad};
+      tile_product(op, steps, true, mt, nt);
+    }
+  }
+}
+
+void begin_amx() {
+  amx_tiles::configure();
+}
+
+void end_amx() {
+  amx_tiles::release();
+}
+
 // ---- Driver ----
 
+// K by `PackKeys`, V as dim_pad-wide f32 rows; keys past the last and columns past Dv zero.
+template <void (*PackKeys)(const PackGeometry&, const Rows&, float*)>
+void pack_kv_f32(const PackGeometry& g, const KvHead& kv, int64_t dim_v, int64_t dim_pad, float* kt,
+                 float* vp) {
+  PackKeys(g, kv.k, kt);
+  for (int64_t j = 0; j < g.keys; ++j) {
+    float* vrow = vp + j * dim_pad;
+    const std::uint16_t* vs = kv.v.row(j);
+    for (int64_t d = 0; d < dim_v; ++d) vrow[d] = kb_bf16_to_f32(vs[d]);
+    for (int64_t d = dim_v; d < dim_pad; ++d) vrow[d] = 0.0f;
+  }
+  std::fill(vp + g.keys * dim_pad, vp + g.keys_pad * dim_pad, 0.0f);
+}
+
+// The query rows widened to f32 and multiplied by `scale` (the softmax then needs no scale).
+void load_queries_f32(const QueryItem& it, int64_t t0, int64_t rows, int64_t dim, float scale,
+                      float* q) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::uint16_t* qs = it.q + (t0 + r) * it.q_ld;
+    for (int64_t d = 0; d < dim; ++d) q[r * dim + d] = kb_bf16_to_f32(qs[d]) * scale;
+  }
+  std::fill(q + rows * dim, q + kBQ * dim, 0.0f);
+}
+
+void no_tiles() {}
+
 inline Path select_path() {
-  switch (isa::best_isa(isa::Isa::kAvx512)) {
-    case isa::Isa::kAvx512:
-    case isa::Isa::kAmx:
-      return {16 * KB_QK_NV, pack_keys_avx512, scores_avx512, softmax_avx512, accumulate_avx512};
-    case isa::Isa::kAvx2:
-      return {16, pack_keys_scalar, scores_avx2, softmax_avx2, accumulate_avx2};
-    case isa::Isa::kScalar:
+  using isa::Isa;
+  switch (isa::best_isa(Isa::kAmx)) {
+    case Isa::kAmx:
+      return {Isa::kAmx,  kPairs,      true,           pack_kv_amx, load_queries_amx,
+              scores_amx, softmax_amx, accumulate_amx, begin_amx,   end_amx};
+    case Isa::kAvx512:
+      return {Isa::kAvx512,     16 * KB_QK_NV, false,          pack_kv_f32<pack_keys_avx512>,
+              load_queries_f32, scores_avx512, softmax_avx512, accumulate_avx512,
+              no_tiles,         no_tiles};
+    case Isa::kAvx2:
+      return {Isa::kAvx2,       16,          false,        pack_kv_f32<pack_keys_scalar>,
+              load_queries_f32, scores_avx2, softmax_avx2, accumulate_avx2,
+              no_tiles,         no_tiles};
+    case Isa::kScalar:
       break;
   }
-  return {16, pack_keys_scalar, scores_scalar, softmax_scalar, accumulate_scalar};
+  return {Isa::kScalar,
+          16,
+          false,
+          pack_kv_f32<pack_keys_scalar>,
+          load_queries_f32,
+          scores_scalar,
+          softmax_scalar,
+          accumulate_scalar,
+          no_tiles,
+          no_tiles};
+}
+
+inline Layout layout(const Path& path, int64_t dim_k, int64_t dim_pad) {
+  if (path.bf16_tiles) return {amx_dim_k(dim_k) / 2, dim_pad / 2, amx_dim_k(dim_k) / 2};
+  return {dim_k, dim_pad, dim_k};
 }
 
 // One thread's scratch. `packed_call` / `packed_kv` name the kv head whose K and V are in `kt` and
 // `v`: packs are reused between query blocks and query heads of the same kv head within one call
 // only.
 struct Scratch {
-  AlignedBuffer kt, v, q, s, o, state;
+  AlignedBuffer kt, v, q, s, p, o, state;
   std::uint64_t packed_call = 0;
   int64_t packed_kv = -1;
 };
@@ -624,34 +970,23 @@ inline Scratch& thread_scratch() {
   return scratch;
 }
 
-// K by the path's pack_keys, V as dim_pad-wide rows; keys past the last and columns past Dv zero.
-inline void pack_kv(const Path& path, const PackGeometry& g, const KvHead& kv, int64_t dim_v,
-                    int64_t dim_pad, float* kt, float* vp) {
-  path.pack_keys(g, kv.k, kt);
-  for (int64_t j = 0; j < g.keys; ++j) {
-    float* vrow = vp + j * dim_pad;
-    const std::uint16_t* vs = kv.v.row(j);
-    for (int64_t d = 0; d < dim_v; ++d) vrow[d] = kb_bf16_to_f32(vs[d]);
-    for (int64_t d = dim_v; d < dim_pad; ++d) vrow[d] = 0.0f;
-  }
-  std::fill(vp + g.keys * dim_pad, vp + g.keys_pad * dim_pad, 0.0f);
-}
-
 // Query block `qb` of item `it`: all the key blocks its rows see, then its output rows.
 inline void run_block(const Path& path, const Problem& p, const QueryItem& it, int64_t qb,
                       std::uint64_t call, Scratch& sc) {
   const KvHead& kv = p.kv[it.kv];
   const PackGeometry g{kv.keys, round_up(kv.keys, kBK), p.dim_k, path.key_panel};
   const int64_t dim_pad = round_up(p.dim_v, 16);
-  float* kt = sc.kt.get(g.keys_pad * g.dim);
-  float* v = sc.v.get(g.keys_pad * dim_pad);
+  const Layout lay = layout(path, g.dim, dim_pad);
+  float* kt = sc.kt.get(g.keys_pad * lay.k_row);
+  float* v = sc.v.get(g.keys_pad * lay.v_row);
   if (sc.packed_call != call || sc.packed_kv != it.kv) {
-    pack_kv(path, g, kv, p.dim_v, dim_pad, kt, v);
+    path.pack_kv(g, kv, p.dim_v, dim_pad, kt, v);
     sc.packed_call = call;
     sc.packed_kv = it.kv;
   }
-  float* q = sc.q.get(kBQ * g.dim);
+  float* q = sc.q.get(kBQ * lay.q_row);
   float* s = sc.s.get(kBQ * kBK);
+  std::uint16_t* probs = path.bf16_tiles ? sc.p.get<std::uint16_t>(kBQ * kBK) : nullptr;
   float* o = sc.o.get(kBQ * dim_pad);
   float* state = sc.state.get((2 + kSumLanes) * kBQ);
   float *l = state, *m = state + kSumLanes * kBQ, *alpha = m + kBQ;
@@ -659,27 +994,37 @@ inline void run_block(const Path& path, const Problem& p, const QueryItem& it, i
   const int64_t t0 = qb * kBQ;
   const int64_t rows = std::min<int64_t>(kBQ, it.rows - t0);
   const float scale = p.scale * kLog2e;
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::uint16_t* qs = it.q + (t0 + r) * it.q_ld;
-    for (int64_t d = 0; d < g.dim; ++d) q[r * g.dim + d] = kb_bf16_to_f32(qs[d]) * scale;
-  }
-  std::fill(q + rows * g.dim, q + kBQ * g.dim, 0.0f);
+  path.load_queries(it, t0, rows, g.dim, scale, q);
   std::fill(o, o + kBQ * dim_pad, 0.0f);
   std::fill(m, m + kBQ, -INFINITY);
   std::fill(l, l + kSumLanes * kBQ, 0.0f);
 
   const int64_t i0 = it.offset + t0;
-  BlockArgs a{q,       nullptr, s,     nullptr, o,
-              m,       l,       alpha, g.dim,   p.dim_v,
-              dim_pad, i0,      0,     kv.keys, static_cast<int>(round_up(rows, 16)),
-              false};
+  BlockArgs a{.q = q,
+              .kt = nullptr,
+              .s = s,
+              .v = nullptr,
+              .o = o,
+              .m = m,
+              .l = l,
+              .alpha = alpha,
+              .dim = g.dim,
+              .dim_v = p.dim_v,
+              .dim_pad = dim_pad,
+              .i0 = i0,
+              .j0 = 0,
+              .key_end = kv.keys,
+              .rows = static_cast<int>(round_up(rows, 16)),
+              .diagonal = false,
+              .score_scale = path.bf16_tiles ? scale : 1.0f,
+              .p = probs};
   // Keys the block's last real row sees; rows past `rows` (the zero padding of the last block)
   // are masked like real ones and discarded.
   const int64_t key_limit = std::min(i0 + rows, kv.keys);
   for (int64_t j0 = 0; j0 < key_limit; j0 += kBK) {
     a.j0 = j0;
-    a.kt = kt + j0 * g.dim;
-    a.v = v + j0 * dim_pad;
+    a.kt = kt + j0 * lay.k_row;
+    a.v = v + j0 * lay.v_row;
     a.diagonal = j0 + kBK > std::min(i0 + 1, kv.keys);
     path.scores(a);
     path.softmax(a);
@@ -724,7 +1069,9 @@ inline int attend(const Problem& p, int threads) {
     run_block(path, p, p.items[units[k].item], units[k].block, call, sc);
   };
   if (threads <= 1) {
+    path.begin_thread();
     for (int64_t k = 0; k < count; ++k) unit(k, thread_scratch());
+    path.end_thread();
     return 0;
   }
   if (alike && p.num_items % threads == 0) {
@@ -733,8 +1080,10 @@ inline int attend(const Problem& p, int threads) {
 #pragma omp parallel num_threads(threads)
     {
       Scratch& sc = thread_scratch();
-#pragma omp for schedule(static)
+      path.begin_thread();
+#pragma omp for schedule(static) nowait
       for (int64_t k = 0; k < count; ++k) unit(k, sc);
+      path.end_thread();
     }
   } else {
     // Uneven work: units handed out in order, an item's largest first; a thread that moves to
@@ -742,8 +1091,10 @@ inline int attend(const Problem& p, int threads) {
 #pragma omp parallel num_threads(threads)
     {
       Scratch& sc = thread_scratch();
-#pragma omp for schedule(dynamic, 1)
+      path.begin_thread();
+#pragma omp for schedule(dynamic, 1) nowait
       for (int64_t k = 0; k < count; ++k) unit(k, sc);
+      path.end_thread();
     }
   }
   return 0;
