@@ -45,6 +45,7 @@
 #include <omp.h>
 #endif
 
+#include "amx_tiles.h"
 #include "isa.h"
 #include "kbench/kernel.h"
 
@@ -596,9 +597,9 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
 // tiles compute the next. Packing zero-pads A rows, B columns and K to whole tiles: the tile loop
 // never branches on edges.
 
-constexpr int64_t kTile = 16;   // rows of A and C tiles, columns of B and C tiles
-constexpr int64_t kTileK = 32;  // bf16 k per tile row (64 bytes)
-constexpr int64_t kTileElems = kTile * kTileK;
+constexpr int64_t kTile = amx_tiles::kRows;    // rows of A and C tiles, columns of B and C tiles
+constexpr int64_t kTileK = amx_tiles::kDepth;  // bf16 k per tile row (64 bytes)
+constexpr int64_t kTileElems = amx_tiles::kElems;
 constexpr int64_t kBlock = 2 * kTile;  // rows and columns of the C block held in tmm0-3
 
 // The AMX path's tunables: K per pass (rounded down to whole 32-k steps) and the packed B panel's
@@ -607,29 +608,6 @@ constexpr int64_t kBlock = 2 * kTile;  // rows and columns of the C block held i
 struct AmxBlocking {
   int64_t kc = 256, nc = 256;
 };
-
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t bytes_per_row[16] = {};
-  uint8_t rows[16] = {};
-};
-
-KB_TARGET_AMX __attribute__((noinline)) inline void amx_configure() {
-  TileConfig cfg;
-  for (int t = 0; t < 8; ++t) {  // every tile: 16 rows of 64 bytes
-    cfg.rows[t] = kTile;
-    cfg.bytes_per_row[t] = kTileK * sizeof(uint16_t);
-  }
-  // GCC 12's tile intrinsics do not declare the memory they read: finish the stores first.
-  asm volatile("" : : "r"(&cfg) : "memory");
-  _tile_loadconfig(&cfg);
-}
-
-KB_TARGET_AMX __attribute__((noinline)) inline void amx_release() {
-  _tile_release();
-}
 
 // The 32x32 f32 block at c (rows ldc floats apart) = (accumulate ? c : 0) + row tiles a0, a1 times
 // column tiles b0, b1 over `k_tiles` 32-k steps; consecutive steps of a strip are kTileElems apart.
@@ -850,12 +828,12 @@ inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, 
 #pragma omp barrier
     // (every A tile is packed before any thread multiplies)
     static thread_local AmxScratch scratch;
-    amx_configure();  // per thread
+    amx_tiles::configure();  // per thread
     for (int64_t i = first[thread]; i < first[thread + 1] && ok; ++i) {
       const auto [q, j0] = panels[static_cast<size_t>(i)];
       ok = amx_panel(g[q], a_packed + a_start[q], j0, std::min(nc, g[q].n - j0), blocking, scratch);
     }
-    amx_release();  // back to the init state: context switches then save no tile data
+    amx_tiles::release();  // back to the init state: context switches then save no tile data
   }
   return ok;
 }
