@@ -22,11 +22,14 @@
 // k, v and the attention output too) and of the output: rel-L2 ~0.004 against the oracle, bound
 // 0.02.
 //
-// GEMMs go through oneDNN's f32 matmul (KB_GEMM 1; OpenBLAS sgemm measured ~5% slower for these
-// shapes on one thread), on operands widened from bf16 once. The elementwise passes (widening,
-// RoPE, the GEMM path's softmax, rounding) are plain loops compiled per ISA with function-level
-// target attributes (AVX-512, AVX2+FMA, baseline x86-64) and chosen by isa::best_isa();
-// the flash driver dispatches the same way. No AMX / AVX512-BF16 path (see the doc).
+// GEMMs go through oneDNN's matmul (KB_GEMM 1; OpenBLAS sgemm measured ~5% slower for these
+// shapes on one thread). Where the CPU has AMX (and ATTN 1), on bf16 operands with f32 sums:
+// the inputs as they are, cq, Wq' and Wvo rounded to bf16 (rel-L2 ~0.005 against the oracle), out
+// written as bf16 by the last GEMM; oneDNN runs them on AMX tiles, 1.9x the whole expert's f32
+// version on the AMX Xeon. Elsewhere on f32 operands widened from bf16 once. The elementwise
+// passes (widening, RoPE, the GEMM path's softmax, rounding) are plain loops compiled per ISA with
+// function-level target attributes (AVX-512, AVX2+FMA, baseline x86-64) and chosen by
+// isa::best_isa(); the flash driver dispatches the same way, AMX included.
 #include <cblas.h>
 
 #include <algorithm>
@@ -218,7 +221,7 @@ RowOps select_row_ops() {
 // ---- Scratch: grow-only f32 buffers (allocation only; every call rewrites what it reads) ----
 
 struct Scratch {
-  std::vector<uint16_t> qb, kvb, yb;
+  std::vector<uint16_t> qb, kvb, yb, cqb, wqb, wvob;
   std::vector<float> x, wd, qup, kup, vup, oproj, cqkv, wq, q, scores, y, wvo, out, cs, sn;
 };
 
@@ -238,31 +241,34 @@ void sgemm_openblas(int64_t m, int64_t n, int64_t k, float alpha, const float* a
 }
 
 // The same through oneDNN's matmul, `batch` products at once (A, B, C `sa`, `sb`, `sc` elements
-// apart). A primitive is JIT-compiled per (shape, strides, alpha) and kept: a primitive is code,
-// not a result, and the attention blocks reuse a handful of shapes. One batched primitive for the
-// per-head weight products instead of 16 calls: each call costs ~10 us of dispatch, and a single
-// 64-row product is too small to reach the GEMM's speed.
-void sgemm_onednn(int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                  int64_t lda, int64_t sa, const float* b, int64_t ldb, int64_t sb, bool b_trans,
-                  float* c, int64_t ldc, int64_t sc) {
+// apart), each operand f32 or bf16 (`at`, `bt`, `ct`; the sums are f32 either way). A primitive is
+// JIT-compiled per (shape, strides, types, alpha) and kept: a primitive is code, not a result,
+// and the attention blocks reuse a handful of shapes. One batched primitive for the per-head
+// weight products instead of 16 calls: each call costs ~10 us of dispatch, and a single 64-row
+// product is too small to reach the GEMM's speed.
+using Dt = dnnl::memory::data_type;
+void gemm_onednn(int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const void* a, Dt at,
+                 int64_t lda, int64_t sa, const void* b, Dt bt, int64_t ldb, int64_t sb,
+                 bool b_trans, void* c, Dt ct, int64_t ldc, int64_t sc) {
   using dnnl::memory;
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   static dnnl::stream stream(engine);
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                         int64_t, int64_t, bool, float>;
+                         int64_t, int64_t, bool, float, int>;
   static std::map<Key, dnnl::matmul> cache;
   // A single product is 2-D: a batch dimension of stride 0 makes oneDNN fall back to its
   // reference matmul.
-  const auto md = [batch](int64_t rows, int64_t cols, int64_t stride, int64_t ld_rows,
+  const auto md = [batch](int64_t rows, int64_t cols, Dt type, int64_t stride, int64_t ld_rows,
                           int64_t ld_cols) {
-    return batch == 1 ? memory::desc({rows, cols}, memory::data_type::f32, {ld_rows, ld_cols})
-                      : memory::desc({batch, rows, cols}, memory::data_type::f32,
-                                     {stride, ld_rows, ld_cols});
+    return batch == 1 ? memory::desc({rows, cols}, type, {ld_rows, ld_cols})
+                      : memory::desc({batch, rows, cols}, type, {stride, ld_rows, ld_cols});
   };
-  const memory::desc a_md = md(m, k, sa, lda, 1);
-  const memory::desc b_md = b_trans ? md(k, n, sb, 1, ldb) : md(k, n, sb, ldb, 1);
-  const memory::desc c_md = md(m, n, sc, ldc, 1);
-  const Key key{batch, m, n, k, lda, ldb, ldc, sa, sb, sc, b_trans, alpha};
+  const memory::desc a_md = md(m, k, at, sa, lda, 1);
+  const memory::desc b_md = b_trans ? md(k, n, bt, sb, 1, ldb) : md(k, n, bt, sb, ldb, 1);
+  const memory::desc c_md = md(m, n, ct, sc, ldc, 1);
+  const int types =
+      static_cast<int>(at) * 256 * 256 + static_cast<int>(bt) * 256 + static_cast<int>(ct);
+  const Key key{batch, m, n, k, lda, ldb, ldc, sa, sb, sc, b_trans, alpha, types};
   auto it = cache.find(key);
   if (it == cache.end()) {
     dnnl::primitive_attr attr;
@@ -272,10 +278,17 @@ void sgemm_onednn(int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, c
                                dnnl::matmul::desc(a_md, b_md, c_md), attr, engine)))
              .first;
   }
-  memory am(a_md, engine, const_cast<float*>(a)), bm(b_md, engine, const_cast<float*>(b)),
+  memory am(a_md, engine, const_cast<void*>(a)), bm(b_md, engine, const_cast<void*>(b)),
       cm(c_md, engine, c);
   it->second.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
   stream.wait();
+}
+
+void sgemm_onednn(int64_t batch, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                  int64_t lda, int64_t sa, const float* b, int64_t ldb, int64_t sb, bool b_trans,
+                  float* c, int64_t ldc, int64_t sc) {
+  gemm_onednn(batch, m, n, k, alpha, a, Dt::f32, lda, sa, b, Dt::f32, ldb, sb, b_trans, c, Dt::f32,
+              ldc, sc);
 }
 
 // batch products C_i = alpha A_i op(B_i), through the path KB_GEMM selects.
@@ -325,56 +338,92 @@ bool shape_of(const kb_tensor* in, int32_t num_inputs, const kb_tensor* out, int
          s.batch > 0 && s.seq > 0 && s.nope > 0 && s.vd > 0 && s.kvl > 0 && s.ql > 0 && s.emb > 0;
 }
 
-int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
-  static const RowOps row_ops = select_row_ops();
-  static Scratch sc;
+// Whether the GEMMs run on bf16 operands (oneDNN's AMX kernels): where the CPU has AMX, with the
+// flash attention (which reads and writes bf16 already) and oneDNN chosen. The f32 GEMMs run at
+// the FMA units' rate, a sixteenth of AMX's on the AMX Xeon.
+bool bf16_gemms() {
+  static const bool on =
+      KB_ATTN == 1 && KB_GEMM == 1 && isa::best_isa(isa::Isa::kAmx) == isa::Isa::kAmx;
+  return on;
+}
+
+// [cq | kv] = x [q_down | kv_down] (cqkv, T x wdw); Wq' (ql x H*dk): per head [Wq_nope_h Wk_h^T |
+// Wq_rope_h] scaled by `scale`; q' = cq Wq' (T x H*dk, rows t*H + h of width dk). f32 operands,
+// widened from bf16 once.
+void project_f32(const kb_tensor* in, const Shape& s, Scratch& sc, const RowOps& row_ops,
+                 float scale, float* cqkv, float* wq, float* q) {
   const int64_t T = s.tokens(), H = s.heads, E = s.emb, ql = s.ql, kvl = s.kvl, rope = s.rope;
   const int64_t dk = s.dk(), kvw = kvl + rope, wdw = ql + kvw, qin = s.qk_in();
-  const auto* x = static_cast<const uint16_t*>(in[0].data);
-  const auto* q_down = static_cast<const uint16_t*>(in[1].data);
-  const auto* q_up = static_cast<const uint16_t*>(in[2].data);
-  const auto* kv_down = static_cast<const uint16_t*>(in[3].data);
-  const auto* k_up = static_cast<const uint16_t*>(in[4].data);
-  const auto* v_up = static_cast<const uint16_t*>(in[5].data);
-  const auto* o_proj = static_cast<const uint16_t*>(in[6].data);
-
-  // Widen the operands once: every GEMM below reads f32.
   float* xf = sized(sc.x, T * E);
   float* wd = sized(sc.wd, E * wdw);
   float* qupf = sized(sc.qup, ql * H * qin);
   float* kupf = sized(sc.kup, kvl * H * s.nope);
-  float* vupf = sized(sc.vup, kvl * H * s.vd);
-  float* of = sized(sc.oproj, H * s.vd * E);
-  row_ops.widen(x, E, xf, E, T, E);
-  row_ops.widen(q_down, ql, wd, wdw, E, ql);
-  row_ops.widen(kv_down, kvw, wd + ql, wdw, E, kvw);
-  row_ops.widen(q_up, H * qin, qupf, H * qin, ql, H * qin);
-  row_ops.widen(k_up, H * s.nope, kupf, H * s.nope, kvl, H * s.nope);
-  row_ops.widen(v_up, H * s.vd, vupf, H * s.vd, kvl, H * s.vd);
-  row_ops.widen(o_proj, E, of, E, H * s.vd, E);
-
-  // [cq | kv] = x [q_down | kv_down].
-  float* cqkv = sized(sc.cqkv, T * wdw);
+  row_ops.widen(static_cast<const uint16_t*>(in[0].data), E, xf, E, T, E);
+  row_ops.widen(static_cast<const uint16_t*>(in[1].data), ql, wd, wdw, E, ql);
+  row_ops.widen(static_cast<const uint16_t*>(in[3].data), kvw, wd + ql, wdw, E, kvw);
+  row_ops.widen(static_cast<const uint16_t*>(in[2].data), H * qin, qupf, H * qin, ql, H * qin);
+  row_ops.widen(static_cast<const uint16_t*>(in[4].data), H * s.nope, kupf, H * s.nope, kvl,
+                H * s.nope);
   sgemm(T, wdw, E, 1.0f, xf, E, wd, wdw, false, cqkv, wdw);
-
-  // Wq' (ql x H*dk): per head [Wq_nope_h Wk_h^T | Wq_rope_h]. The GEMM path (ATTN 0) scales it
-  // by D^-0.5 log2 e (D the original score width nope + rope), so that its softmax runs on exp2
-  // and the scale is free; the flash driver applies the scale itself.
-  const double score_scale = 1.0 / std::sqrt(static_cast<double>(qin));
-  const float scale = KB_ATTN ? 1.0f : static_cast<float>(score_scale / std::log(2.0));
-  float* wq = sized(sc.wq, ql * H * dk);
   sgemm_batch(H, ql, kvl, s.nope, scale, qupf, H * qin, qin, kupf, H * s.nope, s.nope, true, wq,
               H * dk, dk);
-  for (int64_t h = 0; h < H; ++h) {
+  for (int64_t h = 0; h < H; ++h)
     for (int64_t p = 0; p < ql; ++p) {
       const float* src = qupf + p * H * qin + h * qin + s.nope;
       float* dst = wq + p * H * dk + h * dk + kvl;
       for (int64_t i = 0; i < rope; ++i) dst[i] = src[i] * scale;
     }
-  }
-  // q' (T x H*dk, rows t*H + h of width dk) = cq Wq'.
-  float* q = sized(sc.q, T * H * dk);
   sgemm(T, H * dk, ql, 1.0f, cqkv, wdw, wq, H * dk, false, q, H * dk);
+}
+
+// The same on bf16 operands with f32 sums: the inputs as they are, cq and Wq' rounded to bf16 for
+// q' = cq Wq' (the original rounds cq to bf16 too; q' is rounded for the attention either way).
+// Scale 1: the flash driver applies the score scale.
+void project_bf16(const kb_tensor* in, const Shape& s, Scratch& sc, const RowOps& row_ops,
+                  float* cqkv, float* wq, float* q) {
+  const int64_t T = s.tokens(), H = s.heads, E = s.emb, ql = s.ql, kvl = s.kvl, rope = s.rope;
+  const int64_t dk = s.dk(), kvw = kvl + rope, wdw = ql + kvw, qin = s.qk_in();
+  const void* x = in[0].data;
+  const auto* q_up = static_cast<const uint16_t*>(in[2].data);
+  gemm_onednn(1, T, ql, E, 1.0f, x, Dt::bf16, E, 0, in[1].data, Dt::bf16, ql, 0, false, cqkv,
+              Dt::f32, wdw, 0);
+  gemm_onednn(1, T, kvw, E, 1.0f, x, Dt::bf16, E, 0, in[3].data, Dt::bf16, kvw, 0, false, cqkv + ql,
+              Dt::f32, wdw, 0);
+  gemm_onednn(H, ql, kvl, s.nope, 1.0f, q_up, Dt::bf16, H * qin, qin, in[4].data, Dt::bf16,
+              H * s.nope, s.nope, true, wq, Dt::f32, H * dk, dk);
+  uint16_t* wqb = sized(sc.wqb, ql * H * dk);
+  uint16_t* cqb = sized(sc.cqb, T * ql);
+  for (int64_t p = 0; p < ql; ++p) {
+    row_ops.narrow(wq + p * H * dk, wqb + p * H * dk, H * dk);
+    for (int64_t h = 0; h < H; ++h)  // the rope columns are q_up's own bf16 values
+      std::memcpy(wqb + p * H * dk + h * dk + kvl, q_up + p * H * qin + h * qin + s.nope,
+                  static_cast<size_t>(rope) * sizeof(uint16_t));
+  }
+  for (int64_t t = 0; t < T; ++t) row_ops.narrow(cqkv + t * wdw, cqb + t * ql, ql);
+  gemm_onednn(1, T, H * dk, ql, 1.0f, cqb, Dt::bf16, ql, 0, wqb, Dt::bf16, H * dk, 0, false, q,
+              Dt::f32, H * dk, 0);
+}
+
+int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
+  static const RowOps row_ops = select_row_ops();
+  static Scratch sc;
+  const int64_t T = s.tokens(), H = s.heads, E = s.emb, ql = s.ql, kvl = s.kvl, rope = s.rope;
+  const int64_t dk = s.dk(), kvw = kvl + rope, wdw = ql + kvw, qin = s.qk_in();
+  const auto* v_up = static_cast<const uint16_t*>(in[5].data);
+  const auto* o_proj = static_cast<const uint16_t*>(in[6].data);
+
+  // The GEMM path (ATTN 0) scales Wq' by D^-0.5 log2 e (D the original score width nope + rope),
+  // so that its softmax runs on exp2 and the scale is free; the flash driver applies the scale
+  // itself.
+  const double score_scale = 1.0 / std::sqrt(static_cast<double>(qin));
+  float* cqkv = sized(sc.cqkv, T * wdw);
+  float* wq = sized(sc.wq, ql * H * dk);
+  float* q = sized(sc.q, T * H * dk);
+  if (bf16_gemms())
+    project_bf16(in, s, sc, row_ops, cqkv, wq, q);
+  else
+    project_f32(in, s, sc, row_ops,
+                KB_ATTN ? 1.0f : static_cast<float>(score_scale / std::log(2.0)), cqkv, wq, q);
 
   // RoPE tables: cos, sin of pos * theta^(-2i / rope), rounded to bf16 as the original casts
   // them to x.dtype.
@@ -417,7 +466,7 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
     const flash::Problem fp{dk,        kvl,          static_cast<float>(score_scale),
                             kv.data(), items.data(), static_cast<int64_t>(items.size())};
     if (flash::attend(fp, threads) != 0) return 1;
-    row_ops.widen(yb, T * H * kvl, y, T * H * kvl, 1, T * H * kvl);
+    if (!bf16_gemms()) row_ops.widen(yb, T * H * kvl, y, T * H * kvl, 1, T * H * kvl);
   } else {
     const int64_t bq = std::min<int64_t>(KB_AQ, s.seq);
     float* scores = sized(sc.scores, bq * H * s.seq);
@@ -437,10 +486,24 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
 
   // Wvo (H*kvl x E): per head Wv_h Wo_h; out = bf16(Y Wvo).
   float* wvo = sized(sc.wvo, H * kvl * E);
+  auto* dst = static_cast<uint16_t*>(out[0].data);
+  if (bf16_gemms()) {
+    gemm_onednn(H, kvl, E, s.vd, 1.0f, v_up, Dt::bf16, H * s.vd, s.vd, o_proj, Dt::bf16, E,
+                s.vd * E, false, wvo, Dt::f32, E, kvl * E);
+    uint16_t* wvob = sized(sc.wvob, H * kvl * E);
+    row_ops.narrow(wvo, wvob, H * kvl * E);
+    gemm_onednn(1, T, E, H * kvl, 1.0f, sc.yb.data(), Dt::bf16, H * kvl, 0, wvob, Dt::bf16, E, 0,
+                false, dst, Dt::bf16, E, 0);
+    return 0;
+  }
+  float* vupf = sized(sc.vup, kvl * H * s.vd);
+  float* of = sized(sc.oproj, H * s.vd * E);
+  row_ops.widen(v_up, H * s.vd, vupf, H * s.vd, kvl, H * s.vd);
+  row_ops.widen(o_proj, E, of, E, H * s.vd, E);
   sgemm_batch(H, kvl, E, s.vd, 1.0f, vupf, H * s.vd, s.vd, of, E, s.vd * E, false, wvo, E, kvl * E);
   float* outf = sized(sc.out, T * E);
   sgemm(T, E, H * kvl, 1.0f, y, H * kvl, wvo, E, false, outf, E);
-  row_ops.narrow(outf, static_cast<uint16_t*>(out[0].data), T * E);
+  row_ops.narrow(outf, dst, T * E);
   return 0;
 }
 
