@@ -45,4 +45,15 @@ KB_TARGET_AMX __attribute__((noinline)) inline void release() {
   _tile_release();
 }
 
+// One row of a pair-interleaved B tile from 16 bf16 of row 2p (`even`) and of row 2p + 1 (`odd`):
+// (even[0], odd[0], even[1], odd[1], ...), by one vpermt2w (every AMX CPU has AVX-512BW).
+KB_TARGET_AVX512 inline __m512i interleave_pairs(__m256i even, __m256i odd) {
+  // Word 2i is word i of `even`, word 2i + 1 word i of `odd` (index 32 + i).
+  alignas(64) static constexpr std::uint16_t kOrder[32] = {
+      0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+      8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  return _mm512_permutex2var_epi16(_mm512_castsi256_si512(even), _mm512_load_si512(kOrder),
+                                   _mm512_castsi256_si512(odd));
+}
+
 }  // namespace amx_tiles

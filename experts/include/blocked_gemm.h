@@ -658,27 +658,19 @@ inline void amx_pack_a(const Gemm& g, int64_t mt, int64_t k_tiles, uint16_t* str
   }
 }
 
-// The tile (column tile nt, k tile kt) of B, pair-interleaved, zero outside B: one vpermt2w per
-// tile row interleaves 16 columns of rows 2p and 2p+1 into (B[2p][n], B[2p+1][n]) pairs (every AMX
-// CPU has AVX-512BW).
+// The tile (column tile nt, k tile kt) of B, pair-interleaved, zero outside B: each tile row
+// interleaves 16 columns of rows 2p and 2p+1 into (B[2p][n], B[2p+1][n]) pairs.
 KB_TARGET_AVX512 inline void amx_pack_b_tile(const Gemm& g, int64_t nt, int64_t kt,
                                              uint16_t* tile) {
   const int64_t n0 = nt * kTile, width = std::clamp<int64_t>(g.n - n0, 0, kTile);
   const __mmask16 cols = static_cast<__mmask16>((1u << width) - 1);
   const __m256i zero = _mm256_setzero_si256();
-  // Word 2i of a tile row is word i of row 2p, word 2i + 1 is word i of row 2p + 1 (index 32 + i).
-  alignas(64) static constexpr uint16_t kPairs[32] = {0,  32, 1,  33, 2,  34, 3,  35, 4,  36, 5,
-                                                      37, 6,  38, 7,  39, 8,  40, 9,  41, 10, 42,
-                                                      11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
-  const __m512i pairs = _mm512_load_si512(kPairs);
   for (int64_t p = 0; p < kTileK / 2; ++p) {
     const int64_t k0 = kt * kTileK + 2 * p;
     const __m256i r0 = k0 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + k0 * g.ldb + n0) : zero;
     const __m256i r1 =
         k0 + 1 < g.k ? _mm256_maskz_loadu_epi16(cols, g.b + (k0 + 1) * g.ldb + n0) : zero;
-    _mm512_store_si512(
-        tile + p * kTileK,
-        _mm512_permutex2var_epi16(_mm512_castsi256_si512(r0), pairs, _mm512_castsi256_si512(r1)));
+    _mm512_store_si512(tile + p * kTileK, amx_tiles::interleave_pairs(r0, r1));
   }
 }
 

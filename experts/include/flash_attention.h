@@ -774,9 +774,7 @@ KB_TARGET_AVX512 void pack_values_amx(const Rows& v, int64_t keys, int64_t keys_
         const __m256i even = j < keys ? _mm256_maskz_loadu_epi16(col_mask, v.row(j) + n0) : zero;
         const __m256i odd =
             j + 1 < keys ? _mm256_maskz_loadu_epi16(col_mask, v.row(j + 1) + n0) : zero;
-        const __m512i pair = _mm512_or_si512(_mm512_cvtepu16_epi32(even),
-                                             _mm512_slli_epi32(_mm512_cvtepu16_epi32(odd), 16));
-        _mm512_store_si512(vp + i * kDepth, pair);
+        _mm512_store_si512(vp + i * kDepth, amx_tiles::interleave_pairs(even, odd));
       }
       vp += kElems;
     }
