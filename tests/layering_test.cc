@@ -1,7 +1,7 @@
-// The layers of src/, bottom up: core, ops, workloads, probe, harness, store and analysis, experts
-// and agents, cli. A file may include headers of its own folder and of the layers below it, never
-// above: the store once included an agents header while the agents included the store, and each
-// library's CMake target links only what sits below it.
+// The layers of src/, bottom up: core, ops, workloads, probe, harness, store and analysis; experts,
+// agents and sweep; cli. A file may include headers of its own folder and of the layers below it,
+// never above: the store once included an agents header while the agents included the store, and
+// each library's CMake target links only what sits below it.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,8 +14,8 @@ namespace kbench {
 namespace {
 
 const std::map<std::string, int> kLayers = {
-    {"core", 0},  {"ops", 1},      {"workloads", 2}, {"probe", 3},  {"harness", 4},
-    {"store", 5}, {"analysis", 5}, {"experts", 6},   {"agents", 6}, {"cli", 7},
+    {"core", 0},     {"ops", 1},     {"workloads", 2}, {"probe", 3}, {"harness", 4}, {"store", 5},
+    {"analysis", 5}, {"experts", 6}, {"agents", 6},    {"sweep", 6}, {"cli", 7},
 };
 
 TEST(Layering, NoFileIncludesAHeaderOfAHigherLayerOrASibling) {

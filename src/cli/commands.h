@@ -205,6 +205,7 @@ Subcommand add_check_command(CLI::App& app);
 Subcommand add_validate_command(CLI::App& app);
 Subcommand add_tune_command(CLI::App& app);
 Subcommand add_merge_command(CLI::App& app);
+Subcommand add_sweep_command(CLI::App& app);
 
 int list_command(const ListOptions& options);
 int probe_command(const ProbeOptions& options);

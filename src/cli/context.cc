@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "core/environment.h"
 #include "harness/evaluator.h"
@@ -20,6 +21,29 @@ const Workload& workload_or_usage_error(const std::string& id_or_name) {
   const Workload* w = find_workload(id_or_name);
   if (!w) throw UsageError("unknown workload '" + id_or_name + "' (see `kbench list`)");
   return *w;
+}
+
+std::vector<const Workload*> selected_workloads(const std::vector<std::string>& ids,
+                                                const std::string& suite) {
+  std::vector<const Workload*> chosen;
+  if (!ids.empty()) {
+    // A workload named twice ("-w 8p -w 8p_GEMM") is timed once: a run holds one result per
+    // workload, which is what lets a resumed run tell what it still has to do.
+    std::set<const Workload*> seen;
+    for (const std::string& id : ids) {
+      const Workload* w = &workload_or_usage_error(id);
+      if (seen.insert(w).second) chosen.push_back(w);
+    }
+    return chosen;
+  }
+  if (suite != "all" && suite != "production" && suite != "kernelbench")
+    throw UsageError("unknown suite '" + suite + "' (all, production or kernelbench)");
+  for (const Workload* w : all_workloads()) {
+    const bool in_suite =
+        suite == "all" || (suite == "production") == (w->group() == Group::kProduction);
+    if (in_suite) chosen.push_back(w);
+  }
+  return chosen;
 }
 
 Size size_or_usage_error(const std::string& text) {

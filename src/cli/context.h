@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "harness/eval_result.h"
@@ -24,6 +25,10 @@ class UsageError : public std::runtime_error {
 };
 
 const Workload& workload_or_usage_error(const std::string& id_or_name);
+// The workloads `-w` names (each once, in the order given), else those of `suite` (all,
+// production or kernelbench): what `kbench run` and `kbench sweep` take.
+std::vector<const Workload*> selected_workloads(const std::vector<std::string>& ids,
+                                                const std::string& suite);
 Size size_or_usage_error(const std::string& text);
 // --threads must be between 1 and the number of CPUs this process may run on (workers are pinned).
 int threads_or_usage_error(int threads);

@@ -1,20 +1,15 @@
-// kbench: the command line. Parses arguments into one options struct per subcommand and maps
-// failures to exit codes: 0 the command completed (whatever a verdict says), 2 usage error, 1
-// anything else.
+// kbench: the process's setup (OpenBLAS's kernels, SIGPIPE, the stop signals, a closed /proc
+// entry), then the command line (cli/app.h), whose exit code is the process's.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
+#include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "cli/agent_cli.h"
-#include "cli/commands.h"
-#include "cli/context.h"
+#include "cli/app.h"
 #include "core/environment.h"
 #include "core/stop_signals.h"
 #include "harness/build_info.h"
@@ -48,41 +43,5 @@ int main(int argc, char** argv) {
   prctl(PR_SET_DUMPABLE, 0);
   kbench::register_build_info();
 
-  CLI::App app{"kbench: benchmark and evaluation harness for AI-written kernels"};
-  app.require_subcommand(1);
-  app.set_help_all_flag("--help-all", "Help for every subcommand");
-
-  const std::vector<Subcommand> commands = {
-      add_list_command(app),     add_probe_command(app),  add_scaffold_command(app),
-      add_eval_command(app),     add_run_command(app),    add_calibrate_command(app),
-      add_results_command(app),  add_export_command(app), add_check_command(app),
-      add_validate_command(app), add_tune_command(app),   add_analyze_command(app),
-      add_merge_command(app),
-  };
-  AgentCli agent;
-  add_agent_commands(app, agent);
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "kbench: %s (see kbench --help)\n", e.what());
-    return 2;
-  }
-
-  try {
-    for (const Subcommand& command : commands)
-      if (*command.cli) return command.run();
-    if (const std::optional<int> code = run_agent_commands(agent)) return *code;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "kbench: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "kbench: %s\n", e.what());
-    return 1;
-  }
-  return 2;
+  return run_cli(std::vector<std::string>(argv + 1, argv + argc));
 }

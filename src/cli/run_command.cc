@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -27,28 +26,6 @@
 
 namespace kbench::cli {
 namespace {
-
-std::vector<const Workload*> selected_workloads(const RunCommandOptions& options) {
-  std::vector<const Workload*> chosen;
-  if (!options.workloads.empty()) {
-    // A workload named twice ("-w 8p -w 8p_GEMM") is timed once: a run holds one result per
-    // workload, which is what lets a resumed run tell what it still has to do.
-    std::set<const Workload*> seen;
-    for (const std::string& id : options.workloads) {
-      const Workload* w = &workload_or_usage_error(id);
-      if (seen.insert(w).second) chosen.push_back(w);
-    }
-    return chosen;
-  }
-  if (options.suite != "all" && options.suite != "production" && options.suite != "kernelbench")
-    throw UsageError("unknown suite '" + options.suite + "' (all, production or kernelbench)");
-  for (const Workload* w : all_workloads()) {
-    const bool in_suite = options.suite == "all" ||
-                          (options.suite == "production") == (w->group() == Group::kProduction);
-    if (in_suite) chosen.push_back(w);
-  }
-  return chosen;
-}
 
 std::string number_text(double value) {
   return significant(value, 17);  // round-trips every double
@@ -164,7 +141,8 @@ void print_breakdown(const std::string& workload, const Breakdown& b) {
 }  // namespace
 
 int run_command(const RunCommandOptions& options) {
-  const std::vector<const Workload*> workloads = selected_workloads(options);
+  const std::vector<const Workload*> workloads =
+      selected_workloads(options.workloads, options.suite);
   const EvalOptions timed = timed_eval_options(options.timing);
   const Size size = timed.size;
   if (options.json && options.markdown)
