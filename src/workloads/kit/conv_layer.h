@@ -30,6 +30,12 @@ struct Shape3d {
 // A VALID, stride-1 forward conv of `s` with a kernel of extent `kernel` along every axis.
 ops::ConvGeometry geometry(const Shape2d& s, std::int64_t kernel);
 ops::ConvGeometry geometry(const Shape3d& s, std::int64_t kernel);
+// geometry(s, kKernel) as a function of the shape alone: the geometry_of that shape_of_call and a
+// workload's programs take, for a layer whose kernel is its only constant.
+template <std::int64_t kKernel, class Shape>
+ops::ConvGeometry valid_geometry(const Shape& s) {
+  return geometry(s, kKernel);
+}
 
 // The Problem's entries every conv workload begins with: config batch_size, in_channels,
 // out_channels and kernel_size (the first kernel extent); inputs x (N, Cin, spatial...) and the
