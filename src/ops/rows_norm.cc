@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
@@ -154,24 +153,6 @@ void silu_multiply_silu(float* x, const float* multiplier, std::size_t n) {
   map_inplace(x, n, [&](VF v, std::size_t i) {
     return sigmoid_times(df, hn::Mul(sigmoid_times(df, v), load_at(multiplier, i, n)));
   });
-}
-
-float min_value(const float* x, std::size_t n) {
-  const DF df;
-  const std::size_t lanes = hn::Lanes(df);
-  const VF inf = hn::Set(df, std::numeric_limits<float>::infinity());
-  VF min0 = inf, min1 = inf;
-  std::size_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    min0 = hn::Min(min0, hn::LoadU(df, x + i));
-    min1 = hn::Min(min1, hn::LoadU(df, x + i + lanes));
-  }
-  for (; i + lanes <= n; i += lanes) min0 = hn::Min(min0, hn::LoadU(df, x + i));
-  if (i < n) {
-    const auto mask = hn::FirstN(df, n - i);
-    min1 = hn::Min(min1, hn::IfThenElse(mask, hn::MaskedLoad(mask, df, x + i), inf));
-  }
-  return hn::GetLane(hn::MinOfLanes(df, hn::Min(min0, min1)));
 }
 
 void store_row(const float* x, std::size_t n, kb_tensor& out, std::size_t offset) {

@@ -68,6 +68,37 @@ void store_high_halves(VU32 biased, bf16_t* p) {
   hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di32, hn::ShiftRight<16>(biased))), du16, p);
 }
 
+// The two extremes max_value and min_value take, each with its reduction across lanes.
+struct MaxOf {
+  VF operator()(VF a, VF b) const { return hn::Max(a, b); }
+  VF of_lanes(DF df, VF v) const { return hn::MaxOfLanes(df, v); }
+};
+struct MinOf {
+  VF operator()(VF a, VF b) const { return hn::Min(a, b); }
+  VF of_lanes(DF df, VF v) const { return hn::MinOfLanes(df, v); }
+};
+// The largest (MaxOf) or smallest (MinOf) of x[0, n): two accumulators over pairs of vectors, the
+// last partial vector padded with `identity` (-inf for the max, +inf for the min).
+template <class Extreme>
+float extreme_value(const float* x, std::size_t n, float identity, Extreme extreme) {
+  const DF df;
+  const std::size_t lanes = hn::Lanes(df);
+  VF acc0 = hn::Set(df, identity), acc1 = acc0;
+  std::size_t i = 0;
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    acc0 = extreme(acc0, hn::LoadU(df, x + i));
+    acc1 = extreme(acc1, hn::LoadU(df, x + i + lanes));
+  }
+  for (; i + lanes <= n; i += lanes) acc0 = extreme(acc0, hn::LoadU(df, x + i));
+  if (i < n) {
+    HWY_ALIGN float tail[hn::MaxLanes(df)];
+    std::fill(tail, tail + hn::MaxLanes(df), identity);
+    std::copy_n(x + i, n - i, tail);
+    acc1 = extreme(acc1, hn::Load(df, tail));
+  }
+  return hn::GetLane(extreme.of_lanes(df, extreme(acc0, acc1)));
+}
+
 }  // namespace
 
 float sum_of_squares(const bf16_t* x, std::size_t n) {
@@ -133,22 +164,11 @@ void scale_and_weight(const bf16_t* x, float factor, const float* weight, bf16_t
 }
 
 float max_value(const float* x, std::size_t n) {
-  const DF df;
-  const std::size_t lanes = hn::Lanes(df);
-  VF max0 = hn::Set(df, kNegInf), max1 = hn::Set(df, kNegInf);
-  std::size_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    max0 = hn::Max(max0, hn::LoadU(df, x + i));
-    max1 = hn::Max(max1, hn::LoadU(df, x + i + lanes));
-  }
-  for (; i + lanes <= n; i += lanes) max0 = hn::Max(max0, hn::LoadU(df, x + i));
-  if (i < n) {
-    HWY_ALIGN float tail[hn::MaxLanes(df)];
-    std::fill(tail, tail + hn::MaxLanes(df), kNegInf);
-    std::copy_n(x + i, n - i, tail);
-    max1 = hn::Max(max1, hn::Load(df, tail));
-  }
-  return hn::GetLane(hn::MaxOfLanes(df, hn::Max(max0, max1)));
+  return extreme_value(x, n, kNegInf, MaxOf{});
+}
+
+float min_value(const float* x, std::size_t n) {
+  return extreme_value(x, n, std::numeric_limits<float>::infinity(), MinOf{});
 }
 
 float sum_exp(const float* x, std::size_t n, float shift) {

@@ -47,9 +47,7 @@ constexpr Presets<Shape> kPresets = {
     .full = {128, 8, 64, 256, 256},
 };
 
-ops::ConvGeometry geometry_of(const Shape& s) {
-  return conv_kit::geometry(s, kKernel);
-}
+constexpr auto geometry_of = conv_kit::valid_geometry<kKernel, Shape>;
 
 // (N, Cout): one mean per output plane.
 std::vector<std::int64_t> pooled_extents(const ops::ConvGeometry& g) {

@@ -58,9 +58,7 @@ constexpr Presets<Shape> kPresets = {
     .full = {128, 8, 64, 128, 128},
 };
 
-ops::ConvGeometry geometry_of(const Shape& s) {
-  return conv_kit::geometry(s, kKernel);
-}
+constexpr auto geometry_of = conv_kit::valid_geometry<kKernel, Shape>;
 
 // (N, 1, Ho, Wo): the conv output with its channels reduced.
 std::vector<std::int64_t> pooled_extents(const ops::ConvGeometry& g) {

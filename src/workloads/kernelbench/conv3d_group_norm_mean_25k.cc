@@ -62,9 +62,7 @@ constexpr Presets<Shape> kPresets = {
     .full = {128, 3, 24, 24, 32, 32},
 };
 
-ops::ConvGeometry geometry_of(const Shape& s) {
-  return conv_kit::geometry(s, kKernel);
-}
+constexpr auto geometry_of = conv_kit::valid_geometry<kKernel, Shape>;
 
 // (N): one mean per sample.
 std::vector<std::int64_t> means_extents(const ops::ConvGeometry& g) {

@@ -41,9 +41,7 @@ constexpr Presets<Shape> kPresets = {
     .full = {16, 32, 64, 32, 64, 64},
 };
 
-ops::ConvGeometry geometry_of(const Shape& s) {
-  return conv_kit::geometry(s, kKernel);
-}
+constexpr auto geometry_of = conv_kit::valid_geometry<kKernel, Shape>;
 
 Problem make_problem(Size size) {
   const ops::ConvGeometry g = geometry_of(kPresets.at(size));

@@ -103,24 +103,19 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
 }
 
 int reference(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
-  const auto [m, k, n] = shape;
   const auto* bn_scale = static_cast<const bf16_t*>(in[3].data);
   const auto* bn_bias = static_cast<const bf16_t*>(in[4].data);
   const auto* bn_mean = static_cast<const bf16_t*>(in[5].data);
   const auto* bn_var = static_cast<const bf16_t*>(in[6].data);
   const double scale = bf16_to_f32(*static_cast<const bf16_t*>(in[7].data));
-  auto* y = static_cast<float*>(out[0].data);
-  std::vector<double> logits(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < m; ++i) {
-    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], shape, i, logits.data());
+  gemm_rows::softmax_reference(shape, kLayout, in, out[0], [&](double* logits, std::int64_t n) {
     for (std::int64_t j = 0; j < n; ++j) {
       const double normalized =
           (logits[j] - bf16_to_f32(bn_mean[j])) /
           std::sqrt(static_cast<double>(bf16_to_f32(bn_var[j])) + bn_eps_of(cfg));
       logits[j] = scale * (bf16_to_f32(bn_scale[j]) * normalized + bf16_to_f32(bn_bias[j]));
     }
-    gemm_rows::softmax_row(logits.data(), n, y + i * n);
-  }
+  });
   return 0;
 }
 
@@ -166,14 +161,14 @@ int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, 
   std::vector<float> std_dev(cols);  // jnp.sqrt(bn_var + bn_eps), both rounded
   for (std::size_t j = 0; j < cols; ++j)
     std_dev[j] = r(std::sqrt(r(bn_var.data()[j] + r(static_cast<float>(bn_eps_of(cfg))))));
-  gemm_rows::bf16_rows(product, shape, out[0], [&](const bf16_t* y, float* row, std::size_t n) {
-    for (std::size_t j = 0; j < n; ++j) {
-      const float linear = r(bf16_to_f32(y[j]) + bias.data()[j]);
-      const float normalized = r(r(linear - bn_mean.data()[j]) / std_dev[j]);
-      row[j] = r(scale * r(r(bn_scale.data()[j] * normalized) + bn_bias.data()[j]));
-    }
-    ops::jnp::softmax(row, n);
-  });
+  gemm_rows::bf16_softmax_rows(
+      product, shape, out[0], [&](const bf16_t* y, float* row, std::size_t n) {
+        for (std::size_t j = 0; j < n; ++j) {
+          const float linear = r(bf16_to_f32(y[j]) + bias.data()[j]);
+          const float normalized = r(r(linear - bn_mean.data()[j]) / std_dev[j]);
+          row[j] = r(scale * r(r(bn_scale.data()[j] * normalized) + bn_bias.data()[j]));
+        }
+      });
   return 0;
 }
 

@@ -62,8 +62,6 @@ using gemm_rows::at;
 using gemm_rows::WeightLayout;
 using Shape = gemm_rows::GroupedShape;
 
-constexpr double kEps = 1e-5;  // the GroupNorm's epsilon in the original
-
 constexpr Presets<Shape> kPresets = {
     .smoke = {29, 53, 55, 11},  // groups of 5: no extent a multiple of 8 or 16
     .cpu = {768, 1536, 1536, 96},
@@ -102,7 +100,7 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   for (std::int64_t i = 0; i < m; ++i) {
     gemm_rows::reference_row(in[0], in[1], WeightLayout::kOutIn, &in[2], {m, k, n}, i, y.data());
     gemm_rows::group_norm_row(
-        y.data(), n, n / num_groups, kEps, in[3], in[4],
+        y.data(), n, n / num_groups, gemm_rows::kGroupNormEps, in[3], in[4],
         [&](std::int64_t, double normed) { row_min[i] = std::min(row_min[i], normed); });
   }
   auto* result = static_cast<float*>(out[0].data);
@@ -118,9 +116,7 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // (one feature c, all M minima) at a time.
 int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
-  const ops::F32Buffer linear_bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
-  const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
+  const auto [linear_bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
   const ops::F32Buffer bias = ops::load_f32(in[5]);
   ops::ScratchMatrix y =
       gemm_rows::gemm_f32(in, {m, k, n}, WeightLayout::kOutIn, {.bias = linear_bias.data()});
@@ -131,8 +127,8 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < m; ++i) {
     auto* row = static_cast<float*>(y.row(i));
-    ops::group_norm(row, cols, group_size, static_cast<float>(kEps), nullptr, gn_weight.data(),
-                    gn_bias.data());
+    ops::group_norm(row, cols, group_size, static_cast<float>(gemm_rows::kGroupNormEps), nullptr,
+                    gn_weight.data(), gn_bias.data());
     row_min[i] = ops::min_value(row, cols);
   }
 #pragma omp parallel
@@ -153,9 +149,7 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kOutIn);
-  const ops::F32Buffer linear_bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
-  const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
+  const auto [linear_bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
   const ops::F32Buffer bias = ops::load_f32(in[5]);
   using ops::jnp::r;
   const auto cols = static_cast<std::size_t>(n);
@@ -165,7 +159,8 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
     const auto* yi = static_cast<const bf16_t*>(product.row(static_cast<std::int64_t>(i)));
     for (std::size_t j = 0; j < cols; ++j) row[j] = r(bf16_to_f32(yi[j]) + linear_bias.data()[j]);
     ops::jnp::group_norm(row.data(), cols, cols / static_cast<std::size_t>(num_groups),
-                         static_cast<float>(kEps), gn_weight.data(), gn_bias.data());
+                         static_cast<float>(gemm_rows::kGroupNormEps), gn_weight.data(),
+                         gn_bias.data());
     row_min[i] = *std::min_element(row.begin(), row.end());
   }
   std::vector<float> line(rows);

@@ -53,8 +53,6 @@ using gemm_rows::at;
 using gemm_rows::WeightLayout;
 using Shape = gemm_rows::GroupedShape;
 
-constexpr double kEps = 1e-5;  // the GroupNorm's epsilon in the original
-
 constexpr Presets<Shape> kPresets = {
     .smoke = {29, 53, 49, 7},  // groups of 7: no extent a multiple of 8 or 16
     .cpu = {768, 1536, 1536, 48},
@@ -85,10 +83,11 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   std::vector<double> y(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < m; ++i) {
     gemm_rows::reference_row(in[0], in[1], WeightLayout::kOutIn, &in[2], {m, k, n}, i, y.data());
-    gemm_rows::group_norm_row(
-        y.data(), n, n / num_groups, kEps, in[3], in[4], [&](std::int64_t j, double normed) {
-          result[i * n + j] = static_cast<float>(swish(swish(normed) * at(in[5], j)));
-        });
+    gemm_rows::group_norm_row(y.data(), n, n / num_groups, gemm_rows::kGroupNormEps, in[3], in[4],
+                              [&](std::int64_t j, double normed) {
+                                result[i * n + j] =
+                                    static_cast<float>(swish(swish(normed) * at(in[5], j)));
+                              });
   }
   return 0;
 }
@@ -98,16 +97,14 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // swish-multiply-swish, storing the output once (bf16 in the timed run, f32 in the oracle).
 int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
-  const ops::F32Buffer gemm_bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
-  const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
+  const auto [gemm_bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
   const ops::F32Buffer multiply_weight = ops::load_f32(in[5]);
   ops::ScratchMatrix y =
       gemm_rows::gemm_f32(in, {m, k, n}, WeightLayout::kOutIn, {.bias = gemm_bias.data()});
   const auto group_size = static_cast<std::size_t>(n / num_groups);
   gemm_rows::finish_rows(y, {m, k, n}, out[0], [&](float* row, std::size_t cols) {
-    ops::group_norm(row, cols, group_size, static_cast<float>(kEps), nullptr, gn_weight.data(),
-                    gn_bias.data());
+    ops::group_norm(row, cols, group_size, static_cast<float>(gemm_rows::kGroupNormEps), nullptr,
+                    gn_weight.data(), gn_bias.data());
     ops::silu_multiply_silu(row, multiply_weight.data(), cols);
   });
   return 0;
@@ -118,16 +115,15 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kOutIn);
-  const ops::F32Buffer gemm_bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
-  const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
+  const auto [gemm_bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
   const ops::F32Buffer multiply_weight = ops::load_f32(in[5]);
   using ops::jnp::r;
   gemm_rows::bf16_rows(
       product, {m, k, n}, out[0], [&](const bf16_t* yi, float* row, std::size_t cols) {
         for (std::size_t j = 0; j < cols; ++j) row[j] = r(bf16_to_f32(yi[j]) + gemm_bias.data()[j]);
         ops::jnp::group_norm(row, cols, cols / static_cast<std::size_t>(num_groups),
-                             static_cast<float>(kEps), gn_weight.data(), gn_bias.data());
+                             static_cast<float>(gemm_rows::kGroupNormEps), gn_weight.data(),
+                             gn_bias.data());
         for (std::size_t j = 0; j < cols; ++j)
           row[j] = ops::jnp::swish(r(ops::jnp::swish(row[j]) * multiply_weight.data()[j]));
       });

@@ -23,7 +23,6 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
@@ -64,15 +63,12 @@ Problem make_problem(Size size) {
 constexpr auto shape_of_call = gemm_rows::plain_call<kLayout, 1>;
 
 int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
-  const auto [m, k, n] = shape;
-  auto* y = static_cast<float*>(out[0].data);
-  std::vector<double> logits(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < m; ++i) {
-    gemm_rows::reference_row(in[0], in[1], kLayout, &in[2], shape, i, logits.data());
-    for (double& v : logits)
-      v = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
-    gemm_rows::softmax_row(logits.data(), n, y + i * n);
-  }
+  gemm_rows::softmax_reference(shape, kLayout, in, out[0], [](double* logits, std::int64_t n) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double v = logits[j];
+      logits[j] = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+    }
+  });
   return 0;
 }
 
@@ -93,11 +89,11 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, shape, kLayout);
   const auto* bias = static_cast<const bf16_t*>(in[2].data);
-  gemm_rows::bf16_rows(product, shape, out[0], [&](const bf16_t* y, float* row, std::size_t cols) {
-    for (std::size_t j = 0; j < cols; ++j)
-      row[j] = ops::jnp::gelu_tanh(ops::jnp::r(bf16_to_f32(y[j]) + bf16_to_f32(bias[j])));
-    ops::jnp::softmax(row, cols);
-  });
+  gemm_rows::bf16_softmax_rows(
+      product, shape, out[0], [&](const bf16_t* y, float* row, std::size_t cols) {
+        for (std::size_t j = 0; j < cols; ++j)
+          row[j] = ops::jnp::gelu_tanh(ops::jnp::r(bf16_to_f32(y[j]) + bf16_to_f32(bias[j])));
+      });
   return 0;
 }
 

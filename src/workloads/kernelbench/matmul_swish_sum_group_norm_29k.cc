@@ -52,8 +52,6 @@ using gemm_rows::at;
 using gemm_rows::WeightLayout;
 using Shape = gemm_rows::GroupedShape;
 
-constexpr double kEps = 1e-5;  // the GroupNorm's epsilon in the original
-
 constexpr Presets<Shape> kPresets = {
     .smoke = {29, 53, 63, 7},  // groups of 9: no extent a multiple of 8 or 16
     .cpu = {2048, 1024, 1024, 16},
@@ -80,7 +78,7 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
     gemm_rows::reference_row(in[0], in[1], WeightLayout::kInOut, nullptr, {m, k, n}, i, y.data());
     for (std::int64_t j = 0; j < n; ++j) y[j] = y[j] / (1.0 + std::exp(-y[j])) + at(in[2], j);
     gemm_rows::group_norm_row(
-        y.data(), n, n / num_groups, kEps, in[3], in[4],
+        y.data(), n, n / num_groups, gemm_rows::kGroupNormEps, in[3], in[4],
         [&](std::int64_t j, double normed) { result[i * n + j] = static_cast<float>(normed); });
   }
   return 0;
@@ -91,15 +89,13 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // storing the output once (bf16 in the timed run, f32 in the oracle).
 int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
-  const ops::F32Buffer bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
-  const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
+  const auto [bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
   ops::ScratchMatrix y = gemm_rows::gemm_f32(in, {m, k, n}, WeightLayout::kInOut,
                                              {.activation = ops::Activation::kSilu});
   const auto group_size = static_cast<std::size_t>(n / num_groups);
   gemm_rows::finish_rows(y, {m, k, n}, out[0], [&](float* row, std::size_t cols) {
-    ops::group_norm(row, cols, group_size, static_cast<float>(kEps), bias.data(), gn_weight.data(),
-                    gn_bias.data());
+    ops::group_norm(row, cols, group_size, static_cast<float>(gemm_rows::kGroupNormEps),
+                    bias.data(), gn_weight.data(), gn_bias.data());
   });
   return 0;
 }
@@ -109,16 +105,15 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kInOut);
-  const ops::F32Buffer bias = ops::load_f32(in[2]);
-  const ops::F32Buffer gn_weight = ops::load_f32(in[3]);
-  const ops::F32Buffer gn_bias = ops::load_f32(in[4]);
+  const auto [bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
   using ops::jnp::r;
   gemm_rows::bf16_rows(
       product, {m, k, n}, out[0], [&](const bf16_t* yi, float* row, std::size_t cols) {
         for (std::size_t j = 0; j < cols; ++j)
           row[j] = r(ops::jnp::swish(bf16_to_f32(yi[j])) + bias.data()[j]);
         ops::jnp::group_norm(row, cols, cols / static_cast<std::size_t>(num_groups),
-                             static_cast<float>(kEps), gn_weight.data(), gn_bias.data());
+                             static_cast<float>(gemm_rows::kGroupNormEps), gn_weight.data(),
+                             gn_bias.data());
       });
   return 0;
 }

@@ -30,6 +30,12 @@ struct Shape3d {
 // A VALID, stride-1 forward conv of `s` with a kernel of extent `kernel` along every axis.
 ops::ConvGeometry geometry(const Shape2d& s, std::int64_t kernel);
 ops::ConvGeometry geometry(const Shape3d& s, std::int64_t kernel);
+// geometry(s, kKernel) as a function of the shape alone: the geometry_of that shape_of_call and a
+// workload's programs take, for a layer whose kernel is its only constant.
+template <std::int64_t kKernel, class Shape>
+ops::ConvGeometry valid_geometry(const Shape& s) {
+  return geometry(s, kKernel);
+}
 
 // The Problem's entries every conv workload begins with: config batch_size, in_channels,
 // out_channels and kernel_size (the first kernel extent); inputs x (N, Cin, spatial...) and the
@@ -123,6 +129,24 @@ struct NormStats {
 };
 NormStats reference_norm_stats(const double* v, std::size_t n, double eps);
 
+// The walk of a group norm over a conv output y (NC(D)HW) in `groups` groups of consecutive
+// channels per sample: group(n, first, v, size, channel) for each group of sample n in order,
+// with v the group's `size` values starting at element `first` of the sample and channel(i) the
+// channel of v[i]; then done(n) once the sample's groups are through.
+template <class T, class Group, class SampleDone>
+void for_each_group(const ops::ConvGeometry& g, T* y, std::size_t groups, Group group,
+                    SampleDone done) {
+  const std::size_t plane = output_plane(g), channels = static_cast<std::size_t>(g.out_channels);
+  const std::size_t per_group = channels / groups, group_size = per_group * plane;
+  for (std::size_t n = 0; n < static_cast<std::size_t>(g.batch); ++n) {
+    for (std::size_t k = 0; k < groups; ++k) {
+      group(n, k * group_size, y + (n * channels + k * per_group) * plane, group_size,
+            [&](std::size_t i) { return k * per_group + i / plane; });
+    }
+    done(n);
+  }
+}
+
 // The group norm of a conv output y (NC(D)HW, as conv_kit::reference returns it) in `groups`
 // groups of consecutive channels per sample (groups = channels is the instance norm), in double:
 // each(n, j, y, (y - mean) * inv_std * gamma[c] + beta[c]) for every element j of sample n in
@@ -133,20 +157,17 @@ void reference_group_norm(const ops::ConvGeometry& g, const std::vector<double>&
                           const kb_tensor& beta, Each each, SampleDone done) {
   const auto* gammas = static_cast<const bf16_t*>(gamma.data);
   const auto* betas = static_cast<const bf16_t*>(beta.data);
-  const std::size_t plane = output_plane(g), channels = static_cast<std::size_t>(g.out_channels);
-  const std::size_t per_group = channels / groups, group_size = per_group * plane;
-  for (std::size_t n = 0; n < static_cast<std::size_t>(g.batch); ++n) {
-    for (std::size_t k = 0; k < groups; ++k) {
-      const double* v = y.data() + (n * channels + k * per_group) * plane;
-      const auto [mean, inv_std] = reference_norm_stats(v, group_size, eps);
-      for (std::size_t i = 0; i < group_size; ++i) {
-        const std::size_t c = k * per_group + i / plane;
-        each(n, k * group_size + i, v[i],
-             (v[i] - mean) * inv_std * bf16_to_f32(gammas[c]) + bf16_to_f32(betas[c]));
-      }
-    }
-    done(n);
-  }
+  for_each_group(
+      g, y.data(), groups,
+      [&](std::size_t n, std::size_t first, const double* v, std::size_t size, auto channel) {
+        const auto [mean, inv_std] = reference_norm_stats(v, size, eps);
+        for (std::size_t i = 0; i < size; ++i) {
+          const std::size_t c = channel(i);
+          each(n, first + i, v[i],
+               (v[i] - mean) * inv_std * bf16_to_f32(gammas[c]) + bf16_to_f32(betas[c]));
+        }
+      },
+      done);
 }
 
 // jnp.mean and jnp.var of n bf16 values as the JAX program computes them (f32 sums, results
@@ -171,21 +192,18 @@ void bf16_group_norm(const ops::ConvGeometry& g, ops::F32Buffer& y, std::size_t 
                      SampleDone done) {
   const auto* gammas = static_cast<const bf16_t*>(gamma.data);
   const auto* betas = static_cast<const bf16_t*>(beta.data);
-  const std::size_t plane = output_plane(g), channels = static_cast<std::size_t>(g.out_channels);
-  const std::size_t per_group = channels / groups, group_size = per_group * plane;
-  for (std::size_t n = 0; n < static_cast<std::size_t>(g.batch); ++n) {
-    for (std::size_t k = 0; k < groups; ++k) {
-      float* v = y.data() + (n * channels + k * per_group) * plane;
-      const auto [mean, denom] = bf16_norm_stats(v, group_size, eps);
-      for (std::size_t i = 0; i < group_size; ++i) {
-        const std::size_t c = k * per_group + i / plane;
-        each(n, k * group_size + i, v[i],
-             bf16_normalize(v[i], mean, denom, bf16_to_f32(gammas[c]), bf16_to_f32(betas[c])));
-      }
-      group_done(v, group_size);
-    }
-    done(n);
-  }
+  for_each_group(
+      g, y.data(), groups,
+      [&](std::size_t n, std::size_t first, float* v, std::size_t size, auto channel) {
+        const auto [mean, denom] = bf16_norm_stats(v, size, eps);
+        for (std::size_t i = 0; i < size; ++i) {
+          const std::size_t c = channel(i);
+          each(n, first + i, v[i],
+               bf16_normalize(v[i], mean, denom, bf16_to_f32(gammas[c]), bf16_to_f32(betas[c])));
+        }
+        group_done(v, size);
+      },
+      done);
 }
 
 // Element i of a bf16 or f32 output := value (rounded to nearest even for bf16).

@@ -49,6 +49,10 @@ void finish_problem(Problem& problem, const Shape& shape) {
   problem.min_bytes = tensor_bytes(problem);
 }
 
+GroupNormVectors load_group_norm_vectors(const kb_tensor* in) {
+  return {ops::load_f32(in[2]), ops::load_f32(in[3]), ops::load_f32(in[4])};
+}
+
 void finish_row_problem(Problem& problem, const Shape& shape) {
   problem.outputs = {{"out", KB_BF16, {shape.m, shape.n}}};
   finish_problem(problem, shape);

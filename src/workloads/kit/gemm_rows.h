@@ -12,7 +12,9 @@
 
 #include "core/bf16.h"
 #include "kbench/kernel.h"
+#include "ops/buffers.h"
 #include "ops/gemm.h"
+#include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -47,6 +49,17 @@ void finish_problem(Problem& problem, const Shape& shape);
 // zeros, which would let a kernel skip the affine step).
 Problem group_norm_problem(const GroupedShape& shape, WeightLayout layout, const char* weight_name,
                            const char* bias_name);
+
+// The epsilon of nn.GroupNorm, which every group_norm_problem's original keeps.
+inline constexpr double kGroupNormEps = 1e-5;
+
+// The three per-feature inputs of a group_norm_problem (in[2], in[3], in[4]) as f32: the bias and
+// the group norm's scale and shift, as the baselines and bf16 programs pass them to their row
+// passes.
+struct GroupNormVectors {
+  ops::F32Buffer bias, gn_weight, gn_bias;
+};
+GroupNormVectors load_group_norm_vectors(const kb_tensor* in);
 
 // finish_problem for a workload whose one output is out bf16 (M, N), which it sets.
 void finish_row_problem(Problem& problem, const Shape& shape);
@@ -112,6 +125,21 @@ void group_norm_row(const double* y, std::int64_t n, std::int64_t group_size, do
 // The double softmax of the n logits (overwritten with their exponentials), stored as f32 in out.
 void softmax_row(double* logits, std::int64_t n, float* out);
 
+// The reference of a workload whose row pass ends in a softmax (38k, 43k, 50k): for each row i, the
+// linear row with the bias in[2] (reference_row), logits(row, N) in place, then softmax_row into
+// row i of out.
+template <class Logits>
+void softmax_reference(const Shape& shape, WeightLayout layout, const kb_tensor* in, kb_tensor& out,
+                       Logits logits) {
+  auto* y = static_cast<float*>(out.data);
+  std::vector<double> row(static_cast<std::size_t>(shape.n));
+  for (std::int64_t i = 0; i < shape.m; ++i) {
+    reference_row(in[0], in[1], layout, &in[2], shape, i, row.data());
+    logits(row.data(), shape.n);
+    softmax_row(row.data(), shape.n, y + i * shape.n);
+  }
+}
+
 // x @ weight with `epilogue` fused, into an f32 (M, N) scratch: the baselines' GEMM.
 ops::ScratchMatrix gemm_f32(const kb_tensor* in, const Shape& shape, WeightLayout layout,
                             const ops::Epilogue& epilogue = {});
@@ -142,6 +170,17 @@ void bf16_rows(ops::ScratchMatrix& product, const Shape& shape, kb_tensor& out, 
     finish(static_cast<const bf16_t*>(product.row(i)), row.data(), cols);
     ops::store_row(row.data(), cols, out, static_cast<std::size_t>(i) * cols);
   }
+}
+
+// bf16_rows for a workload whose row pass ends in a softmax: logits(product_row, row, N) fills the
+// row with the bf16 logits, then jax.nn.softmax runs on it op by op in bf16.
+template <class Logits>
+void bf16_softmax_rows(ops::ScratchMatrix& product, const Shape& shape, kb_tensor& out,
+                       Logits logits) {
+  bf16_rows(product, shape, out, [&](const bf16_t* y, float* row, std::size_t cols) {
+    logits(y, row, cols);
+    ops::jnp::softmax(row, cols);
+  });
 }
 
 }  // namespace kbench::gemm_rows
