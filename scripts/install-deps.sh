@@ -27,6 +27,7 @@ packages=(
   curl                 # scripts/local-llm.sh start waits for the server with it
   clang libclang-rt-dev libomp-dev  # libFuzzer targets of the parsers (tests/fuzz/, docs/fuzzing.md)
   llvm-19              # llvm-mca-19: `kbench analyze` (LLVM 19's models of AVX512-BF16 and recent cores)
+  slurm-wlm munge      # the one-node cluster of the sweep test (tests/slurm/); `kbench sweep --executor slurm`
 )
 
 missing=()

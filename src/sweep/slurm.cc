@@ -11,8 +11,14 @@ namespace {
 // Single quotes for the shell, each ' inside closed, escaped and reopened.
 std::string quoted(const std::string& text) {
   std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+  for (char c : text) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  out += '\'';
+  return out;
 }
 
 std::string last_line(const std::string& text) {
@@ -32,7 +38,10 @@ std::string array_ranges(const std::vector<int>& cells) {
     while (j + 1 < cells.size() && cells[j + 1] == cells[j] + 1) ++j;
     if (!out.empty()) out += ',';
     out += std::to_string(cells[i]);
-    if (j > i) out += '-' + std::to_string(cells[j]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(cells[j]);
+    }
     i = j + 1;
   }
   return out;
@@ -45,8 +54,8 @@ std::string batch_script(const SlurmOptions& options, const std::filesystem::pat
   s << "#!/bin/bash\n"
     << "# kbench sweep: one array task per cell; each runs `kbench sweep cell DIR INDEX`.\n"
     << "#SBATCH --job-name=kbench-sweep\n"
-    << "#SBATCH --array=" << array_ranges(cells)
-    << (options.max_parallel > 0 ? "%" + std::to_string(options.max_parallel) : "") << "\n"
+    << "#SBATCH --array=" << array_ranges(cells) << (options.max_parallel > 0 ? "%" : "")
+    << (options.max_parallel > 0 ? std::to_string(options.max_parallel) : "") << "\n"
     << "#SBATCH --cpus-per-task=" << options.cpus_per_task << "\n"
     << "#SBATCH --ntasks=1\n"
     // A task requeued after its node failed (or by scontrol requeue) runs the cell again, as a new
