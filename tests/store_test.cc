@@ -699,6 +699,9 @@ TEST_F(StoreTest, AgentSamplesRoundTripWithTheirEvaluations) {
   EXPECT_EQ(back[1].speedup, 1.25);
   EXPECT_EQ(back[1].prompt_tokens, 101);
   EXPECT_EQ(back[1].result_id, evaluated.result_id);
+  // The machine is its evaluation's; a sample never evaluated has none.
+  EXPECT_EQ(back[1].machine, "bench-host (Test CPU @ 3.0GHz)");
+  EXPECT_EQ(back[0].machine, "");
   const std::optional<EvalResult> stored = store.result_by_id(*evaluated.result_id);
   ASSERT_TRUE(stored.has_value());
   expect_same(evaluation, *stored);

@@ -116,6 +116,14 @@ AgentMetrics compute_metrics(const std::vector<AgentSample>& samples) {
   for (const auto& [method, method_samples] : by_method)
     metrics.methods[method] = metrics_of(method_samples);
   metrics.overall = metrics_of(all);
+  for (const AgentSample& sample : samples) {
+    if (sample.machine.empty()) continue;
+    MachineShare& share = metrics.machines[sample.machine];
+    ++share.evaluated;
+    if (is_correct(sample)) ++share.correct;
+    share.workloads.insert(sample.workload);
+    metrics.machines_of_workload[sample.workload].insert(sample.machine);
+  }
   return metrics;
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,9 +62,20 @@ struct MethodMetrics {
   double llm_seconds = 0;
 };
 
+// The samples one machine evaluated (AgentSample::machine), over every method.
+struct MachineShare {
+  int evaluated = 0;
+  int correct = 0;
+  std::set<std::string> workloads;
+};
+
 struct AgentMetrics {
   std::map<std::string, MethodMetrics> methods;  // by AgentSample::method
   MethodMetrics overall;
+  std::map<std::string, MachineShare> machines;  // by AgentSample::machine; evaluated samples only
+  // Each workload's machines: speedups are measured where they were evaluated, so a report over a
+  // sweep whose nodes differ says which machine stands behind each workload's numbers.
+  std::map<std::string, std::set<std::string>> machines_of_workload;
 };
 
 struct FastPThreshold {

@@ -95,6 +95,9 @@ Table best_speedup_table(const AgentMetrics& metrics) {
   const auto names = methods(metrics);
   table.columns.insert(table.columns.end(), names.begin(), names.end());
   table.columns.push_back("overall");
+  // One machine is named once, in the machine table; several are named per workload.
+  const bool several_machines = metrics.machines.size() > 1;
+  if (several_machines) table.columns.push_back("machines");
   auto cell = [](const MethodMetrics& m, const std::string& workload) {
     const auto it = m.best_speedup.find(workload);
     return it == m.best_speedup.end() ? std::string() : speedup(it->second);
@@ -103,8 +106,30 @@ Table best_speedup_table(const AgentMetrics& metrics) {
     std::vector<std::string> cells{workload};
     for (const auto& method : names) cells.push_back(cell(metrics.methods.at(method), workload));
     cells.push_back(cell(metrics.overall, workload));
+    if (several_machines) {
+      std::string listed;
+      if (const auto it = metrics.machines_of_workload.find(workload);
+          it != metrics.machines_of_workload.end())
+        for (const std::string& machine : it->second)
+          listed += (listed.empty() ? "" : ", ") + machine;
+      cells.push_back(listed);
+    }
     table.rows.push_back({cells, false});
   }
+  return table;
+}
+
+Table machine_table(const AgentMetrics& metrics) {
+  Table table{.title = "Machines",
+              .note =
+                  "The machine (host, CPU model) that evaluated each sample, as recorded with "
+                  "its result. A speedup is measured on the machine that evaluated it: where "
+                  "a sweep's nodes differ, compare a workload's numbers within one machine.",
+              .columns = {"machine", "evaluated samples", "correct", "workloads"}};
+  for (const auto& [machine, share] : metrics.machines)
+    table.rows.push_back({{machine, std::to_string(share.evaluated), std::to_string(share.correct),
+                           std::to_string(share.workloads.size())},
+                          false});
   return table;
 }
 
@@ -149,8 +174,11 @@ std::vector<std::string> workloads(const AgentMetrics& metrics) {
 }
 
 std::vector<Table> tables(const AgentMetrics& metrics) {
-  return {summary_table(metrics), fast_p_at_table(metrics), failure_table(metrics),
-          best_speedup_table(metrics), cost_table(metrics)};
+  std::vector<Table> all = {summary_table(metrics), fast_p_at_table(metrics),
+                            failure_table(metrics), best_speedup_table(metrics)};
+  if (!metrics.machines.empty()) all.push_back(machine_table(metrics));
+  all.push_back(cost_table(metrics));
+  return all;
 }
 
 }  // namespace kbench::agents::report

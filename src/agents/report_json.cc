@@ -39,7 +39,14 @@ nlohmann::json method_metrics_json(const MethodMetrics& m) {
 nlohmann::json metrics_json(const AgentMetrics& metrics) {
   nlohmann::json methods = nlohmann::json::object();
   for (const auto& [method, m] : metrics.methods) methods[method] = method_metrics_json(m);
-  return {{"methods", methods}, {"overall", method_metrics_json(metrics.overall)}};
+  nlohmann::json machines = nlohmann::json::object();
+  for (const auto& [machine, share] : metrics.machines)
+    machines[machine] = {
+        {"evaluated", share.evaluated}, {"correct", share.correct}, {"workloads", share.workloads}};
+  return {{"methods", methods},
+          {"overall", method_metrics_json(metrics.overall)},
+          {"machines", machines},
+          {"machines_of_workload", metrics.machines_of_workload}};
 }
 
 }  // namespace kbench::agents

@@ -36,6 +36,9 @@ struct AgentSample {
   std::string reply;                      // the model's whole reply
   std::string code;                       // the extracted candidate source
   std::string created_at;
+  // The machine that evaluated it, "host (CPU model)" from its result's environment; empty when it
+  // was not evaluated (no code, an LLM error). A sweep's samples may come from several nodes.
+  std::string machine;
 };
 
 }  // namespace kbench

@@ -66,11 +66,15 @@ std::vector<AgentSample> ResultStore::agent_samples(
   Transaction snapshot(db, "BEGIN");
   // json_each over the id list keeps the statement fixed however many runs are asked for.
   Statement rows(db,
-                 "SELECT run_id, method, workload, size, model, idx, round, parent_idx, phase, "
-                 "plan, prompt_hash, prompt_tokens, completion_tokens, latency_s, status, error, "
-                 "speedup, speedup_verdict, pct_roofline, result_id, reply, code, created_at "
-                 "FROM agent_samples WHERE :all OR run_id IN (SELECT value FROM json_each(:ids)) "
-                 "ORDER BY run_id, workload, idx");
+                 "SELECT s.run_id, s.method, s.workload, s.size, s.model, s.idx, s.round, "
+                 "s.parent_idx, s.phase, s.plan, s.prompt_hash, s.prompt_tokens, "
+                 "s.completion_tokens, s.latency_s, s.status, s.error, s.speedup, "
+                 "s.speedup_verdict, s.pct_roofline, s.result_id, s.reply, s.code, s.created_at, "
+                 "e.hostname || ' (' || e.cpu_model || ')' "
+                 "FROM agent_samples s LEFT JOIN results r ON r.id = s.result_id "
+                 "LEFT JOIN environments e ON e.id = r.env_id "
+                 "WHERE :all OR s.run_id IN (SELECT value FROM json_each(:ids)) "
+                 "ORDER BY s.run_id, s.workload, s.idx");
   rows.bind_int(":all", run_ids.empty() ? 1 : 0);
   rows.bind_text(":ids", nlohmann::json(run_ids).dump());
   std::vector<AgentSample> samples;
@@ -99,6 +103,7 @@ std::vector<AgentSample> ResultStore::agent_samples(
     s.reply = rows.column_text(20);
     s.code = rows.column_text(21);
     s.created_at = rows.column_text(22);
+    if (!rows.column_is_null(23)) s.machine = rows.column_text(23);
     samples.push_back(std::move(s));
   }
   snapshot.commit();

@@ -210,5 +210,22 @@ TEST(AgentMetrics, FastPCurveAgreesWithTheThresholds) {
   EXPECT_DOUBLE_EQ(fast_p_at_threshold(untimed, 0.01), 0);
 }
 
+TEST(AgentMetrics, EachEvaluatedSampleCountsForItsMachine) {
+  std::vector<AgentSample> samples = two_method_samples();
+  for (AgentSample& s : samples)
+    if (s.status == "correct") s.machine = s.workload == "2p_Y" ? "node2 (CPU B)" : "node1 (CPU A)";
+  samples[0].machine = "node1 (CPU A)";  // a compile error, evaluated on node1
+  const AgentMetrics m = compute_metrics(samples);
+  ASSERT_EQ(m.machines.size(), 2u);
+  const MachineShare& node1 = m.machines.at("node1 (CPU A)");
+  EXPECT_EQ(node1.evaluated, 7);  // 1p_X: 2 + 3 correct, the compile error; 3p_Z: 1 correct
+  EXPECT_EQ(node1.correct, 6);
+  EXPECT_EQ(node1.workloads, (std::set<std::string>{"1p_X", "3p_Z"}));
+  EXPECT_EQ(m.machines.at("node2 (CPU B)").evaluated, 2);
+  EXPECT_EQ(m.machines_of_workload.at("2p_Y"), (std::set<std::string>{"node2 (CPU B)"}));
+  // Without a machine (not evaluated), a sample counts for none.
+  EXPECT_TRUE(compute_metrics(two_method_samples()).machines.empty());
+}
+
 }  // namespace
 }  // namespace kbench::agents

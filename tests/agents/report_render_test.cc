@@ -32,9 +32,11 @@ std::size_t count(const std::string& haystack, const std::string& needle) {
 
 TEST(AgentReportJson, HasEveryKeyOfTheSummary) {
   const nlohmann::json json = metrics_json(compute_metrics(two_method_samples()));
-  ASSERT_EQ(json.size(), 2u);
+  ASSERT_EQ(json.size(), 4u);
   ASSERT_TRUE(json.contains("methods"));
   ASSERT_TRUE(json.contains("overall"));
+  ASSERT_TRUE(json.contains("machines"));  // empty here: the fixture's samples name none
+  ASSERT_TRUE(json.contains("machines_of_workload"));
   ASSERT_EQ(json["methods"].size(), 2u);
   const std::vector<std::string> keys{"samples",
                                       "correct_samples",
@@ -95,6 +97,24 @@ TEST(AgentReportMarkdown, PaperTableAndCompanions) {
   has("| 2p_Y | - | 3.00x | 3.00x |");  // best-of-n sampled it, without success
   has("| 3p_Z |  | 1.00x | 1.00x |");   // best-of-n never sampled it
   has("| iterative | 1000 | 200 | 5.0 |");
+}
+
+TEST(AgentReportMarkdown, NamesTheMachinesThatEvaluated) {
+  std::vector<AgentSample> samples = two_method_samples();
+  for (AgentSample& s : samples)
+    if (s.status == "correct") s.machine = s.workload == "2p_Y" ? "node2 (CPU B)" : "node1 (CPU A)";
+  const std::string md = metrics_markdown(compute_metrics(samples));
+  for (const char* line : {"| machine | evaluated samples | correct | workloads |",
+                           "| node1 (CPU A) | 6 | 6 | 2 |", "| node2 (CPU B) | 2 | 2 | 1 |",
+                           "| workload | best-of-n | iterative | overall | machines |",
+                           "| 2p_Y | - | 3.00x | 3.00x | node2 (CPU B) |"})
+    EXPECT_NE(md.find(std::string(line) + "\n"), std::string::npos) << line << "\nin:\n" << md;
+  // One machine: named once, in its table, not in every row.
+  for (AgentSample& s : samples)
+    if (!s.machine.empty()) s.machine = "node1 (CPU A)";
+  const std::string one = metrics_markdown(compute_metrics(samples));
+  EXPECT_NE(one.find("| node1 (CPU A) | 8 | 8 | 3 |"), std::string::npos) << one;
+  EXPECT_EQ(one.find("| machines |"), std::string::npos) << one;
 }
 
 TEST(AgentReportMarkdown, ListsMethodsInThePapersOrder) {
