@@ -36,6 +36,9 @@ struct SweepOptions {
   sweep::SlurmOptions slurm;
 };
 
+// The plan in `dir`; a directory that holds none (or an unreadable one) is a usage error.
+sweep::Plan plan_or_usage_error(const std::filesystem::path& dir);
+
 // The cells of the matrix `options` describes, in a fixed order (workload-major).
 sweep::Plan sweep_plan(const SweepOptions& options);
 

@@ -55,12 +55,7 @@ bool newest_attempt(const sweep::CellFiles& files, int number) {
 }  // namespace
 
 int run_sweep_cell(const std::filesystem::path& dir, int index) {
-  sweep::Plan plan;
-  try {
-    plan = sweep::read_plan(dir);
-  } catch (const sweep::SweepError& e) {
-    throw UsageError(e.what());
-  }
+  const sweep::Plan plan = plan_or_usage_error(dir);
   if (index < 0 || index >= static_cast<int>(plan.cells.size()))
     throw UsageError("the sweep in '" + dir.string() + "' has no cell " + std::to_string(index) +
                      " (it has " + std::to_string(plan.cells.size()) + ")");

@@ -88,7 +88,7 @@ int submit_sweep(const SweepOptions& options) {
   sweep::Plan plan = sweep_plan(options);
   std::error_code ec;
   if (std::filesystem::exists(dir / "sweep.json", ec)) {
-    const sweep::Plan existing = sweep::read_plan(dir);
+    const sweep::Plan existing = plan_or_usage_error(dir);
     if (!sweep::same_cells(existing, plan))
       throw UsageError("'" + options.out +
                        "' holds another sweep (other cells or command lines); give a new --out");
@@ -141,6 +141,14 @@ int submit_sweep(const SweepOptions& options) {
 }
 
 }  // namespace
+
+sweep::Plan plan_or_usage_error(const std::filesystem::path& dir) {
+  try {
+    return sweep::read_plan(dir);
+  } catch (const sweep::SweepError& e) {
+    throw UsageError(e.what());
+  }
+}
 
 sweep::Plan sweep_plan(const SweepOptions& options) {
   if (options.agent && options.tune) throw UsageError("--agent and --tune exclude each other");

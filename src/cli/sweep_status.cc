@@ -12,12 +12,7 @@
 namespace kbench::cli {
 
 int sweep_status(const std::filesystem::path& dir, bool json) {
-  sweep::Plan plan;
-  try {
-    plan = sweep::read_plan(dir);
-  } catch (const sweep::SweepError& e) {
-    throw UsageError(e.what());
-  }
+  const sweep::Plan plan = plan_or_usage_error(dir);
   std::map<sweep::CellState, int> counts;
   nlohmann::json cells = nlohmann::json::array();
   std::vector<std::string> lines;
