@@ -93,6 +93,10 @@ int run_sweep_cell(const std::filesystem::path& dir, int index) {
 
   std::vector<std::string> args = cell.args;
   args.insert(args.end(), {"--db", local.string()});
+  // An agent's request log would sit beside the database, on node-local disk, in one file per run
+  // id that every cell's database numbers from 1: each attempt keeps its own in the sweep directory.
+  if (cell.args.front() == "agent")
+    args.insert(args.end(), {"--request-log", files.attempt_log(attempt.number).string()});
   std::string failure;
   const int code = run_cli(args, &failure);
 
@@ -103,6 +107,7 @@ int run_sweep_cell(const std::filesystem::path& dir, int index) {
     attempt.exit_code = code;
     attempt.ended_at = utc_now_iso8601();
     if (code == 0 && newest_attempt(files, attempt.number)) {
+      std::filesystem::create_directories(files.shard().parent_path(), ec);
       snapshot_database(files.attempt_db(attempt.number).string(), files.shard().string());
       attempt.outcome = sweep::Outcome::kDone;
     } else if (code == 0) {

@@ -81,6 +81,10 @@ std::filesystem::path CellFiles::attempt_db(int number) const {
   return dir_ / (kAttemptPrefix + std::to_string(number) + ".db");
 }
 
+std::filesystem::path CellFiles::attempt_log(int number) const {
+  return dir_ / (kAttemptPrefix + std::to_string(number) + ".requests.jsonl");
+}
+
 std::filesystem::path CellFiles::shard() const {
   return shard_;
 }

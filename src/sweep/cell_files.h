@@ -2,6 +2,7 @@
 // task requeued while its old copy still runs, a local rerun) never share a file:
 //   cells/NAME/attempt-N.json  who ran attempt N, where, since when, and how it ended
 //   cells/NAME/attempt-N.db    attempt N's database as it ended (the next attempt starts from it)
+//   cells/NAME/attempt-N.requests.jsonl  an agent cell's LLM requests in attempt N
 //   shards/NAME.db             the finished cell's database, what `kbench merge` takes
 // Attempt numbers are claimed by exclusive creation; every file is replaced by rename, so a reader
 // sees a whole file or the one before.
@@ -47,6 +48,8 @@ class CellFiles {
   std::vector<Attempt> attempts() const;
 
   std::filesystem::path attempt_db(int number) const;
+  // An agent cell's LLM requests and replies in attempt `number` (JSON lines).
+  std::filesystem::path attempt_log(int number) const;
   std::filesystem::path shard() const;
   bool done() const;
 
