@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -85,7 +86,10 @@ TEST_F(SweepCli, AFailingCellResumesFromItsLastAttemptAndIsReportedAfterMaxAttem
   // The second attempt starts from the first one's database and resumes its run.
   r = run_kbench(sweep);
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(log_of(0).find("attempt 2, resumes from attempt-1.db"), std::string::npos) << log_of(0);
+  EXPECT_NE(
+      log_of(0).find("attempt 2, resumes from " + dir_ + "/cells/run-12p_RMSNorm/attempt-1.db"),
+      std::string::npos)
+      << log_of(0);
   EXPECT_NE(log_of(0).find("resuming run 1"), std::string::npos) << log_of(0);
   EXPECT_EQ(status()["done"], 1);
 
@@ -102,6 +106,53 @@ TEST_F(SweepCli, AFailingCellResumesFromItsLastAttemptAndIsReportedAfterMaxAttem
   r = run_kbench_stderr("sweep cell " + dir_ + " 0");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("is not run again"), std::string::npos) << r.out;
+}
+
+TEST_F(SweepCli, ACellKilledOutrightIsResumedFromItsWorkingDatabaseOnTheSameNode) {
+  const std::string sweep = "sweep -w 12p --size cpu --no-experts --out " + dir_;
+  const pid_t executor = fork();
+  if (executor == 0) {
+    freopen("/dev/null", "w", stdout);
+    execl("/bin/sh", "sh", "-c", ("exec " + kbench_exe() + " " + sweep).c_str(), nullptr);
+    _exit(127);
+  }
+  // Once the cell's run is timing (its attempt recorded, its working database open), kill -9 the
+  // cell's process: it can neither record how it ended nor copy its database to the sweep.
+  const std::string attempt = dir_ + "/cells/run-12p_RMSNorm/attempt-1.json";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  long cell_pid = 0;
+  while (cell_pid == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(attempt);
+    try {
+      cell_pid = nlohmann::json::parse(in).value("pid", 0L);
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  ASSERT_GT(cell_pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(static_cast<pid_t>(cell_pid), SIGKILL);
+  int wstatus = 0;
+  waitpid(executor, &wstatus, 0);
+  EXPECT_EQ(WEXITSTATUS(wstatus), 1);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/cells/run-12p_RMSNorm/attempt-1.db"));
+  nlohmann::json s = status();
+  EXPECT_EQ(s["pending"], 1);
+  EXPECT_NE(s["per_cell"][0]["line"].get<std::string>().find("killed by signal 9"),
+            std::string::npos)
+      << s;
+
+  const CliRun r = run_kbench(sweep);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(log_of(0).find("attempt 2, resumes from "), std::string::npos) << log_of(0);
+  EXPECT_NE(log_of(0).find("-attempt-1.db"), std::string::npos) << log_of(0);
+  EXPECT_NE(log_of(0).find("resuming run 1"), std::string::npos) << log_of(0);
+  EXPECT_EQ(status()["done"], 1);
+  // The killed attempt's working database went with the cell's completion.
+  const std::string log = log_of(0);
+  const std::size_t from = log.find("resumes from ") + std::strlen("resumes from ");
+  const std::string working = log.substr(from, log.find('\n', from) - from);
+  EXPECT_FALSE(std::filesystem::exists(working)) << working;
 }
 
 TEST_F(SweepCli, SigtermStopsBetweenCellsAndTheSameCommandFinishes) {

@@ -36,13 +36,31 @@ void remove_database(const std::filesystem::path& db) {
     std::filesystem::remove(db.string() + suffix, ec);
 }
 
-// The database of the latest earlier attempt that kept one: where this attempt resumes.
-std::optional<std::filesystem::path> last_database(const sweep::CellFiles& files, int before) {
+// Attempt `number`'s working database on this node's local disk.
+std::filesystem::path local_database(const std::filesystem::path& dir, const sweep::Cell& cell,
+                                     int number) {
+  const std::string cell_key = std::filesystem::absolute(dir).string() + "/" + cell.name;
+  return local_dir() / ("kbench-sweep-" + sha256_hex(cell_key).substr(0, 16) + "-attempt-" +
+                        std::to_string(number) + ".db");
+}
+
+// Where this attempt resumes: the database of the latest earlier attempt that left one. An attempt
+// that ended kept its copy in the sweep directory; one killed before it could (kill -9, the OOM
+// killer) left only its working database, which is found when this attempt runs on the same node.
+std::optional<std::filesystem::path> last_database(const std::filesystem::path& dir,
+                                                   const sweep::Cell& cell,
+                                                   const sweep::CellFiles& files, int before) {
   std::optional<std::filesystem::path> found;
   std::error_code ec;
-  for (const sweep::Attempt& a : files.attempts())
-    if (a.number < before && std::filesystem::is_regular_file(files.attempt_db(a.number), ec))
+  const std::string host = sweep::this_host();
+  for (const sweep::Attempt& a : files.attempts()) {
+    if (a.number >= before) continue;
+    if (std::filesystem::is_regular_file(files.attempt_db(a.number), ec))
       found = files.attempt_db(a.number);
+    else if (a.host == host &&
+             std::filesystem::is_regular_file(local_database(dir, cell, a.number), ec))
+      found = local_database(dir, cell, a.number);
+  }
   return found;
 }
 
@@ -76,16 +94,12 @@ int run_sweep_cell(const std::filesystem::path& dir, int index) {
   // lets the attempt keep what it did and say so. Other commands end at once, as they do alone.
   if (cell.args.front() == "run" || cell.args.front() == "agent") stop_between_units();
   sweep::Attempt attempt = files.claim_attempt();
-  const std::filesystem::path local =
-      local_dir() /
-      ("kbench-sweep-" +
-       sha256_hex(std::filesystem::absolute(dir).string() + "/" + cell.name).substr(0, 16) +
-       "-attempt-" + std::to_string(attempt.number) + ".db");
+  const std::filesystem::path local = local_database(dir, cell, attempt.number);
   remove_database(local);
-  if (const auto earlier = last_database(files, attempt.number)) {
+  if (const auto earlier = last_database(dir, cell, files, attempt.number)) {
     snapshot_database(earlier->string(), local.string());
     std::fprintf(stderr, "kbench: cell %s, attempt %d, resumes from %s\n", cell.name.c_str(),
-                 attempt.number, earlier->filename().c_str());
+                 attempt.number, earlier->c_str());
   } else {
     std::fprintf(stderr, "kbench: cell %s, attempt %d: kbench %s\n", cell.name.c_str(),
                  attempt.number, cell.args.front().c_str());
@@ -94,7 +108,8 @@ int run_sweep_cell(const std::filesystem::path& dir, int index) {
   std::vector<std::string> args = cell.args;
   args.insert(args.end(), {"--db", local.string()});
   // An agent's request log would sit beside the database, on node-local disk, in one file per run
-  // id that every cell's database numbers from 1: each attempt keeps its own in the sweep directory.
+  // id that every cell's database numbers from 1: each attempt keeps its own in the sweep
+  // directory.
   if (cell.args.front() == "agent")
     args.insert(args.end(), {"--request-log", files.attempt_log(attempt.number).string()});
   std::string failure;
@@ -110,6 +125,10 @@ int run_sweep_cell(const std::filesystem::path& dir, int index) {
       std::filesystem::create_directories(files.shard().parent_path(), ec);
       snapshot_database(files.attempt_db(attempt.number).string(), files.shard().string());
       attempt.outcome = sweep::Outcome::kDone;
+      // Working databases that killed attempts left on this node are not needed any more.
+      for (const sweep::Attempt& a : files.attempts())
+        if (a.number < attempt.number && a.host == attempt.host)
+          remove_database(local_database(dir, cell, a.number));
     } else if (code == 0) {
       // A newer attempt of this cell started while this one ran (Slurm requeued it while this
       // copy was cut off from its controller): that one publishes.

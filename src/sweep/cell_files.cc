@@ -40,12 +40,6 @@ std::optional<Outcome> outcome_of(const std::string& name) {
   return std::nullopt;
 }
 
-std::string this_host() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
-
 std::string slurm_job() {
   const char* job = std::getenv("SLURM_ARRAY_JOB_ID");
   const char* task = std::getenv("SLURM_ARRAY_TASK_ID");
@@ -69,6 +63,12 @@ bool process_alive(long pid) {
 }
 
 }  // namespace
+
+std::string this_host() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
 
 CellFiles::CellFiles(const std::filesystem::path& sweep_dir, const Cell& cell)
     : dir_(sweep_dir / "cells" / cell.name), shard_(sweep_dir / "shards" / (cell.name + ".db")) {}

@@ -61,6 +61,9 @@ class CellFiles {
   std::filesystem::path shard_;
 };
 
+// This machine's host name, as attempts record it.
+std::string this_host();
+
 enum class CellState { kPending, kRunning, kDone, kFailed };
 const char* cell_state_name(CellState state);
 
