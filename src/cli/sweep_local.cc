@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -100,9 +101,8 @@ int run_local(const std::filesystem::path& dir, const sweep::Plan& plan,
     sweep::CellFiles files(dir, cell);
     if (WIFSIGNALED(wstatus)) {
       // Killed before it could say how it ended: its attempt is recorded as failed on its behalf.
-      std::vector<sweep::Attempt> attempts = files.attempts();
-      if (!attempts.empty() && !attempts.back().outcome) {
-        sweep::Attempt a = attempts.back();
+      for (sweep::Attempt a : files.attempts()) {
+        if (a.pid != pid || a.host != sweep::this_host() || a.outcome) continue;
         a.outcome = sweep::Outcome::kFailed;
         a.exit_code = 128 + WTERMSIG(wstatus);
         a.message = std::string("killed by signal ") + std::to_string(WTERMSIG(wstatus));
@@ -110,18 +110,19 @@ int run_local(const std::filesystem::path& dir, const sweep::Plan& plan,
         files.end_attempt(a);
       }
     }
-    const std::vector<sweep::Attempt> attempts = files.attempts();
-    std::string outcome = "ended without a record", message;
-    if (!attempts.empty() && attempts.back().outcome) {
-      const sweep::Attempt& last = attempts.back();
-      outcome = *last.outcome == sweep::Outcome::kDone      ? "done"
-                : *last.outcome == sweep::Outcome::kStopped ? "stopped"
-                                                            : "failed";
-      message = last.message;
-    }
-    if (outcome != "done" && outcome != "stopped") ++failed;
+    // What this process's attempt says of its end (a cell refused before it claimed one, e.g.
+    // failed too often, says nothing: its own line is in the log).
+    std::optional<sweep::Outcome> outcome;
+    std::string message = "ended without an attempt (see " + (dir / "logs").string() + ")";
+    for (const sweep::Attempt& a : files.attempts())
+      if (a.pid == pid && a.host == sweep::this_host() && a.outcome) {
+        outcome = a.outcome;
+        message = a.message;
+      }
+    if (outcome != sweep::Outcome::kDone && outcome != sweep::Outcome::kStopped) ++failed;
     std::printf("[%d/%zu] %s: %s (%.1f s)%s%s\n", finished, cells.size(), cell.name.c_str(),
-                outcome.c_str(), seconds, message.empty() ? "" : ": ", message.c_str());
+                outcome ? sweep::outcome_name(*outcome) : "not run", seconds,
+                message.empty() ? "" : ": ", message.c_str());
     std::fflush(stdout);
   }
   if (const int signal = stop_signal()) {

@@ -21,18 +21,6 @@ namespace {
 
 constexpr const char* kAttemptPrefix = "attempt-";
 
-const char* outcome_name(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kDone:
-      return "done";
-    case Outcome::kStopped:
-      return "stopped";
-    case Outcome::kFailed:
-      return "failed";
-  }
-  return "failed";
-}
-
 std::optional<Outcome> outcome_of(const std::string& name) {
   if (name == "done") return Outcome::kDone;
   if (name == "stopped") return Outcome::kStopped;
@@ -68,6 +56,18 @@ std::string this_host() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "unknown";
   return name;
+}
+
+const char* outcome_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kDone:
+      return "done";
+    case Outcome::kStopped:
+      return "stopped";
+    case Outcome::kFailed:
+      return "failed";
+  }
+  return "failed";
 }
 
 CellFiles::CellFiles(const std::filesystem::path& sweep_dir, const Cell& cell)

@@ -23,6 +23,9 @@ enum class Outcome {
   kFailed,   // the command failed (exit status other than 0 or a stop)
 };
 
+// "done", "stopped" or "failed", as attempt files and messages spell it.
+const char* outcome_name(Outcome outcome);
+
 struct Attempt {
   int number = 0;
   std::string host;
