@@ -22,6 +22,17 @@
 namespace kbench::sweep {
 namespace {
 
+// Claims an attempt of `cell` from a child process that then exits: an attempt whose process is
+// gone, as a killed one's is.
+void claim_in_a_child(const std::filesystem::path& dir, const Cell& cell) {
+  const pid_t child = fork();
+  if (child == 0) {
+    CellFiles(dir, cell).claim_attempt();
+    _exit(0);
+  }
+  waitpid(child, nullptr, 0);
+}
+
 class SweepFiles : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -59,16 +70,9 @@ TEST_F(SweepFiles, AttemptsAreNumberedInTurnAndNeverShared) {
   EXPECT_EQ(files.claim_attempt().number, 1);
   EXPECT_EQ(files.claim_attempt().number, 2);
   // Processes claiming at once (a requeued task beside its stale copy) get different numbers.
-  std::vector<pid_t> children;
-  for (int i = 0; i < 6; ++i) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      CellFiles(dir_, cell_).claim_attempt();
-      _exit(0);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) waitpid(pid, nullptr, 0);
+  std::vector<std::thread> claimants;
+  for (int i = 0; i < 6; ++i) claimants.emplace_back([&] { claim_in_a_child(dir_, cell_); });
+  for (std::thread& t : claimants) t.join();
   std::set<int> numbers;
   for (const Attempt& a : files.attempts()) numbers.insert(a.number);
   EXPECT_EQ(numbers.size(), 8u);
@@ -98,12 +102,7 @@ TEST_F(SweepFiles, StatusFollowsTheAttempts) {
   EXPECT_EQ(cell_status(files, 3).failures, 1);
 
   // An attempt on this host whose process is gone, without an outcome, vanished: a failure.
-  const pid_t child = fork();
-  if (child == 0) {
-    CellFiles(dir_, cell_).claim_attempt();
-    _exit(0);
-  }
-  waitpid(child, nullptr, 0);
+  claim_in_a_child(dir_, cell_);
   s = cell_status(files, 3);
   EXPECT_EQ(s.state, CellState::kPending);
   EXPECT_EQ(s.failures, 2);

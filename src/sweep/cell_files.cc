@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -21,10 +22,12 @@ namespace {
 
 constexpr const char* kAttemptPrefix = "attempt-";
 
+// By Outcome's value: the names attempt files are written with.
+constexpr std::array<const char*, 3> kOutcomeNames = {"done", "stopped", "failed"};
+
 std::optional<Outcome> outcome_of(const std::string& name) {
-  if (name == "done") return Outcome::kDone;
-  if (name == "stopped") return Outcome::kStopped;
-  if (name == "failed") return Outcome::kFailed;
+  for (std::size_t i = 0; i < kOutcomeNames.size(); ++i)
+    if (name == kOutcomeNames[i]) return static_cast<Outcome>(i);
   return std::nullopt;
 }
 
@@ -59,15 +62,7 @@ std::string this_host() {
 }
 
 const char* outcome_name(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kDone:
-      return "done";
-    case Outcome::kStopped:
-      return "stopped";
-    case Outcome::kFailed:
-      return "failed";
-  }
-  return "failed";
+  return kOutcomeNames.at(static_cast<std::size_t>(outcome));
 }
 
 CellFiles::CellFiles(const std::filesystem::path& sweep_dir, const Cell& cell)
@@ -180,17 +175,8 @@ std::vector<Attempt> CellFiles::attempts() const {
 }
 
 const char* cell_state_name(CellState state) {
-  switch (state) {
-    case CellState::kPending:
-      return "pending";
-    case CellState::kRunning:
-      return "running";
-    case CellState::kDone:
-      return "done";
-    case CellState::kFailed:
-      return "failed";
-  }
-  return "pending";
+  static constexpr std::array<const char*, 4> kNames = {"pending", "running", "done", "failed"};
+  return kNames.at(static_cast<std::size_t>(state));
 }
 
 CellStatus cell_status(const CellFiles& files, int max_attempts) {
