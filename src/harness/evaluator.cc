@@ -84,6 +84,16 @@ CallOutcome timed_call(Side& side, const ProblemInstance& instance, const Side* 
   return side.worker->call(timeout_s);
 }
 
+// A timed call of the baseline, with ten times a candidate call's timeout. The baseline is the
+// yardstick, so its failure is the harness's error, never a verdict on the candidate.
+CallOutcome timed_baseline_call(Side& baseline, const ProblemInstance& instance,
+                                const Side* candidate, double call_timeout_s) {
+  CallOutcome outcome = timed_call(baseline, instance, candidate, call_timeout_s * 10);
+  if (outcome.status != CallStatus::kOk)
+    throw HarnessError("baseline failed during timing: " + outcome.message);
+  return outcome;
+}
+
 // The timed calls of one side, with what kbench measured around each.
 struct Series {
   std::vector<double> ms, wait_ms, offcpu_ms, cpu_ms, adjusted_ms;
@@ -385,9 +395,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
           return false;
         }
       } else {
-        base = timed_call(baseline, instance, &candidate, options.call_timeout_s * 10);
-        if (base.status != CallStatus::kOk)
-          throw HarnessError("baseline failed during timing: " + base.message);
+        base = timed_baseline_call(baseline, instance, &candidate, options.call_timeout_s);
       }
     }
     return true;
@@ -517,11 +525,7 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   ThreadCpus this_thread;
   this_thread.pin({worker_cpus(options.threads).front()});
   const auto call = [&]() {
-    const CallOutcome outcome =
-        timed_call(baseline, instance, nullptr, options.call_timeout_s * 10);
-    if (outcome.status != CallStatus::kOk)
-      throw HarnessError("baseline failed during timing: " + outcome.message);
-    return outcome;
+    return timed_baseline_call(baseline, instance, nullptr, options.call_timeout_s);
   };
   const StopRule rule = stop_rule_of(options);
   const double timing_start = now_seconds();
