@@ -21,9 +21,7 @@ class AnthropicProvider final : public HttpProvider {
  private:
   json request_body(const ChatRequest& request) const override {
     json messages = json::array();
-    for (const auto& message : request.messages) {
-      messages.push_back({{"role", message.role}, {"content", message.content}});
-    }
+    append_chat_messages(messages, request.messages);
     json body = {{"model", model()},
                  {"max_tokens", request.max_tokens},
                  {"messages", std::move(messages)},
@@ -44,13 +42,8 @@ class AnthropicProvider final : public HttpProvider {
     for (const json& block : body.at("content")) {
       if (block.value("type", "") == "text") reply.text += block.at("text").get<std::string>();
     }
-    if (const auto it = body.find("stop_reason"); it != body.end() && it->is_string()) {
-      reply.finish_reason = it->get<std::string>();
-    }
-    if (const auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
-      reply.prompt_tokens = usage->value("input_tokens", 0);
-      reply.completion_tokens = usage->value("output_tokens", 0);
-    }
+    read_finish_reason(body, "stop_reason", reply);
+    read_token_usage(body, "input_tokens", "output_tokens", reply);
     reply.model = reply_model(body);
     return reply;
   }

@@ -45,13 +45,8 @@ void run_beam(AgentDriver& driver, const TaskDescription& task, const MethodSett
     d.round = round;
     d.phase = phase;
     d.request = std::move(request);
-    d.request.seed = settings.seed + static_cast<std::uint64_t>(d.index);
+    d.request.seed = draft_seed(settings, d.index);
     return d;
-  };
-  const auto refine = [&](const Attempt& parent, const std::string& instruction) {
-    const EvalResult* evaluation = parent.evaluation ? &*parent.evaluation : nullptr;
-    return refinement_request(task, parent.sample.code, feedback_text(parent.sample, evaluation),
-                              instruction);
   };
 
   // Phase 1: `beam_width` chains, each refined from its own last attempt, until one is correct.
@@ -64,7 +59,7 @@ void run_beam(AgentDriver& driver, const TaskDescription& task, const MethodSett
         drafts.push_back(draft(first_request(task), "correctness"));
       } else {
         const Attempt& last = chains[static_cast<std::size_t>(c) % chains.size()];
-        Draft d = draft(refine(last, next_step_instruction(last)), "correctness");
+        Draft d = draft(refinement_of(task, last, next_step_instruction(last)), "correctness");
         d.parent = last.sample.index;
         drafts.push_back(std::move(d));
       }
@@ -90,10 +85,10 @@ void run_beam(AgentDriver& driver, const TaskDescription& task, const MethodSett
                                          ? "any optimization the figures suggest"
                                          : menu[static_cast<std::size_t>(plan) % menu.size()];
         for (int impl = 0; impl < settings.implementations && remaining() > 0; ++impl) {
-          Draft d = draft(refine(beam[p],
-                                 "It is correct. Make it faster by applying this "
-                                 "optimization: " +
-                                     strategy + ". Keep it correct."),
+          Draft d = draft(refinement_of(task, beam[p],
+                                        "It is correct. Make it faster by applying this "
+                                        "optimization: " +
+                                            strategy + ". Keep it correct."),
                           "optimization");
           d.parent = beam[p].sample.index;
           d.plan = strategy;

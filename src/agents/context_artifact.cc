@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -93,19 +92,6 @@ long parse_cache_size(const std::string& text) {
   if (*end == 'K') return value * 1024;
   if (*end == 'M') return value * 1024 * 1024;
   return value;
-}
-
-// "0-3,8" -> 5.
-int count_cpu_list(const std::string& text) {
-  int count = 0;
-  std::istringstream ranges(text);
-  for (std::string range; std::getline(ranges, range, ',');) {
-    int first = 0, last = 0;
-    const int got = std::sscanf(range.c_str(), "%d-%d", &first, &last);
-    if (got == 2 && last >= first) count += last - first + 1;
-    if (got == 1) count += 1;
-  }
-  return count;
 }
 
 std::string sysfs_line(const fs::path& path) {

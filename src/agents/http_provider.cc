@@ -57,6 +57,24 @@ std::string HttpProvider::reply_model(const nlohmann::json& body) const {
   return it != body.end() && it->is_string() ? it->get<std::string>() : model();
 }
 
+void append_chat_messages(json& array, const std::vector<ChatMessage>& messages) {
+  for (const ChatMessage& message : messages)
+    array.push_back({{"role", message.role}, {"content", message.content}});
+}
+
+void read_finish_reason(const json& object, const char* key, ChatReply& reply) {
+  if (const auto it = object.find(key); it != object.end() && it->is_string())
+    reply.finish_reason = it->get<std::string>();
+}
+
+void read_token_usage(const json& body, const char* prompt_key, const char* completion_key,
+                      ChatReply& reply) {
+  if (const auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
+    reply.prompt_tokens = usage->value(prompt_key, 0);
+    reply.completion_tokens = usage->value(completion_key, 0);
+  }
+}
+
 std::string base_url_or(const ProviderOptions& options, const char* default_url) {
   std::string base = options.base_url.empty() ? default_url : options.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();

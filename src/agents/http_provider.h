@@ -66,6 +66,15 @@ class HttpProvider : public LlmProvider {
 // the body's start, as one line.
 std::string provider_error_message(const std::string& body);
 
+// Appends `messages` to `array` as the {"role", "content"} objects both APIs take.
+void append_chat_messages(nlohmann::json& array, const std::vector<ChatMessage>& messages);
+
+// The reply's finish reason from `object[key]`, and its token counts from the body's "usage" object
+// under the API's names for them; what a reply leaves out stays as ChatReply's default.
+void read_finish_reason(const nlohmann::json& object, const char* key, ChatReply& reply);
+void read_token_usage(const nlohmann::json& body, const char* prompt_key,
+                      const char* completion_key, ChatReply& reply);
+
 // `options.base_url` without trailing slashes, or `default_url` where it is empty.
 std::string base_url_or(const ProviderOptions& options, const char* default_url);
 

@@ -25,6 +25,17 @@ void run_method(const std::string& method, AgentDriver& driver, const TaskDescri
   throw std::invalid_argument("unknown method '" + method + "'");
 }
 
+ChatRequest refinement_of(const TaskDescription& task, const Attempt& parent,
+                          const std::string& instruction) {
+  const EvalResult* evaluation = parent.evaluation ? &*parent.evaluation : nullptr;
+  return refinement_request(task, parent.sample.code, feedback_text(parent.sample, evaluation),
+                            instruction);
+}
+
+std::uint64_t draft_seed(const MethodSettings& settings, int index) {
+  return settings.seed + static_cast<std::uint64_t>(index);
+}
+
 void run_best_of_n(AgentDriver& driver, const TaskDescription& task,
                    const MethodSettings& settings) {
   std::vector<Draft> drafts;
@@ -32,7 +43,7 @@ void run_best_of_n(AgentDriver& driver, const TaskDescription& task,
     Draft d;
     d.index = i;
     d.request = first_request(task);
-    d.request.seed = settings.seed + static_cast<std::uint64_t>(i);
+    d.request.seed = draft_seed(settings, i);
     drafts.push_back(std::move(d));
   }
   driver.run(std::move(drafts));
@@ -61,12 +72,9 @@ void run_iterative(AgentDriver& driver, const TaskDescription& task,
       d.request = first_request(task);
     } else {
       d.parent = previous->sample.index;
-      const EvalResult* evaluation = previous->evaluation ? &*previous->evaluation : nullptr;
-      d.request = refinement_request(task, previous->sample.code,
-                                     feedback_text(previous->sample, evaluation),
-                                     next_step_instruction(*previous));
+      d.request = refinement_of(task, *previous, next_step_instruction(*previous));
     }
-    d.request.seed = settings.seed + static_cast<std::uint64_t>(round);
+    d.request.seed = draft_seed(settings, round);
     previous = std::move(driver.run({std::move(d)}).front());
   }
 }

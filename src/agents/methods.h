@@ -41,4 +41,11 @@ void run_beam(AgentDriver& driver, const TaskDescription& task, const MethodSett
 // The refinement instruction after an attempt: fix what failed, or speed up what passed.
 std::string next_step_instruction(const Attempt& previous);
 
+// The request that refines `parent`: its code and the harness's feedback on it, then `instruction`.
+ChatRequest refinement_of(const TaskDescription& task, const Attempt& parent,
+                          const std::string& instruction);
+
+// The sampling seed sent with draft `index`: distinct per sample, and the same when a run resumes.
+std::uint64_t draft_seed(const MethodSettings& settings, int index);
+
 }  // namespace kbench::agents

@@ -22,9 +22,7 @@ class OpenAiProvider final : public HttpProvider {
     if (!request.system.empty()) {
       messages.push_back({{"role", "system"}, {"content", request.system}});
     }
-    for (const auto& message : request.messages) {
-      messages.push_back({{"role", message.role}, {"content", message.content}});
-    }
+    append_chat_messages(messages, request.messages);
     json body = {{"model", model()},
                  {"messages", std::move(messages)},
                  {"max_tokens", request.max_tokens},
@@ -45,13 +43,8 @@ class OpenAiProvider final : public HttpProvider {
     // null content (a refusal, a tool call) is an empty reply, which the method records as a
     // sample without code rather than a failed request.
     if (!content.is_null()) reply.text = content.get<std::string>();
-    if (const auto it = choice.find("finish_reason"); it != choice.end() && it->is_string()) {
-      reply.finish_reason = it->get<std::string>();
-    }
-    if (const auto usage = body.find("usage"); usage != body.end() && usage->is_object()) {
-      reply.prompt_tokens = usage->value("prompt_tokens", 0);
-      reply.completion_tokens = usage->value("completion_tokens", 0);
-    }
+    read_finish_reason(choice, "finish_reason", reply);
+    read_token_usage(body, "prompt_tokens", "completion_tokens", reply);
     reply.model = reply_model(body);
     return reply;
   }

@@ -94,6 +94,17 @@ void fraction_axis(std::ostream& out, const Frame& frame) {
   }
 }
 
+// The fast_p and rounds charts both plot fractions of samples, so they share frame, legend and
+// y axis; the caller draws the x axis and the curves, then closes the SVG.
+Frame open_fraction_chart(std::ostream& out, std::string_view id, std::string_view label,
+                          const std::vector<std::string>& methods) {
+  const Frame frame{.left = 60, .top = 30, .width = 640, .height = 300};
+  open_svg(out, id, label, frame.right() + 20, frame.bottom() + 50);
+  legend(out, methods, frame);
+  fraction_axis(out, frame);
+  return frame;
+}
+
 // (a) Best speedup per workload and method, one group of bars per workload, on a log2 scale: a bar
 // rises from the 1x line when the agent beat the baseline and hangs below it when it did not.
 void speedup_chart(std::ostream& out, const AgentMetrics& metrics) {
@@ -174,11 +185,8 @@ void fast_p_chart(std::ostream& out, const AgentMetrics& metrics) {
     for (const auto& [workload, best] : m.best_speedup)
       if (best) largest = std::max(largest, *best);
   const double p_max = std::max(2.5, std::ceil(largest * 1.1 * 2) / 2);  // a whole half, past all
-  Frame frame{.left = 60, .top = 30, .width = 640, .height = 300};
-  open_svg(out, "fastp-chart", "fast_p against p for each method", frame.right() + 20,
-           frame.bottom() + 50);
-  legend(out, methods, frame);
-  fraction_axis(out, frame);
+  const Frame frame =
+      open_fraction_chart(out, "fastp-chart", "fast_p against p for each method", methods);
   auto x_of = [&](double p) { return frame.left + frame.width * p / p_max; };
   auto y_of = [&](double fraction) { return frame.bottom() - frame.height * fraction; };
   const double p_step = p_max <= 5 ? 0.5 : std::ceil(p_max / 10);
@@ -236,11 +244,8 @@ void rounds_chart(std::ostream& out, const AgentMetrics& metrics) {
       any = true;
     }
   if (last == first) ++last;  // one round still gets an axis with a width
-  Frame frame{.left = 60, .top = 30, .width = 640, .height = 300};
-  open_svg(out, "rounds-chart", "correctness per round for each method", frame.right() + 20,
-           frame.bottom() + 50);
-  legend(out, methods, frame);
-  fraction_axis(out, frame);
+  const Frame frame =
+      open_fraction_chart(out, "rounds-chart", "correctness per round for each method", methods);
   auto x_of = [&](int round) {
     return frame.left + frame.width * (round - first) / static_cast<double>(last - first);
   };

@@ -163,14 +163,8 @@ int agent_command(const AgentOptions& options) {
   stop_between_units();
   for (const std::string& name : workloads) {
     const Workload& workload = workload_or_usage_error(name);
-    EvalOptions eval;
-    eval.workload = &workload;
-    eval.size = size;
-    eval.threads = options.threads;
-    eval.time_budget_s = options.time_budget_s;
-    eval.worker_exe = worker_executable();
-    eval.cache_dir = kbench_cache_dir();
-    resolve_baseline(eval);
+    EvalOptions eval =
+        resolved_eval_options(workload, size, options.threads, options.time_budget_s);
     const std::string work_dir = (std::filesystem::path(kbench_cache_dir()) / "agent-runs" /
                                   ("run-" + std::to_string(run.id)) / name)
                                      .string();

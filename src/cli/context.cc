@@ -95,6 +95,19 @@ EvalOptions timed_eval_options(const TimingOptions& options) {
   return eval;
 }
 
+EvalOptions resolved_eval_options(const Workload& workload, Size size, int threads,
+                                  double time_budget_s) {
+  EvalOptions eval;
+  eval.workload = &workload;
+  eval.size = size;
+  eval.threads = threads;
+  eval.time_budget_s = time_budget_s;
+  eval.worker_exe = worker_executable();
+  eval.cache_dir = kbench_cache_dir();
+  resolve_baseline(eval);
+  return eval;
+}
+
 ResultStore open_store(const std::string& db_option) {
   return ResultStore::open(db_path_or_usage_error(db_option));
 }

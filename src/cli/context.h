@@ -79,6 +79,12 @@ MachinePeaks machine_peaks(int threads, bool force_measure = false);
 // like the peaks. Progress goes to stderr.
 void resolve_baseline(EvalOptions& eval);
 
+// EvalOptions for evaluating candidates of `workload` with this executable's worker and cache
+// directory, the baseline already resolved (resolve_baseline): what the commands that evaluate many
+// candidates of one workload (agent, tune) share.
+EvalOptions resolved_eval_options(const Workload& workload, Size size, int threads,
+                                  double time_budget_s);
+
 // One evaluation's outcome on stdout: the verdict block, or with `json` one object (samples
 // included, source left out). Shared by eval and check so both report alike.
 void print_result(const EvalResult& result, bool json);

@@ -60,15 +60,8 @@ int tune_command(const TuneOptions& options) {
 
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(options.threads).peaks;
-  EvalOptions eval;
-  eval.workload = &workload;
-  eval.size = size;
-  eval.threads = options.threads;
-  eval.time_budget_s = options.time_budget_s;
+  EvalOptions eval = resolved_eval_options(workload, size, options.threads, options.time_budget_s);
   eval.seed = options.seed;
-  eval.worker_exe = worker_executable();
-  eval.cache_dir = kbench_cache_dir();
-  resolve_baseline(eval);
   const std::string work_dir =
       (std::filesystem::path(kbench_cache_dir()) / "tune" / std::string(workload.name)).string();
   LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);

@@ -164,6 +164,18 @@ bool cpu_has(const std::string& flag) {
   return cpuinfo().flags.contains(flag);
 }
 
+int count_cpu_list(const std::string& list) {
+  int count = 0;
+  std::istringstream ranges(list);
+  for (std::string range; std::getline(ranges, range, ',');) {
+    int lo = 0, hi = 0;
+    const int fields = std::sscanf(range.c_str(), "%d-%d", &lo, &hi);
+    if (fields == 1) count += 1;
+    if (fields == 2 && hi >= lo) count += hi - lo + 1;
+  }
+  return count;
+}
+
 std::string home_directory() {
   if (const char* home = std::getenv("HOME"); home && *home) return home;
   std::array<char, 4096> buffer{};

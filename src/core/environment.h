@@ -29,6 +29,9 @@ void set_kbench_build_info(std::string commit, std::string build_type);
 // True when /proc/cpuinfo lists `flag` (e.g. "avx512f").
 bool cpu_has(const std::string& flag);
 
+// Number of CPUs in a sysfs cpu list such as "0-7,64-71" (shared_cpu_list, cpus_allowed_list).
+int count_cpu_list(const std::string& list);
+
 // $HOME, or the passwd entry's home where $HOME is unset (cron jobs, some containers); empty when
 // neither knows.
 std::string home_directory();

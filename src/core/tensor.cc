@@ -76,21 +76,25 @@ std::vector<float> to_f32(const kb_tensor& t) {
   return out;
 }
 
-void to_f32(const kb_tensor& t, std::vector<float>& out) {
+void widen_to_f32(const kb_tensor& t, float* out) {
   const auto n = static_cast<std::size_t>(kb_numel(&t));
-  out.resize(n);
   switch (t.dtype) {
     case KB_BF16:
-      convert_bf16_to_f32(static_cast<const bf16_t*>(t.data), out.data(), n);
+      convert_bf16_to_f32(static_cast<const bf16_t*>(t.data), out, n);
       break;
     case KB_F32:
-      std::memcpy(out.data(), t.data, n * sizeof(float));
+      std::memcpy(out, t.data, n * sizeof(float));
       break;
     case KB_I32:
       for (std::size_t i = 0; i < n; ++i)
         out[i] = static_cast<float>(static_cast<const int32_t*>(t.data)[i]);
       break;
   }
+}
+
+void to_f32(const kb_tensor& t, std::vector<float>& out) {
+  out.resize(static_cast<std::size_t>(kb_numel(&t)));
+  widen_to_f32(t, out.data());
 }
 
 std::vector<std::vector<float>> to_f32(std::vector<HostTensor>& tensors) {

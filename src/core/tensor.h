@@ -64,6 +64,10 @@ class HostTensor {
   std::unique_ptr<void, FreeDeleter> data_;
 };
 
+// Writes the kb_numel(&t) values of `t` as f32 to `out`: bf16 widened exactly, i32 converted. The
+// one conversion behind to_f32 and the baselines' scratch loads, so both read a tensor alike.
+void widen_to_f32(const kb_tensor& t, float* out);
+
 // Values of a tensor as f32 (bf16 widened exactly, i32 converted), for comparisons and exports.
 std::vector<float> to_f32(const kb_tensor& t);
 // The same into `out`, reusing its capacity: hot loops convert outputs of equal size every call,

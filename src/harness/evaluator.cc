@@ -84,6 +84,16 @@ CallOutcome timed_call(Side& side, const ProblemInstance& instance, const Side* 
   return side.worker->call(timeout_s);
 }
 
+// A timed call of the baseline, with ten times a candidate call's timeout. The baseline is the
+// yardstick, so its failure is the harness's error, never a verdict on the candidate.
+CallOutcome timed_baseline_call(Side& baseline, const ProblemInstance& instance,
+                                const Side* candidate, double call_timeout_s) {
+  CallOutcome outcome = timed_call(baseline, instance, candidate, call_timeout_s * 10);
+  if (outcome.status != CallStatus::kOk)
+    throw HarnessError("baseline failed during timing: " + outcome.message);
+  return outcome;
+}
+
 // The timed calls of one side, with what kbench measured around each.
 struct Series {
   std::vector<double> ms, wait_ms, offcpu_ms, cpu_ms, adjusted_ms;
@@ -135,7 +145,16 @@ void report_progress(const EvalOptions& options, const std::string& line) {
   if (options.progress) options.progress(line);
 }
 
-std::string timing_progress(int iters, const SpeedupEstimate& e, double left_s) {
+std::string warmup_progress(int index, int warmup) {
+  return "warmup " + std::to_string(index + 1) + "/" + std::to_string(warmup);
+}
+
+// `index` counts from 0 like the warmup's; the line counts from 1. `timing_start` dates the time
+// budget, whose remainder the line shows.
+std::string timing_progress(int index, const SpeedupEstimate& e, const StopRule& rule,
+                            double timing_start) {
+  const int iters = index + 1;
+  const double left_s = rule.time_budget_s - (now_seconds() - timing_start);
   char buf[128];
   if (e.pairs > 0) {
     std::snprintf(buf, sizeof buf, "timing %d (CI +-%.1f%%, %.0f s left)", iters,
@@ -385,9 +404,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
           return false;
         }
       } else {
-        base = timed_call(baseline, instance, &candidate, options.call_timeout_s * 10);
-        if (base.status != CallStatus::kOk)
-          throw HarnessError("baseline failed during timing: " + base.message);
+        base = timed_baseline_call(baseline, instance, &candidate, options.call_timeout_s);
       }
     }
     return true;
@@ -399,8 +416,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   // Warmup: untimed pairs on the last correctness inputs (page faults of the arenas, thread pools,
   // caches); their outputs are neither timed nor compared.
   for (int i = 0; i < options.warmup; ++i) {
-    report_progress(options,
-                    "warmup " + std::to_string(i + 1) + "/" + std::to_string(options.warmup));
+    report_progress(options, warmup_progress(i, options.warmup));
     CallOutcome cand, base;
     if (!before_pair(i) || !run_pair(i, cand, base)) return finish();
   }
@@ -409,8 +425,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   SpeedupEstimate estimate;
   std::string stop;
   for (int i = 0; stop.empty(); ++i) {
-    report_progress(options, timing_progress(i + 1, estimate,
-                                             rule.time_budget_s - (now_seconds() - timing_start)));
+    report_progress(options, timing_progress(i, estimate, rule, timing_start));
     if (!before_pair(i)) return finish();
     instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
     write_back(instance.shared_inputs());
@@ -517,27 +532,21 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   ThreadCpus this_thread;
   this_thread.pin({worker_cpus(options.threads).front()});
   const auto call = [&]() {
-    const CallOutcome outcome =
-        timed_call(baseline, instance, nullptr, options.call_timeout_s * 10);
-    if (outcome.status != CallStatus::kOk)
-      throw HarnessError("baseline failed during timing: " + outcome.message);
-    return outcome;
+    return timed_baseline_call(baseline, instance, nullptr, options.call_timeout_s);
   };
   const StopRule rule = stop_rule_of(options);
   const double timing_start = now_seconds();
   const std::map<int, CpuTicks> stat_before = read_proc_stat();
   instance.generate_shared(base_seed + kTimingSeedOffset - 1);
   for (int i = 0; i < options.warmup; ++i) {
-    report_progress(options,
-                    "warmup " + std::to_string(i + 1) + "/" + std::to_string(options.warmup));
+    report_progress(options, warmup_progress(i, options.warmup));
     call();
   }
   Series series;
   SpeedupEstimate estimate;
   std::string stop;
   for (int i = 0; stop.empty(); ++i) {
-    report_progress(options, timing_progress(i + 1, estimate,
-                                             rule.time_budget_s - (now_seconds() - timing_start)));
+    report_progress(options, timing_progress(i, estimate, rule, timing_start));
     instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
     write_back(instance.shared_inputs());
     series.add(call(), options.threads);

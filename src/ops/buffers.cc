@@ -2,12 +2,11 @@
 #include "ops/buffers.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <new>
 #include <utility>
 #include <vector>
 
-#include "core/bf16.h"
+#include "core/tensor.h"
 
 namespace kbench::ops {
 
@@ -88,20 +87,8 @@ F32Buffer::~F32Buffer() {
 }
 
 F32Buffer load_f32(const kb_tensor& t) {
-  const auto n = static_cast<std::size_t>(kb_numel(&t));
-  F32Buffer buf(n);
-  switch (t.dtype) {
-    case KB_BF16:
-      convert_bf16_to_f32(static_cast<const bf16_t*>(t.data), buf.data(), n);
-      break;
-    case KB_F32:
-      std::memcpy(buf.data(), t.data, n * sizeof(float));
-      break;
-    case KB_I32:
-      for (std::size_t i = 0; i < n; ++i)
-        buf.data()[i] = static_cast<float>(static_cast<const int32_t*>(t.data)[i]);
-      break;
-  }
+  F32Buffer buf(static_cast<std::size_t>(kb_numel(&t)));
+  widen_to_f32(t, buf.data());
   return buf;
 }
 

@@ -27,7 +27,6 @@
 #include <map>
 #include <memory>
 #include <new>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -324,19 +323,6 @@ __attribute__((noinline)) void triad(double* __restrict a, const double* __restr
                                      int threads) {
 #pragma omp parallel for simd num_threads(threads) schedule(static)
   for (std::int64_t i = 0; i < n; ++i) a[i] = b[i] + scalar * c[i];
-}
-
-// Number of CPUs in a sysfs cpu list such as "0-7,64-71".
-int count_cpu_list(const std::string& list) {
-  int count = 0;
-  std::istringstream ranges(list);
-  for (std::string range; std::getline(ranges, range, ',');) {
-    int lo = 0, hi = 0;
-    const int fields = std::sscanf(range.c_str(), "%d-%d", &lo, &hi);
-    if (fields == 1) count += 1;
-    if (fields == 2 && hi >= lo) count += hi - lo + 1;
-  }
-  return count;
 }
 
 // Bytes of L3 that `threads` threads can keep data in: one L3 instance's size times the number of

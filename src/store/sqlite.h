@@ -56,6 +56,11 @@ class Statement {
     bind_null(name);
   }
   void bind_null(const char* name) { check(sqlite3_bind_null(stmt_, index(name)), name); }
+  // Not an overload of bind_text: a std::string argument would convert to both parameter types.
+  void bind_text_or_null(const char* name, const std::optional<std::string>& text) {
+    if (text) return bind_text(name, *text);
+    bind_null(name);
+  }
 
   // True while a row is available; false when done.
   bool step() {

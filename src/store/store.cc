@@ -166,6 +166,19 @@ std::vector<EvalResult> read_results(sqlite3* db, const std::string& path, State
   return results;
 }
 
+// read_results over the rows `sql` selects once `bind_parameters` has bound them, in one read
+// snapshot of its own.
+template <typename BindParameters>
+std::vector<EvalResult> read_results_in_snapshot(sqlite3* db, const std::string& path,
+                                                 const char* sql, BindParameters bind_parameters) {
+  Transaction snapshot(db, "BEGIN");
+  Statement rows(db, sql);
+  bind_parameters(rows);
+  std::vector<EvalResult> results = read_results(db, path, rows);
+  snapshot.commit();
+  return results;
+}
+
 // Inside record()'s transaction: a result may join only an open run, and only once per workload.
 void check_run_accepts(sqlite3* db, std::int64_t run_id, const std::string& workload) {
   require_open_run(db, run_id);
@@ -442,40 +455,25 @@ std::int64_t ResultStore::insert_result(const EvalResult& result, const Environm
 }
 
 std::optional<EvalResult> ResultStore::result_by_id(std::int64_t id) const {
-  sqlite3* db = handle();
-  Transaction snapshot(db, "BEGIN");
-  Statement rows(db, "SELECT id, full_json, candidate_source FROM results WHERE id = :id");
-  rows.bind_int(":id", id);
-  std::vector<EvalResult> results = read_results(db, path_, rows);
-  snapshot.commit();
+  std::vector<EvalResult> results = read_results_in_snapshot(
+      handle(), path_, "SELECT id, full_json, candidate_source FROM results WHERE id = :id",
+      [id](Statement& rows) { rows.bind_int(":id", id); });
   if (results.empty()) return std::nullopt;
   return std::move(results.front());
 }
 
 std::vector<EvalResult> ResultStore::recent(int limit, std::optional<std::string> workload,
                                             std::optional<std::string> kind) const {
-  sqlite3* db = handle();
-  // One read snapshot for the rows and their samples, so a concurrent writer cannot interleave.
-  Transaction snapshot(db, "BEGIN");
-  Statement rows(
-      db,
+  return read_results_in_snapshot(
+      handle(), path_,
       "SELECT id, full_json, candidate_source FROM results "
       "WHERE (:workload IS NULL OR workload = :workload) AND (:kind IS NULL OR kind = :kind) "
-      "ORDER BY id DESC LIMIT :limit");
-  if (workload) {
-    rows.bind_text(":workload", *workload);
-  } else {
-    rows.bind_null(":workload");
-  }
-  if (kind) {
-    rows.bind_text(":kind", *kind);
-  } else {
-    rows.bind_null(":kind");
-  }
-  rows.bind_int(":limit", limit < 0 ? -1 : limit);  // SQLite reads LIMIT -1 as "no limit"
-  std::vector<EvalResult> results = read_results(db, path_, rows);
-  snapshot.commit();
-  return results;
+      "ORDER BY id DESC LIMIT :limit",
+      [&](Statement& rows) {
+        rows.bind_text_or_null(":workload", workload);
+        rows.bind_text_or_null(":kind", kind);
+        rows.bind_int(":limit", limit < 0 ? -1 : limit);  // SQLite reads LIMIT -1 as "no limit"
+      });
 }
 
 ResultStore::RunStart ResultStore::begin_or_resume_run(const std::string& key,
@@ -505,15 +503,10 @@ ResultStore::RunStart ResultStore::begin_or_resume_run(const std::string& key,
 }
 
 std::vector<EvalResult> ResultStore::results_of_run(std::int64_t run_id) const {
-  sqlite3* db = handle();
-  Transaction snapshot(db, "BEGIN");
-  Statement rows(db,
-                 "SELECT id, full_json, candidate_source FROM results WHERE run_id = :run_id "
-                 "ORDER BY id");
-  rows.bind_int(":run_id", run_id);
-  std::vector<EvalResult> results = read_results(db, path_, rows);
-  snapshot.commit();
-  return results;
+  return read_results_in_snapshot(
+      handle(), path_,
+      "SELECT id, full_json, candidate_source FROM results WHERE run_id = :run_id ORDER BY id",
+      [run_id](Statement& rows) { rows.bind_int(":run_id", run_id); });
 }
 
 void ResultStore::complete_run(std::int64_t run_id) {
