@@ -60,11 +60,16 @@ int threads_or_usage_error(int threads) {
   return threads;
 }
 
+std::string self_executable() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot find kbench's own executable: " + ec.message());
+  return self.string();
+}
+
 std::string worker_executable() {
   if (const char* path = std::getenv("KBENCH_WORKER"); path && *path) return path;
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (self.parent_path() / "kbench-worker").string();
+  return (std::filesystem::path(self_executable()).parent_path() / "kbench-worker").string();
 }
 
 namespace {

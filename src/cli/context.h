@@ -37,6 +37,8 @@ int threads_or_usage_error(int threads);
 // throws UsageError for a value out of range.
 EvalOptions timed_eval_options(const TimingOptions& options);
 
+// This executable's path, for the processes and batch scripts that run kbench again.
+std::string self_executable();
 // kbench-worker beside this executable ($KBENCH_WORKER overrides).
 std::string worker_executable();
 

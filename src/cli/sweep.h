@@ -57,7 +57,4 @@ int run_local(const std::filesystem::path& dir, const sweep::Plan& plan,
 // Prints the cells done, running, failed and pending, with each failure's line.
 int sweep_status(const std::filesystem::path& dir, bool json);
 
-// This executable's path, for the processes and batch scripts that run kbench again.
-std::string self_executable();
-
 }  // namespace kbench::cli

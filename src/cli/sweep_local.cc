@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cli/context.h"
 #include "cli/sweep.h"
 #include "core/environment.h"
 #include "core/stop_signals.h"
@@ -70,6 +71,7 @@ int run_local(const std::filesystem::path& dir, const sweep::Plan& plan,
   stop_between_units();
   std::deque<int> queue(cells.begin(), cells.end());
   std::map<pid_t, Running> running;
+  const std::string host = sweep::this_host();
   int forwarded = 0, finished = 0, failed = 0;
   for (;;) {
     const int signal = stop_signal();
@@ -98,27 +100,24 @@ int run_local(const std::filesystem::path& dir, const sweep::Plan& plan,
             .count();
     running.erase(it);
     ++finished;
-    sweep::CellFiles files(dir, cell);
-    if (WIFSIGNALED(wstatus)) {
-      // Killed before it could say how it ended: its attempt is recorded as failed on its behalf.
-      for (sweep::Attempt a : files.attempts()) {
-        if (a.pid != pid || a.host != sweep::this_host() || a.outcome) continue;
-        a.outcome = sweep::Outcome::kFailed;
-        a.exit_code = 128 + WTERMSIG(wstatus);
-        a.message = std::string("killed by signal ") + std::to_string(WTERMSIG(wstatus));
-        a.ended_at = utc_now_iso8601();
-        files.end_attempt(a);
-      }
-    }
-    // What this process's attempt says of its end (a cell refused before it claimed one, e.g.
-    // failed too often, says nothing: its own line is in the log).
-    std::optional<sweep::Outcome> outcome;
-    std::string message = "ended without an attempt (see " + (dir / "logs").string() + ")";
+    // The attempt this process claimed, if it got that far (a cell refused before it claimed one,
+    // e.g. failed too often, has none: its own line is in the log).
+    const sweep::CellFiles files(dir, cell);
+    std::optional<sweep::Attempt> attempt;
     for (const sweep::Attempt& a : files.attempts())
-      if (a.pid == pid && a.host == sweep::this_host() && a.outcome) {
-        outcome = a.outcome;
-        message = a.message;
-      }
+      if (a.pid == pid && a.host == host) attempt = a;
+    if (attempt && !attempt->outcome && WIFSIGNALED(wstatus)) {
+      // Killed before it could say how it ended: recorded as failed on its behalf.
+      attempt->outcome = sweep::Outcome::kFailed;
+      attempt->exit_code = 128 + WTERMSIG(wstatus);
+      attempt->message = "killed by signal " + std::to_string(WTERMSIG(wstatus));
+      attempt->ended_at = utc_now_iso8601();
+      files.end_attempt(*attempt);
+    }
+    const std::optional<sweep::Outcome> outcome = attempt ? attempt->outcome : std::nullopt;
+    const std::string message =
+        outcome ? attempt->message
+                : "ended without an attempt (see " + (dir / "logs").string() + ")";
     if (outcome != sweep::Outcome::kDone && outcome != sweep::Outcome::kStopped) ++failed;
     std::printf("[%d/%zu] %s: %s (%.1f s)%s%s\n", finished, cells.size(), cell.name.c_str(),
                 outcome ? sweep::outcome_name(*outcome) : "not run", seconds,
@@ -134,13 +133,6 @@ int run_local(const std::filesystem::path& dir, const sweep::Plan& plan,
               cells.size(), failed, failed > 0 ? " (kbench sweep status shows why)" : "",
               dir.c_str());
   return failed > 0 ? 1 : 0;
-}
-
-std::string self_executable() {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error("cannot find kbench's own executable: " + ec.message());
-  return self.string();
 }
 
 }  // namespace kbench::cli
