@@ -3,12 +3,16 @@
 // scalar reference, byte for byte.
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
-#include <omp.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -62,17 +66,62 @@ TEST(FillInput, SameSeedSameBytesOtherwiseDifferent) {
   EXPECT_FALSE(same_bytes(ints, filled(InitRule::randint(1000), KB_I32, 10001, 6)));
 }
 
+// The tiles are split over the CPUs the process may use: pinned to one CPU, one thread fills them.
 TEST(FillInput, IndependentOfThreadCount) {
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  const auto all = filled(InitRule::normal(), KB_F32, 100003, 77);
+  const auto all_bf16 = filled(InitRule::uniform(-1, 1), KB_BF16, 100003, 77);
+  cpu_set_t one_cpu;
+  CPU_ZERO(&one_cpu);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &saved)) {
+      CPU_SET(cpu, &one_cpu);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one_cpu, &one_cpu), 0);
   const auto one = filled(InitRule::normal(), KB_F32, 100003, 77);
   const auto one_bf16 = filled(InitRule::uniform(-1, 1), KB_BF16, 100003, 77);
-  omp_set_num_threads(2);
-  const auto two = filled(InitRule::normal(), KB_F32, 100003, 77);
-  const auto two_bf16 = filled(InitRule::uniform(-1, 1), KB_BF16, 100003, 77);
-  omp_set_num_threads(saved);
-  EXPECT_TRUE(same_bytes(one, two));
-  EXPECT_TRUE(same_bytes(one_bf16, two_bf16));
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
+  EXPECT_TRUE(same_bytes(one, all));
+  EXPECT_TRUE(same_bytes(one_bf16, all_bf16));
+}
+
+// The state letter (R running, S sleeping, ...) of each of this process's threads but the caller.
+std::map<std::string, char> other_thread_states() {
+  std::map<std::string, char> states;
+  const std::string self = std::to_string(gettid());
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    const std::string tid = task.path().filename();
+    if (tid == self) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const std::size_t after_name = line.rfind(')');
+    if (after_name != std::string::npos && after_name + 2 < line.size())
+      states[tid] = line[after_name + 2];
+  }
+  return states;
+}
+
+// Inputs are drawn right before every timed call: a thread the draw leaves behind, or wakes and
+// leaves running (an OpenMP team spinning for its next region), would take a CPU from a worker
+// timed on all of them. Threads already running before the draw (a library's own start-up) are
+// not the draw's doing.
+TEST(FillInput, LeavesNoThreadRunning) {
+  cpu_set_t cpus;
+  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  if (CPU_COUNT(&cpus) < 2) GTEST_SKIP() << "one CPU: nothing is split";
+  for (int round = 0; round < 3; ++round) {
+    const std::map<std::string, char> before = other_thread_states();
+    const auto t = filled(InitRule::normal(), KB_F32, std::int64_t{1} << 22, 5 + round);
+    for (const auto& [tid, state] : other_thread_states()) {
+      const auto earlier = before.find(tid);
+      EXPECT_NE(earlier, before.end()) << "thread " << tid << " outlived the draw";
+      if (earlier != before.end() && earlier->second != 'R')
+        EXPECT_NE(state, 'R') << "thread " << tid << " still runs after the draw";
+    }
+  }
 }
 
 TEST(FillInput, ElementDependsOnlyOnItsIndex) {

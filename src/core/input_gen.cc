@@ -1,5 +1,5 @@
 // Philox-driven input generation: normals by a tabulated inverse CDF, uniform floats and bounded
-// integers. This file holds the table, the scalar reference and the OpenMP split; the vector
+// integers. This file holds the table, the scalar reference and the split over threads; the vector
 // kernels that fill_input runs are in input_gen_simd.cc and write the same bytes.
 #include "core/input_gen.h"
 
@@ -8,7 +8,11 @@
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
+
+#include <sched.h>
 
 #include "core/bf16.h"
 #include "core/input_gen_internal.h"
@@ -123,24 +127,50 @@ void fill_span_typed(const FillJob& job, std::int64_t first, std::int64_t count,
   }
 }
 
-// Values per OpenMP work item: a multiple of 4 (a Philox block) and of every vector length, large
-// enough that a work item's setup (one dispatch, ten key vectors) costs nothing, small enough that
-// two threads split even a 1 MB tensor.
+// Values per work item: a multiple of 4 (a Philox block) and of every vector length, large enough
+// that a work item's setup (one dispatch, ten key vectors) costs nothing, small enough that two
+// threads split even a 1 MB tensor.
 constexpr std::int64_t kTileValues = std::int64_t{1} << 16;
 
 using SpanFunction = void (*)(const FillJob&, std::int64_t, std::int64_t, void*);
 
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+// The tiles are split over threads that are joined before this returns, not over an OpenMP team:
+// kbench draws fresh inputs right before every timed call, and an OpenMP runtime keeps its team
+// spinning for milliseconds after a parallel region (libgomp's default is 300,000 pause
+// iterations, 70% of a CPU in kbench's process on the AMX Xeon), so the worker, timed at two
+// threads on two CPUs, shared one of them with kbench: 8p's baseline measured 2.2 ms there against
+// 1.5 ms for the same calls in a quiet process. A joined thread takes nothing.
 void fill_tiles(const FillJob& job, kb_tensor& t, SpanFunction span) {
   const std::int64_t n = kb_numel(&t);
   const std::int64_t tiles = (n + kTileValues - 1) / kTileValues;
   const std::size_t element_bytes = dtype_size(t.dtype);
   char* const data = static_cast<char*>(t.data);
-#pragma omp parallel for schedule(static) if (tiles > 1)
-  for (std::int64_t tile = 0; tile < tiles; ++tile) {
-    const std::int64_t first = tile * kTileValues;
-    span(job, first, std::min(kTileValues, n - first),
-         data + static_cast<std::size_t>(first) * element_bytes);
+  const auto fill_range = [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t tile = begin; tile < end; ++tile) {
+      const std::int64_t first = tile * kTileValues;
+      span(job, first, std::min(kTileValues, n - first),
+           data + static_cast<std::size_t>(first) * element_bytes);
+    }
+  };
+  const std::int64_t parts = std::clamp<std::int64_t>(tiles, 1, usable_cpus());
+  const auto part_start = [&](std::int64_t part) { return part * tiles / parts; };
+  std::vector<std::jthread> helpers;  // joined on return
+  for (std::int64_t part = 1; part < parts; ++part) {
+    try {
+      helpers.emplace_back(fill_range, part_start(part), part_start(part + 1));
+    } catch (const std::system_error&) {  // no thread to be had: this one fills the rest
+      fill_range(part_start(part), tiles);
+      break;
+    }
   }
+  fill_range(0, part_start(1));
 }
 
 }  // namespace
