@@ -115,7 +115,8 @@ nlohmann::json breakdown_json(const Breakdown& b) {
                      {"calls_per_run", p.calls_per_run},
                      {"ms", p.ms},
                      {"share", b.share_of(p)},
-                     {"in_parallel_region", p.in_parallel_region}});
+                     {"in_parallel_region", p.in_parallel_region},
+                     {"spread_over_threads", p.spread_over}});
   return {{"runs", b.runs},
           {"total_ms", b.total_ms},
           {"library_ms", b.library_ms},
@@ -133,9 +134,13 @@ void print_breakdown(const std::string& workload, const Breakdown& b) {
               workload.c_str(), significant(b.total_ms, 4).c_str(), b.runs,
               significant(b.library_ms, 4).c_str(), 100.0 * b.outside_library_share());
   for (const BreakdownPart& p : b.parts)
-    std::printf("  %-58s x%-4d %10s ms %6.1f%%%s\n", p.call.c_str(), p.calls_per_run,
-                significant(p.ms, 4).c_str(), 100.0 * b.share_of(p),
-                p.in_parallel_region ? "  (inside a parallel region: one thread)" : "");
+    std::printf(
+        "  %-58s x%-4d %10s ms %6.1f%%%s\n", p.call.c_str(), p.calls_per_run,
+        significant(p.ms, 4).c_str(), 100.0 * b.share_of(p),
+        p.spread_over > 0
+            ? ("  (spread over " + std::to_string(p.spread_over) + " threads, one each)").c_str()
+        : p.in_parallel_region ? "  (inside a parallel region: one thread)"
+                               : "");
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ Breakdown measure_breakdown(const Workload& workload, Size size, int threads,
   // The calls are the same in every run (a baseline's calls follow from the shapes alone); each
   // part's time is its median over the runs.
   for (const ops::LibraryCall& call : calls_of_run.front()) {
-    BreakdownPart part{call.key(), call.count, 0, call.in_parallel_region};
+    BreakdownPart part{call.key(), call.count, 0, call.in_parallel_region, call.spread_over};
     std::vector<double> ms;
     for (const auto& calls : calls_of_run) {
       const auto same = std::find_if(calls.begin(), calls.end(), [&](const ops::LibraryCall& c) {
@@ -68,7 +68,7 @@ Breakdown measure_breakdown(const Workload& workload, Size size, int threads,
       });
       ms.push_back(same == calls.end() ? 0.0 : same->seconds * 1e3);
     }
-    part.ms = median(ms);
+    part.ms = median(ms) / std::max(1, part.spread_over);
     b.library_ms += part.ms;
     b.parts.push_back(std::move(part));
   }

@@ -19,6 +19,9 @@ struct BreakdownPart {
   // Some of its calls ran inside an OpenMP parallel region: the library got one thread of the
   // budget there, and `ms` may count overlapping time.
   bool in_parallel_region = false;
+  // Its calls were spread over this many threads, one each (0: not): `ms` is their summed time
+  // divided by that, their share of the run's wall time when the threads are evenly loaded.
+  int spread_over = 0;
 };
 
 struct Breakdown {

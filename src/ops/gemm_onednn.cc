@@ -2,6 +2,7 @@
 // process and reused, with the epilogue as post-ops so oneDNN applies it to each output tile before
 // the single store. Operands stay in their plain row-major layout: oneDNN packs them inside the
 // call as any library call from a framework would.
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <mutex>
@@ -29,11 +30,20 @@ dnnl::memory::desc row_major(std::int64_t rows, std::int64_t cols, std::int64_t 
   return dnnl::memory::desc({rows, cols}, type, dnnl::memory::dims{ld, 1});
 }
 
+// A matmul and the scratchpad it needs. The scratchpad is the caller's, one per call: oneDNN's own
+// is shared by every primitive of the process (Debian's build has DNNL_ENABLE_CONCURRENT_EXEC
+// off), so two calls running at once on threads of spread_library_calls corrupted each other's
+// packed operands (6p's baseline on the f32 path, seen in baseline_paths_test).
+struct Primitive {
+  dnnl::matmul matmul;
+  dnnl::memory::desc scratchpad;
+};
+
 struct Context {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::mutex mutex;
   // An empty optional: oneDNN cannot create this configuration on this CPU (asked once).
-  std::unordered_map<std::string, std::optional<dnnl::matmul>> primitives;
+  std::unordered_map<std::string, std::optional<Primitive>> primitives;
 };
 
 Context& context() {
@@ -180,6 +190,10 @@ std::string primitive_key(dt operand_type, const Matrix& a, const Matrix& b, boo
   add(a.dtype);
   add(b.dtype);
   add(b_transposed);
+  // oneDNN sizes a primitive's work split for the threads it may use when it is made: one made for
+  // the whole budget and run on one thread of spread_library_calls would split for threads it
+  // does not have.
+  add(omp_get_max_threads());
   add(c.dtype);
   add(e.alpha);
   add(e.bias != nullptr);
@@ -210,19 +224,20 @@ const void* operand_data(const Matrix& m, dt type, F32Buffer& scratch, std::int6
 
 // The cached primitive for `key`, created on first use; nullopt when oneDNN has no implementation
 // for this CPU and configuration but a reference one (remembered, so it is asked once).
-std::optional<dnnl::matmul> find_or_make(Context& ctx, const std::string& key, const Descs& d,
-                                         const Chain& chain) {
+std::optional<Primitive> find_or_make(Context& ctx, const std::string& key, const Descs& d,
+                                      const Chain& chain) {
   std::lock_guard lock(ctx.mutex);
   auto it = ctx.primitives.find(key);
   if (it == ctx.primitives.end()) {
-    std::optional<dnnl::matmul> made;
+    std::optional<Primitive> made;
     try {
       dnnl::primitive_attr attr;
       attr.set_post_ops(chain.post_ops);
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(d.a, d.b, d.c), attr, ctx.engine);
       // A reference kernel counts as no implementation: the OpenBLAS path runs the call instead.
       if (!is_reference_implementation(pd.impl_info_str())) {
-        made = dnnl::matmul(pd);
+        made = Primitive{dnnl::matmul(pd), pd.scratchpad_desc()};
         note_onednn_implementation(pd.impl_info_str());
       }
     } catch (const dnnl::error&) {
@@ -259,7 +274,7 @@ bool onednn_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
   // Some oneDNN CPUs lack f32 -> bf16 matmuls: such a GEMM writes f32 into scratch and rounds
   // each row to bf16 after the call (the epilogue stays fused).
   Context& ctx = context();
-  std::optional<dnnl::matmul> primitive =
+  std::optional<Primitive> primitive =
       find_or_make(ctx, primitive_key(operand_type, a, b, b_transposed, c, epilogue), d, chain);
   F32Buffer c_scratch(0);
   void* c_data = c.data;
@@ -283,9 +298,12 @@ bool onednn_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
   for (const BinaryOperand& operand : chain.operands)
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(operand.index) | DNNL_ARG_SRC_1,
                  memory(operand.desc, operand.data));
-  // Streams are not thread-safe; kernels call gemm from one thread (oneDNN threads inside).
+  F32Buffer scratchpad((primitive->scratchpad.get_size() + sizeof(float) - 1) / sizeof(float));
+  args.emplace(DNNL_ARG_SCRATCHPAD, memory(primitive->scratchpad, scratchpad.data()));
+  // A stream per call: streams are not thread-safe, and spread_library_calls makes calls from
+  // several threads at once.
   dnnl::stream stream(ctx.engine);
-  primitive->execute(stream, args);
+  primitive->matmul.execute(stream, args);
   stream.wait();
   if (c_data != c.data) {
 #pragma omp parallel for schedule(static) if (c.rows * c.cols >= kParallelElements)

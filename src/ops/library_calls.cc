@@ -11,6 +11,7 @@
 #include "core/input_gen.h"
 #include "core/tensor.h"
 #include "core/timer.h"
+#include "ops/spread_calls.h"
 
 namespace kbench::ops {
 namespace {
@@ -85,6 +86,7 @@ NotedLibraryCall::NotedLibraryCall(const LibraryCall& call) {
   Log& l = log();
   if (!l.recording.load(std::memory_order_relaxed)) return;
   const bool in_parallel_region = omp_in_parallel() != 0;
+  const int spread_over = library_calls_spread_over();
   std::lock_guard lock(l.mutex);
   if (!l.recording) return;
   key_ = call.key();
@@ -93,12 +95,14 @@ NotedLibraryCall::NotedLibraryCall(const LibraryCall& call) {
     LibraryCall& noted = l.calls[static_cast<std::size_t>(same - l.keys.begin())];
     ++noted.count;
     noted.in_parallel_region |= in_parallel_region;
+    noted.spread_over = std::max(noted.spread_over, spread_over);
   } else {
     l.keys.push_back(key_);
     l.calls.push_back(call);
     l.calls.back().count = 1;
     l.calls.back().seconds = 0;
     l.calls.back().in_parallel_region = in_parallel_region;
+    l.calls.back().spread_over = spread_over;
   }
   start_s_ = now_seconds();
 }

@@ -32,6 +32,8 @@ struct LibraryCall {
   // Some of these calls came from inside an OpenMP parallel region, where the library gets one
   // thread of the budget (and `seconds` may count time that overlapped).
   bool in_parallel_region = false;
+  // They were spread over this many threads by spread_library_calls, one thread each (0: not).
+  int spread_over = 0;
   std::string key() const;  // "gemm <GemmShapeClass::key()>" or "<ConvCall::key()>"
   double flops() const;     // of one call: 2 m n k, or conv_direct_flops
 };

@@ -40,6 +40,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/gemm.h"
+#include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/matmul.h"
@@ -189,9 +190,10 @@ int reference(const std::vector<GroupRows>& runs, const kb_tensor* in, kb_tensor
 
 // One library GEMM per non-empty group on its own rows (no padding to max_expert_size, whose
 // masked rows the original computes and discards), each rounding its f32 product once into the
-// output; rows no group covers are zeroed. It is also the bf16 program: the original's dots
-// accumulate in f32 (preferred_element_type) and each result is cast to bf16 once, which is
-// exactly this writing bf16.
+// output; rows no group covers are zeroed. The groups' GEMMs (a hundred-odd rows each at the cpu
+// size) are spread over the threads, one each, as a grouped-GEMM op does. It is also the bf16
+// program: the original's dots accumulate in f32 (preferred_element_type) and each result is cast
+// to bf16 once, which is exactly this writing bf16.
 int baseline(const std::vector<GroupRows>& runs, const kb_tensor* in, kb_tensor* out) {
   const std::int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[2];
   const std::int64_t out_size = out[0].dtype == KB_F32 ? 4 : 2;
@@ -200,13 +202,22 @@ int baseline(const std::vector<GroupRows>& runs, const kb_tensor* in, kb_tensor*
   auto zero_rows = [&](std::int64_t from, std::int64_t to) {
     if (to > from) std::fill(y + from * n * out_size, y + to * n * out_size, char{0});
   };
+  std::vector<std::size_t> computed;  // the non-empty groups
+  std::vector<double> rows_of;
   for (std::size_t g = 0; g < runs.size(); ++g) {
     const auto [start, rows] = runs[g];
     zero_rows(covered_to, start);
-    if (rows > 0) matmul::group_gemm(in, out[0], static_cast<std::int64_t>(g), start, rows, k, n);
+    if (rows > 0) {
+      computed.push_back(g);
+      rows_of.push_back(static_cast<double>(rows));
+    }
     covered_to = std::max(covered_to, start + rows);
   }
   zero_rows(covered_to, m);
+  ops::spread_library_calls(rows_of, [&](std::size_t i) {
+    const std::size_t g = computed[i];
+    matmul::group_gemm(in, out[0], static_cast<std::int64_t>(g), runs[g].start, runs[g].rows, k, n);
+  });
   return 0;
 }
 

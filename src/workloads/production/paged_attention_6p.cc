@@ -34,9 +34,10 @@
 //   - The cpu preset is (N, H_q, H_kv, D, P, pages_per_seq) = (8, 64, 8, 128, 16, 256): the full
 //     heads, head_dim, pages and 4096-token context, 8 sequences instead of 64 (134 MB of cache).
 //   - The baseline keeps the scores f32 where the original rounds the einsum and the scaled scores
-//   to
-//     bf16 and runs the softmax in bf16 (the faithful bf16 program does that); its probabilities
-//     are bf16 before the value einsum, as the original's are.
+//     to bf16 and runs the softmax in bf16 (the faithful bf16 program does that); its
+//     probabilities are bf16 before the value einsum, as the original's are.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -51,6 +52,7 @@
 #include "ops/gemm.h"
 #include "ops/paged_kv.h"
 #include "ops/rows.h"
+#include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/bf16_softmax.h"
 #include "workloads/kit/entry.h"
@@ -208,7 +210,19 @@ std::int64_t chunk_tokens(const Shape& s) {
   return s.page_size * std::max<std::int64_t>(1, 256 / s.page_size);
 }
 
-// What a fusing compiler emits for the vmapped program, one sequence at a time, in two passes over
+// One thread's buffers for a sequence: its gathered chunk, scores, probabilities and sums.
+struct SequenceScratch {
+  SequenceScratch(const Shape& s, kb_dtype probability_dtype)
+      : block(KB_BF16, chunk_tokens(s), s.num_kv_heads * s.head_dim),
+        scores(KB_F32, s.num_q_heads, s.capacity()),
+        probabilities(probability_dtype, s.num_q_heads, s.capacity()),
+        partial(KB_F32, s.group(), s.head_dim),
+        acc(static_cast<std::size_t>(s.num_q_heads * s.head_dim)) {}
+  ops::ScratchMatrix block, scores, probabilities, partial;
+  std::vector<float> acc;
+};
+
+// What a fusing compiler emits for the vmapped program, for one sequence, in two passes over
 // the sequence's pages in L2-sized chunks (gathered with one memcpy per page): K chunks feed, per
 // KV head, a GEMM of its G query heads (the GQA repeat is never materialized: they are the rows of
 // one GEMM) with D^-0.5 fused, into the sequence's f32 scores; one softmax pass per row over the
@@ -216,78 +230,91 @@ std::int64_t chunk_tokens(const Shape& s) {
 // chunks feed the probability x value GEMMs, summed in f32 and rounded once into the output.
 // Probabilities are bf16 in the timed run (the original's softmax output is bf16), f32 in the
 // oracle. Each K/V byte is read from memory once.
-int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
-  const Shape& s = shape;
+void attend_sequence(const Shape& s, const kb_tensor* in, kb_tensor* out, std::int64_t seq,
+                     SequenceScratch& scratch) {
   const std::int64_t token_elems = s.num_kv_heads * s.head_dim;
   const std::int64_t chunk = chunk_tokens(s);
   const std::int64_t g = s.group();
   const kb_dtype probability_dtype = out[0].dtype;
-  ops::ScratchMatrix block(KB_BF16, chunk, token_elems);
-  ops::ScratchMatrix scores(KB_F32, s.num_q_heads, s.capacity());
-  ops::ScratchMatrix probabilities(probability_dtype, s.num_q_heads, s.capacity());
-  ops::ScratchMatrix partial(KB_F32, g, s.head_dim);
-  std::vector<float> acc(static_cast<std::size_t>(s.num_q_heads * s.head_dim));
-  auto* kv = static_cast<bf16_t*>(block.row(0));
+  ops::ScratchMatrix& scores = scratch.scores;
+  std::vector<float>& acc = scratch.acc;
+  auto* kv = static_cast<bf16_t*>(scratch.block.row(0));
   const auto* queries = static_cast<const bf16_t*>(in[0].data);
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
   const ops::PagedCache k_cache{static_cast<const bf16_t*>(in[1].data), s.num_pages(), s.page_size,
                                 token_elems};
   const ops::PagedCache v_cache{static_cast<const bf16_t*>(in[2].data), s.num_pages(), s.page_size,
                                 token_elems};
+  const std::int64_t visible = visible_keys(in, s, seq);
+  const std::int64_t keys = visible > 0 ? visible : s.capacity();
+  const std::int64_t row = query_row(in, s, seq);
+  const std::int32_t* table = static_cast<const std::int32_t*>(in[4].data) + seq * s.pages_per_seq;
+  for (std::int64_t c0 = 0; c0 < keys; c0 += chunk) {
+    const std::int64_t n = std::min(chunk, keys - c0);
+    ops::gather_tokens(k_cache, table + c0 / s.page_size, n, kv);
+    for (std::int64_t h = 0; h < s.num_kv_heads; ++h)
+      ops::gemm({queries + (row * s.num_q_heads + h * g) * s.head_dim, KB_BF16, g, s.head_dim,
+                 s.head_dim},
+                {kv + h * s.head_dim, KB_BF16, n, s.head_dim, token_elems}, true,
+                {static_cast<float*>(scores.row(h * g)) + c0, KB_F32, g, n, s.capacity()},
+                {.alpha = scale});
+  }
+  const auto width = static_cast<std::size_t>(keys);
+  for (std::int64_t r = 0; r < s.num_q_heads; ++r) {
+    auto* p = static_cast<float*>(scores.row(r));
+    if (visible == 0) {
+      std::fill(p, p + width, 1.0f / static_cast<float>(keys));
+    } else {
+      const float max_score = ops::max_value(p, width);
+      const float sum = ops::exp_inplace_sum(p, width, max_score);
+      ops::scale_inplace(p, width, 1.0f / sum);
+    }
+    if (probability_dtype == KB_BF16)
+      convert_f32_to_bf16(p, static_cast<bf16_t*>(scratch.probabilities.row(r)), width);
+  }
+  ops::ScratchMatrix& p = probability_dtype == KB_BF16 ? scratch.probabilities : scores;
+  const std::size_t p_element = dtype_size(probability_dtype);
+  std::fill(acc.begin(), acc.end(), 0.0f);
+  for (std::int64_t c0 = 0; c0 < keys; c0 += chunk) {
+    const std::int64_t n = std::min(chunk, keys - c0);
+    ops::gather_tokens(v_cache, table + c0 / s.page_size, n, kv);
+    for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
+      ops::gemm({static_cast<const char*>(p.row(h * g)) + static_cast<std::size_t>(c0) * p_element,
+                 probability_dtype, g, n, s.capacity()},
+                {kv + h * s.head_dim, KB_BF16, n, s.head_dim, token_elems}, false,
+                scratch.partial.out());
+      const auto* part = static_cast<const float*>(scratch.partial.row(0));
+      float* a = acc.data() + h * g * s.head_dim;
+      for (std::int64_t i = 0; i < g * s.head_dim; ++i) a[i] += part[i];
+    }
+  }
+  const std::size_t row_elems = static_cast<std::size_t>(s.num_q_heads * s.head_dim);
+  if (out[0].dtype == KB_F32)
+    std::memcpy(static_cast<float*>(out[0].data) + seq * s.num_q_heads * s.head_dim, acc.data(),
+                row_elems * sizeof(float));
+  else
+    convert_f32_to_bf16(acc.data(),
+                        static_cast<bf16_t*>(out[0].data) + seq * s.num_q_heads * s.head_dim,
+                        row_elems);
+}
+
+int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
+  const Shape& s = shape;
+  // Decode GEMMs of G rows are far too small to split: the sequences are spread over the threads
+  // instead, each with its own buffers, costed by the keys they read.
+  std::vector<double> keys_of(static_cast<std::size_t>(s.num_seqs));
   for (std::int64_t seq = 0; seq < s.num_seqs; ++seq) {
     const std::int64_t visible = visible_keys(in, s, seq);
-    const std::int64_t keys = visible > 0 ? visible : s.capacity();
-    const std::int64_t row = query_row(in, s, seq);
-    const std::int32_t* table =
-        static_cast<const std::int32_t*>(in[4].data) + seq * s.pages_per_seq;
-    for (std::int64_t c0 = 0; c0 < keys; c0 += chunk) {
-      const std::int64_t n = std::min(chunk, keys - c0);
-      ops::gather_tokens(k_cache, table + c0 / s.page_size, n, kv);
-      for (std::int64_t h = 0; h < s.num_kv_heads; ++h)
-        ops::gemm({queries + (row * s.num_q_heads + h * g) * s.head_dim, KB_BF16, g, s.head_dim,
-                   s.head_dim},
-                  {kv + h * s.head_dim, KB_BF16, n, s.head_dim, token_elems}, true,
-                  {static_cast<float*>(scores.row(h * g)) + c0, KB_F32, g, n, s.capacity()},
-                  {.alpha = scale});
-    }
-    const auto width = static_cast<std::size_t>(keys);
-    for (std::int64_t r = 0; r < s.num_q_heads; ++r) {
-      auto* p = static_cast<float*>(scores.row(r));
-      if (visible == 0) {
-        std::fill(p, p + width, 1.0f / static_cast<float>(keys));
-      } else {
-        const float max_score = ops::max_value(p, width);
-        const float sum = ops::exp_inplace_sum(p, width, max_score);
-        ops::scale_inplace(p, width, 1.0f / sum);
-      }
-      if (probability_dtype == KB_BF16)
-        convert_f32_to_bf16(p, static_cast<bf16_t*>(probabilities.row(r)), width);
-    }
-    ops::ScratchMatrix& p = probability_dtype == KB_BF16 ? probabilities : scores;
-    const std::size_t p_element = dtype_size(probability_dtype);
-    std::fill(acc.begin(), acc.end(), 0.0f);
-    for (std::int64_t c0 = 0; c0 < keys; c0 += chunk) {
-      const std::int64_t n = std::min(chunk, keys - c0);
-      ops::gather_tokens(v_cache, table + c0 / s.page_size, n, kv);
-      for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
-        ops::gemm(
-            {static_cast<const char*>(p.row(h * g)) + static_cast<std::size_t>(c0) * p_element,
-             probability_dtype, g, n, s.capacity()},
-            {kv + h * s.head_dim, KB_BF16, n, s.head_dim, token_elems}, false, partial.out());
-        const auto* part = static_cast<const float*>(partial.row(0));
-        float* a = acc.data() + h * g * s.head_dim;
-        for (std::int64_t i = 0; i < g * s.head_dim; ++i) a[i] += part[i];
-      }
-    }
-    const std::size_t row_elems = static_cast<std::size_t>(s.num_q_heads * s.head_dim);
-    if (out[0].dtype == KB_F32)
-      std::memcpy(static_cast<float*>(out[0].data) + seq * s.num_q_heads * s.head_dim, acc.data(),
-                  row_elems * sizeof(float));
-    else
-      convert_f32_to_bf16(acc.data(),
-                          static_cast<bf16_t*>(out[0].data) + seq * s.num_q_heads * s.head_dim,
-                          row_elems);
+    keys_of[static_cast<std::size_t>(seq)] =
+        static_cast<double>(visible > 0 ? visible : s.capacity());
   }
+  std::vector<std::optional<SequenceScratch>> scratch(
+      static_cast<std::size_t>(omp_get_max_threads()));
+  ops::spread_library_calls(keys_of, [&](std::size_t seq) {
+    std::optional<SequenceScratch>& mine = scratch[static_cast<std::size_t>(omp_get_thread_num())];
+    if (!mine) mine.emplace(s, out[0].dtype);
+    attend_sequence(s, in, out, static_cast<std::int64_t>(seq), *mine);
+  });
   return 0;
 }
 
