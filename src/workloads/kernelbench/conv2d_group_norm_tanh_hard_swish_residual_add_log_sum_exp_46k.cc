@@ -156,6 +156,9 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
       scale[c] = static_cast<float>(gamma.data()[c] * inv_std);
       shift[c] = static_cast<float>(beta.data()[c] - stats.mean[c] * gamma.data()[c] * inv_std);
     }
+    // The tanh and exp of every element are most of the run: the pixels are split over the
+    // threads.
+#pragma omp parallel for schedule(static)
     for (std::size_t p = 0; p < plane; ++p)
       conv_kit::store(out[0], n * plane + p,
                       epilogue_row(y.data() + p * channels, scale.data(), shift.data(), channels));
