@@ -37,6 +37,8 @@
 //     many short decodes and long masked prefill chunks, 2 inactive slots and 44 padding tokens.
 //   - min_bytes is tensor_bytes: every page of kv_pages counted once although only the pages below
 //     each active kv_len are needed (~48% at full size); the workload is compute-bound either way.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -53,6 +55,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/paged_kv.h"
+#include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/entry.h"
 #include "workloads/workload.h"
@@ -321,44 +324,65 @@ int reference(const Call& call, const kb_tensor* in, kb_tensor* out) {
 // one GEMM per query head over its q_len tokens. Only the keys below kv_len are gathered (all S_max
 // when some row sees none). Probabilities are bf16 in the timed run (the original's .astype(bf16)),
 // f32 in the oracle; rows of unowned tokens are zeroed.
-int run(const Call& call, const kb_tensor* in, kb_tensor* out, kb_dtype probability_dtype) {
+// Sequence i of the call, its pages gathered into `kv` (a (capacity, 2 H_kv D) bf16 block).
+void attend_sequence(const Call& call, const kb_tensor* in, kb_tensor* out,
+                     kb_dtype probability_dtype, std::int64_t i, bf16_t* kv) {
   const Shape& s = call.shape;
-  zero_unowned_rows(call, out[0]);
-  ops::ScratchMatrix block(KB_BF16, s.capacity(), s.token_elems());
-  auto* kv = static_cast<bf16_t*>(block.row(0));
   const auto* queries = static_cast<const bf16_t*>(in[0].data);
   const std::size_t out_element = dtype_size(out[0].dtype);
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
   const ops::PagedCache cache{static_cast<const bf16_t*>(in[1].data), in[1].shape[0], s.page_size,
                               s.token_elems()};
-  for (std::int64_t i = 0; i < call.num_seqs; ++i) {
-    const std::int64_t q_start = call.cu_q_lens[i];
-    const std::int64_t q_len = call.cu_q_lens[i + 1] - q_start;
-    if (q_len == 0) continue;
-    const std::int64_t kv_len = call.kv_lens[i];
-    const bool per_token = q_len > 1;
-    const ops::Visibility visibility = visibility_of(q_len, kv_len, per_token);
-    // The first row sees the fewest keys; if it sees none, the uniform average needs all S_max.
-    const std::int64_t keys =
-        visibility.keys(0, s.capacity()) == 0 ? s.capacity() : std::min(kv_len, s.capacity());
-    ops::gather_tokens(cache, call.page_indices + i * s.pages_per_seq, keys, kv);
-    const std::int64_t kv_ld = s.token_elems();
-    for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
-      const bf16_t* k = kv + 2 * h * s.head_dim;
-      const bf16_t* v = k + s.head_dim;
-      // (rows, first query head, query row stride) of each GEMM of this KV head.
-      const std::int64_t row_ld = per_token ? s.num_q_heads * s.head_dim : s.head_dim;
-      const std::int64_t rows = per_token ? q_len : s.group();
-      for (std::int64_t g = 0; g < (per_token ? s.group() : 1); ++g) {
-        const std::int64_t offset = (q_start * s.num_q_heads + h * s.group() + g) * s.head_dim;
-        ops::attend(
-            {queries + offset, KB_BF16, rows, s.head_dim, row_ld}, k, v, kv_ld, keys, visibility,
-            scale, probability_dtype,
-            {static_cast<char*>(out[0].data) + static_cast<std::size_t>(offset) * out_element,
-             out[0].dtype, rows, s.head_dim, row_ld});
-      }
+  const std::int64_t q_start = call.cu_q_lens[i];
+  const std::int64_t q_len = call.cu_q_lens[i + 1] - q_start;
+  const std::int64_t kv_len = call.kv_lens[i];
+  const bool per_token = q_len > 1;
+  const ops::Visibility visibility = visibility_of(q_len, kv_len, per_token);
+  // The first row sees the fewest keys; if it sees none, the uniform average needs all S_max.
+  const std::int64_t keys =
+      visibility.keys(0, s.capacity()) == 0 ? s.capacity() : std::min(kv_len, s.capacity());
+  ops::gather_tokens(cache, call.page_indices + i * s.pages_per_seq, keys, kv);
+  const std::int64_t kv_ld = s.token_elems();
+  for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
+    const bf16_t* k = kv + 2 * h * s.head_dim;
+    const bf16_t* v = k + s.head_dim;
+    // (rows, first query head, query row stride) of each GEMM of this KV head.
+    const std::int64_t row_ld = per_token ? s.num_q_heads * s.head_dim : s.head_dim;
+    const std::int64_t rows = per_token ? q_len : s.group();
+    for (std::int64_t g = 0; g < (per_token ? s.group() : 1); ++g) {
+      const std::int64_t offset = (q_start * s.num_q_heads + h * s.group() + g) * s.head_dim;
+      ops::attend({queries + offset, KB_BF16, rows, s.head_dim, row_ld}, k, v, kv_ld, keys,
+                  visibility, scale, probability_dtype,
+                  {static_cast<char*>(out[0].data) + static_cast<std::size_t>(offset) * out_element,
+                   out[0].dtype, rows, s.head_dim, row_ld});
     }
   }
+}
+
+// The sequences are independent and their GEMMs small (a decode's are G rows): they are spread
+// over the threads, one each, costed by query rows times keys.
+int run(const Call& call, const kb_tensor* in, kb_tensor* out, kb_dtype probability_dtype) {
+  const Shape& s = call.shape;
+  zero_unowned_rows(call, out[0]);
+  std::vector<std::int64_t> active;
+  std::vector<double> cost;
+  for (std::int64_t i = 0; i < call.num_seqs; ++i) {
+    const std::int64_t q_len = call.cu_q_lens[i + 1] - call.cu_q_lens[i];
+    if (q_len == 0) continue;
+    active.push_back(i);
+    cost.push_back(static_cast<double>(q_len) *
+                   static_cast<double>(std::max<std::int64_t>(
+                       1, std::min<std::int64_t>(call.kv_lens[i], s.capacity()))));
+  }
+  std::vector<std::optional<ops::ScratchMatrix>> blocks(
+      static_cast<std::size_t>(omp_get_max_threads()));
+  ops::spread_library_calls(cost, [&](std::size_t a) {
+    std::optional<ops::ScratchMatrix>& block =
+        blocks[static_cast<std::size_t>(omp_get_thread_num())];
+    if (!block) block.emplace(KB_BF16, s.capacity(), s.token_elems());
+    attend_sequence(call, in, out, probability_dtype, active[a],
+                    static_cast<bf16_t*>(block->row(0)));
+  });
   return 0;
 }
 
