@@ -39,6 +39,8 @@
 //   to
 //     bf16 and runs the softmax in bf16 (the faithful bf16 program does that), and applies RoPE in
 //     one f32 pass rounding once.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -53,6 +55,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/rows.h"
+#include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/bf16_softmax.h"
 #include "workloads/kit/entry.h"
@@ -346,6 +349,7 @@ void rotate(Activation& src, std::int64_t row, std::int64_t col, Activation& dst
 // head's rope slot of k.
 void apply_rope(const Shape& s, Projections& p, bool per_op_rounding) {
   const RopeTables tables = rope_tables(s);
+#pragma omp parallel for schedule(static)
   for (std::int64_t t = 0; t < s.tokens(); ++t) {
     const std::int64_t pos = t % s.seq_len;
     for (std::int64_t head = 0; head < s.num_heads; ++head)
@@ -372,30 +376,45 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const std::int64_t n = s.seq_len;
   const auto scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.qk_dim())));
   Activation attn(dtype, s.tokens(), s.num_heads * s.v_dim);
-  ops::ScratchMatrix scores(KB_F32, n, n);
-  Activation probabilities(dtype, dtype == KB_BF16 ? n : 0, n);
-  for (std::int64_t b = 0; b < s.batch; ++b)
-    for (std::int64_t head = 0; head < s.num_heads; ++head) {
-      const std::int64_t row0 = b * n;
-      ops::gemm(p.q.block(row0, head * s.qk_dim(), n, s.qk_dim()),
-                p.k.block(row0, head * s.qk_dim(), n, s.qk_dim()), /*b_transposed=*/true,
-                scores.out(), {.alpha = scale});
-      for (std::int64_t i = 0; i < n; ++i) {
-        auto* row = static_cast<float*>(scores.row(i));
-        // exp(-1e9 - max) is exactly 0 in f32: the softmax over the causal prefix then zeros.
-        const auto visible = static_cast<std::size_t>(i + 1);
-        const float max_score = ops::max_value(row, visible);
-        const float sum = ops::exp_inplace_sum(row, visible, max_score);
-        ops::scale_inplace(row, visible, 1.0f / sum);
-        std::fill(row + visible, row + n, 0.0f);
-        if (dtype == KB_BF16)
-          convert_f32_to_bf16(row, reinterpret_cast<bf16_t*>(probabilities.at(i, 0)),
-                              static_cast<std::size_t>(n));
-      }
-      ops::gemm(dtype == KB_BF16 ? probabilities.block(0, 0, n, n) : scores.in(),
-                p.v.block(row0, head * s.v_dim, n, s.v_dim), false,
-                attn.out_block(row0, head * s.v_dim, n, s.v_dim));
-    }
+  // One thread's scores and probabilities.
+  struct HeadScratch {
+    HeadScratch(kb_dtype dtype, std::int64_t n)
+        : scores(KB_F32, n, n), probabilities(dtype, dtype == KB_BF16 ? n : 0, n) {}
+    ops::ScratchMatrix scores;
+    Activation probabilities;
+  };
+  std::vector<std::optional<HeadScratch>> scratch(static_cast<std::size_t>(omp_get_max_threads()));
+  // The (batch, head) pairs are independent and their GEMMs a few hundred rows: spread over the
+  // threads, one each.
+  const std::int64_t pairs = s.batch * s.num_heads;
+  ops::spread_library_calls(
+      std::vector<double>(static_cast<std::size_t>(pairs), 1.0), [&](std::size_t pair) {
+        const std::int64_t b = static_cast<std::int64_t>(pair) / s.num_heads;
+        const std::int64_t head = static_cast<std::int64_t>(pair) % s.num_heads;
+        std::optional<HeadScratch>& mine = scratch[static_cast<std::size_t>(omp_get_thread_num())];
+        if (!mine) mine.emplace(dtype, n);
+        ops::ScratchMatrix& scores = mine->scores;
+        Activation& probabilities = mine->probabilities;
+        const std::int64_t row0 = b * n;
+        ops::gemm(p.q.block(row0, head * s.qk_dim(), n, s.qk_dim()),
+                  p.k.block(row0, head * s.qk_dim(), n, s.qk_dim()), /*b_transposed=*/true,
+                  scores.out(), {.alpha = scale});
+        for (std::int64_t i = 0; i < n; ++i) {
+          auto* row = static_cast<float*>(scores.row(i));
+          // exp(-1e9 - max) is exactly 0 in f32: the softmax over the causal prefix then zeros.
+          const auto visible = static_cast<std::size_t>(i + 1);
+          const float max_score = ops::max_value(row, visible);
+          const float sum = ops::exp_inplace_sum(row, visible, max_score);
+          ops::scale_inplace(row, visible, 1.0f / sum);
+          std::fill(row + visible, row + n, 0.0f);
+          if (dtype == KB_BF16)
+            convert_f32_to_bf16(row, reinterpret_cast<bf16_t*>(probabilities.at(i, 0)),
+                                static_cast<std::size_t>(n));
+        }
+        ops::gemm(dtype == KB_BF16 ? probabilities.block(0, 0, n, n) : scores.in(),
+                  p.v.block(row0, head * s.v_dim, n, s.v_dim), false,
+                  attn.out_block(row0, head * s.v_dim, n, s.v_dim));
+      });
   ops::gemm(attn.block(0, 0, s.tokens(), s.num_heads * s.v_dim), ops::matrix_of(in[6]), false,
             ops::mutable_matrix_of(out[0]));
   return 0;
