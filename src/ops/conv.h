@@ -129,8 +129,9 @@ void add_squared_deviation_rows(const float* x, std::size_t count, std::size_t w
 // GroupNorm's statistics of one sample's channels-last conv output (`pixels` rows of `channels`
 // values; `groups` groups of consecutive channels, dividing `channels`): sums[c] channel c's sum,
 // mean[c] its group's mean, inv_std[g] = 1 / sqrt(biased variance + eps) of group g. The channel
-// sums and squared deviations are vectorized across each row; group totals are summed in double.
-// `stats` is reused across samples so its vectors are allocated once.
+// sums and squared deviations are vectorized across each row, the rows split over the thread
+// budget in contiguous ranges (partial sums added in thread order); group totals are summed in
+// double. `stats` is reused across samples so its vectors are allocated once.
 struct ChannelGroupStats {
   std::vector<float> sums, mean, squares;
   std::vector<double> inv_std;

@@ -2,10 +2,12 @@
 // in sixteen lanes, per-channel sums over the rows of a channels-last block (Highway), and the
 // group statistics built on them.
 #include <hwy/highway.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <vector>
 
 #include "ops/conv.h"
 
@@ -85,6 +87,31 @@ void add_columns(const float* x, std::size_t count, std::size_t width, std::size
   }
 }
 
+// `add(first, count, partial)` over the `pixels` rows split into contiguous ranges over the
+// threads, each adding into its own partial sums, which are then added into `sums` in thread order
+// (the same sums for the same thread count). Below kMinRowsPerThread rows per thread, one range.
+constexpr std::size_t kMinRowsPerThread = 1024;
+
+template <class Add>
+void add_rows_over_threads(std::size_t pixels, std::size_t channels, float* sums, Add add) {
+  const auto threads = static_cast<std::size_t>(std::clamp<std::size_t>(
+      pixels / kMinRowsPerThread, 1, static_cast<std::size_t>(omp_get_max_threads())));
+  if (threads == 1) {
+    add(0, pixels, sums);
+    return;
+  }
+  std::vector<float> partial(threads * channels, 0.0f);
+#pragma omp parallel num_threads(static_cast <int>(threads))
+  {
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const std::size_t first = pixels * t / team, end = pixels * (t + 1) / team;
+    add(first, end - first, partial.data() + t * channels);
+  }
+  for (std::size_t t = 0; t < threads; ++t)
+    for (std::size_t c = 0; c < channels; ++c) sums[c] += partial[t * channels + c];
+}
+
 }  // namespace
 
 void add_rows(const float* x, std::size_t count, std::size_t width, std::size_t stride,
@@ -108,15 +135,21 @@ void channel_group_stats(const float* y, std::size_t pixels, std::size_t channel
   stats.mean.resize(channels);
   stats.squares.assign(channels, 0.0f);
   stats.inv_std.resize(groups);
-  add_rows(y, pixels, channels, channels, stats.sums.data());
+  add_rows_over_threads(pixels, channels, stats.sums.data(),
+                        [&](std::size_t first, std::size_t rows, float* sums) {
+                          add_rows(y + first * channels, rows, channels, channels, sums);
+                        });
   for (std::size_t g = 0; g < groups; ++g) {
     double group_sum = 0;
     for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c) group_sum += stats.sums[c];
     for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c)
       stats.mean[c] = static_cast<float>(group_sum / count);
   }
-  add_squared_deviation_rows(y, pixels, channels, channels, stats.mean.data(),
-                             stats.squares.data());
+  add_rows_over_threads(pixels, channels, stats.squares.data(),
+                        [&](std::size_t first, std::size_t rows, float* sums) {
+                          add_squared_deviation_rows(y + first * channels, rows, channels,
+                                                     channels, stats.mean.data(), sums);
+                        });
   for (std::size_t g = 0; g < groups; ++g) {
     double group_squares = 0;
     for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c)

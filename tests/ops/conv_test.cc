@@ -5,6 +5,7 @@
 #include "ops/conv.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -323,6 +324,44 @@ TEST(Conv, FlopsAndExtents) {
   EXPECT_DOUBLE_EQ(conv_direct_flops(g), 299649466368.0);  // 18k's flops_full
   const ConvGeometry t{32, 32, 64, {16, 32, 32}, {4, 4, 4}, {2, 2, 2}, {1, 1, 1}, true};
   EXPECT_EQ(conv_output_spatial(t), (std::vector<std::int64_t>{32, 64, 64}));
+}
+
+// The group statistics against double sums, on one thread and on two (rows split in ranges whose
+// partial sums are added in thread order), at a ragged channel count and enough rows to split.
+TEST(ChannelGroupStats, MatchDoubleSumsOnOneAndTwoThreads) {
+  constexpr std::size_t kPixels = 5003, kChannels = 24, kGroups = 4;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.5f, 2.0f);
+  std::vector<float> y(kPixels * kChannels);
+  for (float& v : y) v = normal(rng);
+  const std::size_t per_group = kChannels / kGroups;
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    ChannelGroupStats stats;
+    channel_group_stats(y.data(), kPixels, kChannels, kGroups, 1e-5, stats);
+    omp_set_num_threads(saved);
+    for (std::size_t g = 0; g < kGroups; ++g) {
+      double sum = 0, squares = 0;
+      for (std::size_t p = 0; p < kPixels; ++p)
+        for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c)
+          sum += y[p * kChannels + c];
+      const double mean = sum / static_cast<double>(kPixels * per_group);
+      for (std::size_t p = 0; p < kPixels; ++p)
+        for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c)
+          squares += (y[p * kChannels + c] - mean) * (y[p * kChannels + c] - mean);
+      const double inv_std =
+          1.0 / std::sqrt(squares / static_cast<double>(kPixels * per_group) + 1e-5);
+      EXPECT_NEAR(stats.mean[g * per_group], mean, 1e-4);
+      EXPECT_NEAR(stats.inv_std[g], inv_std, 1e-4 * inv_std);
+      for (std::size_t c = g * per_group; c < (g + 1) * per_group; ++c) {
+        double channel = 0;
+        for (std::size_t p = 0; p < kPixels; ++p) channel += y[p * kChannels + c];
+        EXPECT_NEAR(stats.sums[c], channel, 1e-3 * std::sqrt(static_cast<double>(kPixels)) * 2.0);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -185,15 +185,21 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const std::size_t sample_rows = rows / static_cast<std::size_t>(s.batch);
   ops::F32Buffer y(sample_rows * width);
   const bool bf16_out = out[0].dtype == KB_BF16;
-  std::vector<float> row(width);
   for (std::size_t n = 0; n < static_cast<std::size_t>(s.batch); ++n) {
     conv_kit::conv_sample(geometry, in[0], in[1], n, y.data(), ops::ConvLayout::kPlain,
                           {conv_bias.data()});
-    for (std::size_t i = 0; i < sample_rows; ++i) {
-      const std::size_t r = n * sample_rows + i;
-      float* dst = bf16_out ? row.data() : static_cast<float*>(out[0].data) + r * width;
-      layer_norm_gelu_row(y.data() + i * width, gamma.data(), beta.data(), width, dst);
-      if (bf16_out) convert_f32_to_bf16(dst, static_cast<bf16_t*>(out[0].data) + r * width, width);
+    // The rows are independent: split over the threads, each with its own staging row.
+#pragma omp parallel
+    {
+      std::vector<float> row(width);
+#pragma omp for schedule(static)
+      for (std::size_t i = 0; i < sample_rows; ++i) {
+        const std::size_t r = n * sample_rows + i;
+        float* dst = bf16_out ? row.data() : static_cast<float*>(out[0].data) + r * width;
+        layer_norm_gelu_row(y.data() + i * width, gamma.data(), beta.data(), width, dst);
+        if (bf16_out)
+          convert_f32_to_bf16(dst, static_cast<bf16_t*>(out[0].data) + r * width, width);
+      }
     }
   }
   return 0;
