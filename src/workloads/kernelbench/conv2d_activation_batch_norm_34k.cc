@@ -105,6 +105,8 @@ void channel_statistics(const float* a, const Shape& s, std::vector<float>& mean
   const double count = static_cast<double>(plane * batch);
   mean.assign(channels, 0.0f);
   var.assign(channels, 0.0f);
+  // Channels are independent (each sum is the same however they are split): over the threads.
+#pragma omp parallel for schedule(static)
   for (std::size_t c = 0; c < channels; ++c) {
     double sum = 0;
     for (std::size_t n = 0; n < batch; ++n)
@@ -131,6 +133,7 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
             {conv_bias.data(), {{ops::ConvPostOp::Kind::kMish}}});
   std::vector<float> mean, var;
   channel_statistics(a.data(), s, mean, var);
+#pragma omp parallel for schedule(static)
   for (std::size_t p = 0; p < planes; ++p) {
     const std::size_t c = p % channels;
     const float scale = gamma.data()[c] / std::sqrt(var[c] + static_cast<float>(kEps));

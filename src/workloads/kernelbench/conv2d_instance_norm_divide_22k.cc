@@ -90,6 +90,8 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   ops::F32Buffer y(planes * plane);
   ops::conv(g, in[0].data, KB_BF16, in[1].data, KB_BF16, y.data(), KB_F32, ops::ConvLayout::kPlain,
             {conv_bias.data()});
+  // The planes are independent: split over the threads.
+#pragma omp parallel for schedule(static)
   for (std::size_t p = 0; p < planes; ++p) {
     const std::size_t c = p % static_cast<std::size_t>(s.out_channels);
     const float* v = y.data() + p * plane;
