@@ -89,6 +89,11 @@ TEST(Schedstat, DeltaSumsThreadsAndNamesTheBusiestOne) {
   EXPECT_NEAR(d.busiest_run_s, 0.040, 1e-12);
   EXPECT_NEAR(d.busiest_wait_s, 0.030, 1e-12);
   EXPECT_FALSE(sched_delta({}, after).valid);
+  // A thread that barely ran (woken by the thaw, back to sleep) adds no wait.
+  const SchedDelta idle =
+      sched_delta({{10, 0, 0}, {11, 0, 0}}, {{10, 2'000'000, 100'000}, {11, 20'000, 1'900'000}});
+  EXPECT_NEAR(idle.wait_s, 0.0001, 1e-12);
+  EXPECT_NEAR(idle.run_s, 0.00202, 1e-12);
   // A reused tid whose counters went backwards counts from zero.
   const SchedDelta reused = sched_delta({{10, 9'000'000, 9'000'000}}, {{10, 2'000'000, 0}});
   EXPECT_NEAR(reused.run_s, 0.002, 1e-12);

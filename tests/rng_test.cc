@@ -118,8 +118,9 @@ TEST(FillInput, LeavesNoThreadRunning) {
     for (const auto& [tid, state] : other_thread_states()) {
       const auto earlier = before.find(tid);
       EXPECT_NE(earlier, before.end()) << "thread " << tid << " outlived the draw";
-      if (earlier != before.end() && earlier->second != 'R')
+      if (earlier != before.end() && earlier->second != 'R') {
         EXPECT_NE(state, 'R') << "thread " << tid << " still runs after the draw";
+      }
     }
   }
 }

@@ -121,7 +121,7 @@ SchedDelta sched_delta(const std::vector<TaskSchedstat>& before,
     const double wait =
         static_cast<double>(a.wait_ns >= wait0 ? a.wait_ns - wait0 : a.wait_ns) * 1e-9;
     d.run_s += run;
-    d.wait_s += wait;
+    if (run >= static_cast<double>(kIdleThreadRunNs) * 1e-9) d.wait_s += wait;
     if (run >= d.busiest_run_s) {
       d.busiest_run_s = run;
       d.busiest_wait_s = wait;

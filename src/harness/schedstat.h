@@ -50,11 +50,19 @@ struct ThreadState {
 };
 std::optional<ThreadState> first_unstopped_thread(pid_t pid);
 
+// A thread that ran less than this in a call did no work in it, and its run-queue wait is not the
+// call's. Thawing a stopped process makes every thread runnable, the idle ones too (a library's
+// sleeping pool thread must run to go back to sleep): at as many threads as CPUs such a thread
+// sits runnable behind the working ones for most of the call, and its wait marked every call
+// disturbed (every call of every baseline at two threads on two CPUs). A working thread kept off
+// its CPU still counts; one starved outright shows as its siblings' off-CPU time.
+constexpr std::uint64_t kIdleThreadRunNs = 50'000;
+
 // What a worker's threads did between two snapshots of read_task_schedstats.
 struct SchedDelta {
   bool valid = false;  // both snapshots had data
   double run_s = 0;    // summed over threads
-  double wait_s = 0;   // summed over threads
+  double wait_s = 0;   // summed over the threads that ran at least kIdleThreadRunNs
   // The thread that ran longest, the critical path of most kernels (the main thread of a serial or
   // OpenMP kernel, the busiest pool thread of one whose main thread only waits for a pool).
   double busiest_run_s = 0, busiest_wait_s = 0;
