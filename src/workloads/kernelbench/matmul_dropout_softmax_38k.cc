@@ -30,7 +30,6 @@
 #include "ops/rows.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -45,14 +44,8 @@ constexpr double kDropoutP = 0.2;
 
 constexpr WeightLayout kLayout = WeightLayout::kOutIn;
 
-constexpr Presets<Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const Shape shape = kPresets.at(size);
+  const Shape shape = linear::kPresets.at(size);
   const auto [m, k, n] = shape;
   Problem problem = gemm_rows::linear_problem(shape, kLayout, "weight", InitRule::normal(0.02));
   problem.config.push_back({"dropout_p", kDropoutP});
