@@ -29,25 +29,11 @@
 
 extern "C" int kb_run(const kb_config* cfg, const kb_tensor* in, int32_t num_inputs, kb_tensor* out,
                       int32_t num_outputs) {
-  if (num_inputs != 3 || num_outputs != 1) return 1;
-  for (int i = 0; i < 3; ++i)
-    if (in[i].dtype != KB_BF16 || in[i].rank != 4) return 1;
-  if (out[0].dtype != KB_BF16 || out[0].rank != 4) return 1;
-  const int64_t batch = in[0].shape[0], seq = in[0].shape[1], hq = in[0].shape[2];
-  const int64_t hkv = in[1].shape[2], dim = in[0].shape[3];
-  if (seq <= 0 || dim <= 0 || hkv <= 0 || hq % hkv != 0) return 1;
-  for (int i = 1; i < 3; ++i)
-    if (in[i].shape[0] != batch || in[i].shape[1] != seq || in[i].shape[2] != hkv ||
-        in[i].shape[3] != dim)
-      return 1;
-  for (int d = 0; d < 4; ++d)
-    if (out[0].shape[d] != in[0].shape[d]) return 1;
+  flash::GqaCall call;
+  if (!flash::gqa_call(in, num_inputs, out, num_outputs, /*seq_axis=*/1, call)) return 1;
+  const auto [batch, seq, hq, hkv, dim, q, k, v, dst] = call;
 
   const int64_t group = hq / hkv, q_ld = hq * dim, kv_ld = hkv * dim;
-  const auto* q = static_cast<const std::uint16_t*>(in[0].data);
-  const auto* k = static_cast<const std::uint16_t*>(in[1].data);
-  const auto* v = static_cast<const std::uint16_t*>(in[2].data);
-  auto* dst = static_cast<std::uint16_t*>(out[0].data);
   std::vector<flash::KvHead> kv(batch * hkv);
   std::vector<flash::QueryItem> items(batch * hq);
   for (int64_t b = 0; b < batch; ++b) {

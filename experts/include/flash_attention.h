@@ -1098,4 +1098,41 @@ inline int attend(const Problem& p, int threads) {
   return 0;
 }
 
+// The extents of a GQA attention call (2p, 4p): q (in[0]), k, v (in[1], in[2]) and the one output,
+// all bf16 and rank 4, with the batch first, the head dim last, and the sequence on `seq_axis` (1
+// for BSHD, 2 for BHSD) and the heads on the other axis; k and v have hkv heads where q and the
+// output have hq, and hkv divides hq.
+struct GqaCall {
+  int64_t batch, seq, hq, hkv, dim;
+  const std::uint16_t *q, *k, *v;
+  std::uint16_t* dst;
+};
+
+// The call's extents and data when its tensors are as GqaCall says; false otherwise.
+inline bool gqa_call(const kb_tensor* in, int32_t num_inputs, const kb_tensor* out,
+                     int32_t num_outputs, int seq_axis, GqaCall& c) {
+  if (num_inputs != 3 || num_outputs != 1) return false;
+  for (int i = 0; i < 3; ++i)
+    if (in[i].dtype != KB_BF16 || in[i].rank != 4) return false;
+  if (out[0].dtype != KB_BF16 || out[0].rank != 4) return false;
+  const int head_axis = 3 - seq_axis;
+  c = {in[0].shape[0],
+       in[0].shape[seq_axis],
+       in[0].shape[head_axis],
+       in[1].shape[head_axis],
+       in[0].shape[3],
+       static_cast<const std::uint16_t*>(in[0].data),
+       static_cast<const std::uint16_t*>(in[1].data),
+       static_cast<const std::uint16_t*>(in[2].data),
+       static_cast<std::uint16_t*>(out[0].data)};
+  if (c.seq <= 0 || c.dim <= 0 || c.hkv <= 0 || c.hq % c.hkv != 0) return false;
+  for (int i = 1; i < 3; ++i)
+    if (in[i].shape[0] != c.batch || in[i].shape[seq_axis] != c.seq ||
+        in[i].shape[head_axis] != c.hkv || in[i].shape[3] != c.dim)
+      return false;
+  for (int d = 0; d < 4; ++d)
+    if (out[0].shape[d] != in[0].shape[d]) return false;
+  return true;
+}
+
 }  // namespace flash

@@ -40,12 +40,8 @@ void run_beam(AgentDriver& driver, const TaskDescription& task, const MethodSett
   int next_index = 0, round = 0;
   const auto remaining = [&]() { return settings.samples - next_index; };
   const auto draft = [&](ChatRequest request, const std::string& phase) {
-    Draft d;
-    d.index = next_index++;
-    d.round = round;
+    Draft d = seeded_draft(settings, next_index++, round, std::move(request));
     d.phase = phase;
-    d.request = std::move(request);
-    d.request.seed = draft_seed(settings, d.index);
     return d;
   };
 

@@ -16,6 +16,7 @@
 #include "core/amx.h"
 #include "core/environment.h"
 #include "core/mkl_runtime.h"
+#include "core/text.h"
 
 namespace kbench::agents {
 namespace fs = std::filesystem;
@@ -71,12 +72,6 @@ std::string read_file(const fs::path& path) {
   if (!in || fs::is_directory(path))
     throw std::runtime_error("cannot read context file " + path.string());
   return text.str();
-}
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {

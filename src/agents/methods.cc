@@ -3,6 +3,7 @@
 #include "agents/methods.h"
 
 #include <stdexcept>
+#include <utility>
 
 namespace kbench::agents {
 
@@ -32,20 +33,20 @@ ChatRequest refinement_of(const TaskDescription& task, const Attempt& parent,
                             instruction);
 }
 
-std::uint64_t draft_seed(const MethodSettings& settings, int index) {
-  return settings.seed + static_cast<std::uint64_t>(index);
+Draft seeded_draft(const MethodSettings& settings, int index, int round, ChatRequest request) {
+  Draft d;
+  d.index = index;
+  d.round = round;
+  d.request = std::move(request);
+  d.request.seed = settings.seed + static_cast<std::uint64_t>(index);
+  return d;
 }
 
 void run_best_of_n(AgentDriver& driver, const TaskDescription& task,
                    const MethodSettings& settings) {
   std::vector<Draft> drafts;
-  for (int i = 0; i < settings.samples; ++i) {
-    Draft d;
-    d.index = i;
-    d.request = first_request(task);
-    d.request.seed = draft_seed(settings, i);
-    drafts.push_back(std::move(d));
-  }
+  for (int i = 0; i < settings.samples; ++i)
+    drafts.push_back(seeded_draft(settings, i, 0, first_request(task)));
   driver.run(std::move(drafts));
 }
 
@@ -65,16 +66,11 @@ void run_iterative(AgentDriver& driver, const TaskDescription& task,
                    const MethodSettings& settings) {
   std::optional<Attempt> previous;
   for (int round = 0; round < settings.samples; ++round) {
-    Draft d;
-    d.index = round;
-    d.round = round;
-    if (!previous) {
-      d.request = first_request(task);
-    } else {
-      d.parent = previous->sample.index;
-      d.request = refinement_of(task, *previous, next_step_instruction(*previous));
-    }
-    d.request.seed = draft_seed(settings, round);
+    Draft d =
+        seeded_draft(settings, round, round,
+                     previous ? refinement_of(task, *previous, next_step_instruction(*previous))
+                              : first_request(task));
+    if (previous) d.parent = previous->sample.index;
     previous = std::move(driver.run({std::move(d)}).front());
   }
 }

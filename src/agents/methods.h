@@ -45,7 +45,8 @@ std::string next_step_instruction(const Attempt& previous);
 ChatRequest refinement_of(const TaskDescription& task, const Attempt& parent,
                           const std::string& instruction);
 
-// The sampling seed sent with draft `index`: distinct per sample, and the same when a run resumes.
-std::uint64_t draft_seed(const MethodSettings& settings, int index);
+// Draft `index` of `round`, sending `request` with that draft's sampling seed: distinct per sample,
+// and the same when a run resumes.
+Draft seeded_draft(const MethodSettings& settings, int index, int round, ChatRequest request);
 
 }  // namespace kbench::agents

@@ -19,6 +19,7 @@
 
 #include "core/mkl_runtime.h"
 #include "core/sha256.h"
+#include "core/text.h"
 
 #if __has_include(<hwy/highway.h>)
 #include <hwy/highway.h>  // only for HWY_MAJOR/MINOR/PATCH, which hwy/base.h does not define
@@ -39,13 +40,6 @@ namespace {
 constexpr std::array<std::string_view, 14> kFlagsOfInterest = {
     "sse4_2",   "avx",         "avx2",        "fma",         "f16c",     "avx512f",  "avx512bw",
     "avx512vl", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_tile", "amx_bf16", "amx_int8"};
-
-std::string trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(first, last - first + 1));
-}
 
 struct CpuInfo {
   std::string model = "unknown";

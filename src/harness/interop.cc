@@ -14,6 +14,7 @@
 #include "core/environment.h"
 #include "core/f16.h"
 #include "core/npy.h"
+#include "core/text.h"
 #include "core/timer.h"
 #include "harness/build_info.h"
 #include "harness/checker.h"
@@ -128,10 +129,7 @@ std::string sidecar_text(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   if (!in) throw Rejection("cannot read " + path.string() + ": " + std::strerror(errno));
-  std::string s = text.str();
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+  return trim(text.str());
 }
 
 // Shapes agree exactly; a scalar output may also come as a 1-element 1-d array, as frameworks that

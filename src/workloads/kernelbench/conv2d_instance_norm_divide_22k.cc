@@ -31,7 +31,6 @@
 #include "ops/conv.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -43,16 +42,10 @@ constexpr std::int64_t kKernel = 3;
 constexpr double kEps = 1e-5;
 constexpr double kDivideBy = 2.0;
 
-constexpr Presets<Shape> kPresets = {
-    .smoke = {2, 13, 19, 11, 13},
-    .cpu = {4, 64, 128, 82, 82},
-    .full = {128, 64, 128, 128, 128},
-};
-
 constexpr auto geometry_of = conv_kit::valid_geometry<kKernel, Shape>;
 
 Problem make_problem(Size size) {
-  const ops::ConvGeometry g = geometry_of(kPresets.at(size));
+  const ops::ConvGeometry g = geometry_of(conv_kit::kPresets2d.at(size));
   Problem problem =
       conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "weight", InitRule::normal(0.02));
   problem.config.push_back({"divide_by", kDivideBy});

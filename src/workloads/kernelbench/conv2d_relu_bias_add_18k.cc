@@ -27,7 +27,6 @@
 #include "ops/tensor_checks.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -37,16 +36,10 @@ namespace {
 using Shape = conv_kit::Shape2d;
 constexpr std::int64_t kKernel = 3;
 
-constexpr Presets<Shape> kPresets = {
-    .smoke = {2, 13, 19, 11, 13},
-    .cpu = {4, 64, 128, 82, 82},
-    .full = {128, 64, 128, 128, 128},
-};
-
 constexpr auto geometry_of = conv_kit::valid_geometry<kKernel, Shape>;
 
 Problem make_problem(Size size) {
-  const ops::ConvGeometry g = geometry_of(kPresets.at(size));
+  const ops::ConvGeometry g = geometry_of(conv_kit::kPresets2d.at(size));
   Problem problem =
       conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "weight", InitRule::normal(0.02));
   conv_kit::add_vectors(problem, g.out_channels, {{"conv_bias", InitRule::normal(0.02)}});

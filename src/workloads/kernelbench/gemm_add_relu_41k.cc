@@ -25,26 +25,18 @@
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/entry.h"
+#include "workloads/kit/linear.h"
 #include "workloads/kit/matmul.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
 namespace kbench {
 namespace {
 
-struct GemmShape {
-  std::int64_t m, k, n;  // batch_size, in_features, out_features
-};
-
-constexpr Presets<GemmShape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
+using GemmShape = linear::Shape;
 
 Problem make_problem(Size size) {
-  const auto [m, k, n] = kPresets.at(size);
+  const auto [m, k, n] = linear::kPresets.at(size);
   Problem problem;
   problem.config = {{"batch_size", m}, {"in_features", k}, {"out_features", n}};
   problem.inputs = {

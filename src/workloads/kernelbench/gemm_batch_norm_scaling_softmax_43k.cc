@@ -44,7 +44,6 @@
 #include "ops/tensor_checks.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -64,14 +63,8 @@ double bn_eps_of(const kb_config* cfg) {
   return kb_param_or(cfg, "bn_eps", kBnEps);
 }
 
-constexpr Presets<Shape> kPresets = {
-    .smoke = {29, 53, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
-    .cpu = {768, 1536, 1536},
-    .full = {4096, 8192, 8192},
-};
-
 Problem make_problem(Size size) {
-  const Shape shape = kPresets.at(size);
+  const Shape shape = linear::kPresets.at(size);
   const auto [m, k, n] = shape;
   Problem problem = gemm_rows::linear_problem(shape, kLayout, "weight", InitRule::normal(0.02));
   problem.config.insert(problem.config.end(), {{"bn_eps", kBnEps}, {"bn_momentum", kBnMomentum}});

@@ -15,12 +15,21 @@
 #include "kbench/kernel.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 
 namespace kbench::bhsd {
 
 struct Shape {
   std::int64_t batch, num_heads, seq_len, head_dim;
+};
+
+// The sizes of the causal attention workloads whose original runs at (B, H, S, D) =
+// (4, 64, 4096, 128) (1p, 5p): cpu keeps head_dim and shortens S 4x.
+inline constexpr Presets<Shape> kPresets = {
+    .smoke = {2, 3, 61, 37},  // S and D prime: no tile or vector width divides them
+    .cpu = {1, 8, 1024, 128},
+    .full = {4, 64, 4096, 128},
 };
 
 inline std::vector<std::int64_t> dims(const Shape& s) {

@@ -15,6 +15,7 @@
 #include "kbench/kernel.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
+#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 
 namespace kbench::conv_kit {
@@ -25,6 +26,15 @@ struct Shape2d {
 };
 struct Shape3d {
   std::int64_t batch, in_channels, out_channels, depth, height, width;
+};
+
+// The sizes of the 2-D workloads whose original convolves a (128, 64, 128, 128) input into 128
+// channels (18k, 22k): cpu keeps the channels and shrinks N, H and W; smoke's odd channel counts
+// and extents meet every block edge.
+inline constexpr Presets<Shape2d> kPresets2d = {
+    .smoke = {2, 13, 19, 11, 13},
+    .cpu = {4, 64, 128, 82, 82},
+    .full = {128, 64, 128, 128, 128},
 };
 
 // A VALID, stride-1 forward conv of `s` with a kernel of extent `kernel` along every axis.

@@ -123,6 +123,14 @@ ops::ScratchMatrix gemm_f32(const kb_tensor* in, const Shape& shape, WeightLayou
   return y;
 }
 
+void softmax_baseline(const kb_tensor* in, const Shape& shape, WeightLayout layout,
+                      ops::Activation activation, kb_tensor& out) {
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  ops::ScratchMatrix logits =
+      gemm_f32(in, shape, layout, {.bias = bias.data(), .activation = activation});
+  finish_rows(logits, shape, out, [](float* row, std::size_t cols) { ops::softmax(row, cols); });
+}
+
 ops::ScratchMatrix gemm_bf16(const kb_tensor* in, const Shape& shape, WeightLayout layout) {
   ops::ScratchMatrix product(KB_BF16, shape.m, shape.n);
   ops::gemm(ops::matrix_of(in[0]), ops::matrix_of(in[1]),

@@ -157,6 +157,13 @@ void finish_rows(ops::ScratchMatrix& y, const Shape& shape, kb_tensor& out, Fini
   }
 }
 
+// The baseline of a workload that is softmax(activation(x @ weight + bias)) over each row (38k,
+// 50k), as a fusing compiler emits it: one GEMM with the bias in[2] and `activation` fused into its
+// epilogue, into f32 logits, then one softmax pass per row while the row is in cache, storing the
+// output once (bf16 in the timed run, f32 in the oracle).
+void softmax_baseline(const kb_tensor* in, const Shape& shape, WeightLayout layout,
+                      ops::Activation activation, kb_tensor& out);
+
 // The JAX matmul's bf16 result x @ weight, (M, N).
 ops::ScratchMatrix gemm_bf16(const kb_tensor* in, const Shape& shape, WeightLayout layout);
 

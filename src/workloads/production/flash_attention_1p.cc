@@ -31,7 +31,6 @@
 #include "workloads/kit/attention.h"
 #include "workloads/kit/bhsd.h"
 #include "workloads/kit/entry.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -42,14 +41,8 @@ constexpr double kMaskedScore = -1e9;  // the original's where(mask, s, -1e9)
 
 using Shape = bhsd::Shape;
 
-constexpr Presets<Shape> kPresets = {
-    .smoke = {2, 3, 61, 37},  // S and D prime: no tile or vector width divides them
-    .cpu = {1, 8, 1024, 128},
-    .full = {4, 64, 4096, 128},
-};
-
 Problem make_problem(Size size) {
-  const Shape s = kPresets.at(size);
+  const Shape s = bhsd::kPresets.at(size);
   Problem problem = bhsd::qkv_problem(s, {"query", "key", "value"});
   problem.essential_flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
                             ops::causal_pairs(s.seq_len, s.seq_len) *

@@ -40,7 +40,6 @@
 #include "workloads/kit/attention.h"
 #include "workloads/kit/bhsd.h"
 #include "workloads/kit/entry.h"
-#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -53,14 +52,8 @@ constexpr double kBiasScale = 0.5;      // see Deviations
 
 using Shape = bhsd::Shape;
 
-constexpr Presets<Shape> kPresets = {
-    .smoke = {2, 3, 61, 37},  // S and D prime: no tile or vector width divides them
-    .cpu = {1, 8, 1024, 128},
-    .full = {4, 64, 4096, 128},
-};
-
 Problem make_problem(Size size) {
-  const auto [batch, heads, seq_len, head_dim] = kPresets.at(size);
+  const auto [batch, heads, seq_len, head_dim] = bhsd::kPresets.at(size);
   const std::vector<std::int64_t> dims = bhsd::dims({batch, heads, seq_len, head_dim});
   Problem problem;
   problem.config = {
