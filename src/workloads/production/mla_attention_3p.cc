@@ -384,6 +384,9 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
     Activation probabilities;
   };
   std::vector<std::optional<HeadScratch>> scratch(static_cast<std::size_t>(omp_get_max_threads()));
+  // Made here, not on the threads: see paged_attention_6p.cc (a buffer freed by another thread
+  // than the one that made it is page-faulted afresh on every call).
+  for (std::optional<HeadScratch>& buffers : scratch) buffers.emplace(dtype, n);
   // The (batch, head) pairs are independent and their GEMMs a few hundred rows: spread over the
   // threads, one each.
   const std::int64_t pairs = s.batch * s.num_heads;
@@ -392,7 +395,6 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
         const std::int64_t b = static_cast<std::int64_t>(pair) / s.num_heads;
         const std::int64_t head = static_cast<std::int64_t>(pair) % s.num_heads;
         std::optional<HeadScratch>& mine = scratch[static_cast<std::size_t>(omp_get_thread_num())];
-        if (!mine) mine.emplace(dtype, n);
         ops::ScratchMatrix& scores = mine->scores;
         Activation& probabilities = mine->probabilities;
         const std::int64_t row0 = b * n;

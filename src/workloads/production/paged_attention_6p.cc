@@ -308,12 +308,15 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
     keys_of[static_cast<std::size_t>(seq)] =
         static_cast<double>(visible > 0 ? visible : s.capacity());
   }
+  // Every thread's buffers are made here, not on the threads: a buffer is cached by the thread
+  // that frees it, so one made on a pool thread and freed here was page-faulted afresh every call
+  // (7p's 8 MB block: the baseline took as long at two threads as at one).
   std::vector<std::optional<SequenceScratch>> scratch(
       static_cast<std::size_t>(omp_get_max_threads()));
+  for (std::optional<SequenceScratch>& buffers : scratch) buffers.emplace(s, out[0].dtype);
   ops::spread_library_calls(keys_of, [&](std::size_t seq) {
-    std::optional<SequenceScratch>& mine = scratch[static_cast<std::size_t>(omp_get_thread_num())];
-    if (!mine) mine.emplace(s, out[0].dtype);
-    attend_sequence(s, in, out, static_cast<std::int64_t>(seq), *mine);
+    attend_sequence(s, in, out, static_cast<std::int64_t>(seq),
+                    *scratch[static_cast<std::size_t>(omp_get_thread_num())]);
   });
   return 0;
 }

@@ -374,14 +374,16 @@ int run(const Call& call, const kb_tensor* in, kb_tensor* out, kb_dtype probabil
                    static_cast<double>(std::max<std::int64_t>(
                        1, std::min<std::int64_t>(call.kv_lens[i], s.capacity()))));
   }
+  // Made here, not on the threads: see paged_attention_6p.cc (a buffer freed by another thread
+  // than the one that made it is page-faulted afresh on every call).
   std::vector<std::optional<ops::ScratchMatrix>> blocks(
       static_cast<std::size_t>(omp_get_max_threads()));
+  for (std::optional<ops::ScratchMatrix>& block : blocks)
+    block.emplace(KB_BF16, s.capacity(), s.token_elems());
   ops::spread_library_calls(cost, [&](std::size_t a) {
-    std::optional<ops::ScratchMatrix>& block =
-        blocks[static_cast<std::size_t>(omp_get_thread_num())];
-    if (!block) block.emplace(KB_BF16, s.capacity(), s.token_elems());
+    ops::ScratchMatrix& block = *blocks[static_cast<std::size_t>(omp_get_thread_num())];
     attend_sequence(call, in, out, probability_dtype, active[a],
-                    static_cast<bf16_t*>(block->row(0)));
+                    static_cast<bf16_t*>(block.row(0)));
   });
   return 0;
 }

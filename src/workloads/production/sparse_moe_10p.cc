@@ -303,12 +303,15 @@ int baseline(const MoeShape& shape, const kb_tensor* in, kb_tensor* out) {
   std::vector<double> rows_of;
   for (const std::int64_t n : routed)
     rows_of.push_back(static_cast<double>(buckets[static_cast<std::size_t>(n)].token.size()));
+  // The outputs are made here, not on the threads: see paged_attention_6p.cc (a buffer freed by
+  // another thread than the one that made it is page-faulted afresh on every call).
   std::vector<std::optional<ops::ScratchMatrix>> expert_out(routed.size());
+  for (std::size_t i = 0; i < routed.size(); ++i)
+    expert_out[i].emplace(act, static_cast<std::int64_t>(rows_of[i]), emb);
   ops::spread_library_calls(rows_of, [&](std::size_t i) {
     run_routed_expert(in, shape, buckets, routed[i],
                       [&](const ExpertRows&, const ops::Matrix& x_n, const ExpertWeights& w) {
                         ops::ScratchMatrix gate(act, x_n.rows, mlp), hidden(act, x_n.rows, mlp);
-                        expert_out[i].emplace(act, x_n.rows, emb);
                         matmul::swiglu_fused(x_n, w.gate, w.up, w.down, gate, hidden,
                                              expert_out[i]->out());
                       });
