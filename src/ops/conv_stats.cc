@@ -147,8 +147,8 @@ void channel_group_stats(const float* y, std::size_t pixels, std::size_t channel
   }
   add_rows_over_threads(pixels, channels, stats.squares.data(),
                         [&](std::size_t first, std::size_t rows, float* sums) {
-                          add_squared_deviation_rows(y + first * channels, rows, channels,
-                                                     channels, stats.mean.data(), sums);
+                          add_squared_deviation_rows(y + first * channels, rows, channels, channels,
+                                                     stats.mean.data(), sums);
                         });
   for (std::size_t g = 0; g < groups; ++g) {
     double group_squares = 0;
