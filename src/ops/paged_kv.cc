@@ -26,6 +26,18 @@ void gather_tokens(const PagedCache& cache, const std::int32_t* page_table, std:
   }
 }
 
+void gather_token_slice(const PagedCache& cache, const std::int32_t* page_table,
+                        std::int64_t num_tokens, std::int64_t first_elem, std::int64_t elems,
+                        bf16_t* dst) {
+  for (std::int64_t t = 0; t < num_tokens; ++t) {
+    const std::int64_t page = page_table[t / cache.page_size];
+    const bf16_t* token =
+        cache.data + (page * cache.page_size + t % cache.page_size) * cache.token_elems;
+    std::memcpy(dst + t * elems, token + first_elem,
+                static_cast<std::size_t>(elems) * sizeof(bf16_t));
+  }
+}
+
 void shuffled_pages(std::uint64_t seed, std::uint32_t stream, std::int32_t* out, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<std::int32_t>(i);
   const PhiloxKey key = philox_key(seed);

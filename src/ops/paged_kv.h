@@ -28,6 +28,12 @@ bool pages_in_range(const std::int32_t* page_table, std::int64_t count, std::int
 void gather_tokens(const PagedCache& cache, const std::int32_t* page_table, std::int64_t num_tokens,
                    bf16_t* dst);
 
+// As gather_tokens, but only values [first_elem, first_elem + elems) of each token (one KV head's
+// keys and values, say), into dst as a contiguous (num_tokens, elems) block.
+void gather_token_slice(const PagedCache& cache, const std::int32_t* page_table,
+                        std::int64_t num_tokens, std::int64_t first_elem, std::int64_t elems,
+                        bf16_t* dst);
+
 // Writes a uniformly shuffled permutation of [0, n) into out (Fisher-Yates on Philox draws of
 // (seed, stream)): a serving engine's page table after pages were freed and reused. A pure
 // function of (seed, stream, n).

@@ -59,6 +59,29 @@ TEST(PagedKv, GatherMatchesIndexing) {
   }
 }
 
+TEST(PagedKv, SliceGatherMatchesIndexing) {
+  const std::int64_t page_size = 5, token_elems = 24, num_pages = 4;
+  const std::vector<bf16_t> pages =
+      random_bf16(static_cast<std::size_t>(num_pages * page_size * token_elems), 4);
+  const std::vector<std::int32_t> table = {2, 0, 3, 1};
+  const PagedCache cache{pages.data(), num_pages, page_size, token_elems};
+  // The first values, a middle slice, the last values, a whole token.
+  for (const auto& [first, elems] :
+       {std::pair<std::int64_t, std::int64_t>{0, 8}, {8, 8}, {17, 7}, {0, token_elems}}) {
+    for (const std::int64_t tokens : {std::int64_t{0}, std::int64_t{1}, 2 * page_size + 3}) {
+      std::vector<bf16_t> dst(static_cast<std::size_t>(tokens * elems) + 1, 0xABCD);
+      gather_token_slice(cache, table.data(), tokens, first, elems, dst.data());
+      for (std::int64_t j = 0; j < tokens; ++j)
+        for (std::int64_t e = 0; e < elems; ++e)
+          ASSERT_EQ(
+              dst[j * elems + e],
+              pages[(table[j / page_size] * page_size + j % page_size) * token_elems + first + e])
+              << "slice at " << first << " token " << j << " elem " << e;
+      EXPECT_EQ(dst.back(), 0xABCD) << "wrote past the gathered slice";
+    }
+  }
+}
+
 TEST(PagedKv, ShuffledPagesIsASeededPermutation) {
   for (const std::int64_t n : {0, 1, 2, 77, 4096}) {
     std::vector<std::int32_t> a(static_cast<std::size_t>(n)), b(a.size()), c(a.size());

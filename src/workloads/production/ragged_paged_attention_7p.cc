@@ -316,17 +316,17 @@ int reference(const Call& call, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
-// What a fusing compiler emits, one active sequence at a time: its pages gathered (one memcpy per
-// page) into a contiguous (keys, 2 H_kv D) block whose K and V heads are column slices of it, then
-// per KV head a GEMM for the scores with D^-0.5 fused (f32, as preferred_element_type=f32 makes
-// them), a masked softmax pass per row and a GEMM with the values writing the output rows in
-// place. A decode's G query heads of one KV head are the rows of one GEMM; a prefill chunk runs
-// one GEMM per query head over its q_len tokens. Only the keys below kv_len are gathered (all S_max
-// when some row sees none). Probabilities are bf16 in the timed run (the original's .astype(bf16)),
-// f32 in the oracle; rows of unowned tokens are zeroed.
-// Sequence i of the call, its pages gathered into `kv` (a (capacity, 2 H_kv D) bf16 block).
-void attend_sequence(const Call& call, const kb_tensor* in, kb_tensor* out,
-                     kb_dtype probability_dtype, std::int64_t i, bf16_t* kv) {
+// What a fusing compiler emits, per active sequence and KV head: that head's keys and values
+// gathered from the pages (one copy per token) into a contiguous (keys, 2 D) block, a GEMM for the
+// scores with D^-0.5 fused (f32, as preferred_element_type=f32 makes them), a masked softmax pass
+// per row and a GEMM with the values writing the output rows in place. A decode's G query heads of
+// the KV head are the rows of one GEMM; a prefill chunk runs one GEMM per query head over its q_len
+// tokens. Only the keys below kv_len are gathered (all S_max when some row sees none).
+// Probabilities are bf16 in the timed run (the original's .astype(bf16)), f32 in the oracle; rows
+// of unowned tokens are zeroed.
+// KV head h of sequence i of the call, its keys and values gathered into `kv` ((capacity, 2 D)).
+void attend_head(const Call& call, const kb_tensor* in, kb_tensor* out, kb_dtype probability_dtype,
+                 std::int64_t i, std::int64_t h, bf16_t* kv) {
   const Shape& s = call.shape;
   const auto* queries = static_cast<const bf16_t*>(in[0].data);
   const std::size_t out_element = dtype_size(out[0].dtype);
@@ -341,49 +341,51 @@ void attend_sequence(const Call& call, const kb_tensor* in, kb_tensor* out,
   // The first row sees the fewest keys; if it sees none, the uniform average needs all S_max.
   const std::int64_t keys =
       visibility.keys(0, s.capacity()) == 0 ? s.capacity() : std::min(kv_len, s.capacity());
-  ops::gather_tokens(cache, call.page_indices + i * s.pages_per_seq, keys, kv);
-  const std::int64_t kv_ld = s.token_elems();
-  for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
-    const bf16_t* k = kv + 2 * h * s.head_dim;
-    const bf16_t* v = k + s.head_dim;
-    // (rows, first query head, query row stride) of each GEMM of this KV head.
-    const std::int64_t row_ld = per_token ? s.num_q_heads * s.head_dim : s.head_dim;
-    const std::int64_t rows = per_token ? q_len : s.group();
-    for (std::int64_t g = 0; g < (per_token ? s.group() : 1); ++g) {
-      const std::int64_t offset = (q_start * s.num_q_heads + h * s.group() + g) * s.head_dim;
-      ops::attend({queries + offset, KB_BF16, rows, s.head_dim, row_ld}, k, v, kv_ld, keys,
-                  visibility, scale, probability_dtype,
-                  {static_cast<char*>(out[0].data) + static_cast<std::size_t>(offset) * out_element,
-                   out[0].dtype, rows, s.head_dim, row_ld});
-    }
+  const std::int64_t kv_ld = 2 * s.head_dim;
+  ops::gather_token_slice(cache, call.page_indices + i * s.pages_per_seq, keys, h * kv_ld, kv_ld,
+                          kv);
+  const bf16_t* k = kv;
+  const bf16_t* v = kv + s.head_dim;
+  // (rows, first query head, query row stride) of each GEMM of this KV head.
+  const std::int64_t row_ld = per_token ? s.num_q_heads * s.head_dim : s.head_dim;
+  const std::int64_t rows = per_token ? q_len : s.group();
+  for (std::int64_t g = 0; g < (per_token ? s.group() : 1); ++g) {
+    const std::int64_t offset = (q_start * s.num_q_heads + h * s.group() + g) * s.head_dim;
+    ops::attend({queries + offset, KB_BF16, rows, s.head_dim, row_ld}, k, v, kv_ld, keys,
+                visibility, scale, probability_dtype,
+                {static_cast<char*>(out[0].data) + static_cast<std::size_t>(offset) * out_element,
+                 out[0].dtype, rows, s.head_dim, row_ld});
   }
 }
 
-// The sequences are independent and their GEMMs small (a decode's are G rows): they are spread
-// over the threads, one each, costed by query rows times keys.
+// The (sequence, KV head) pairs are independent and their GEMMs small (a decode's are G rows):
+// they are spread over the threads, one each, costed by query rows times keys. Whole sequences
+// would cap the scaling: the longest prefill chunk is two thirds of the work at cpu size.
 int run(const Call& call, const kb_tensor* in, kb_tensor* out, kb_dtype probability_dtype) {
   const Shape& s = call.shape;
   zero_unowned_rows(call, out[0]);
-  std::vector<std::int64_t> active;
+  std::vector<std::pair<std::int64_t, std::int64_t>> units;  // (sequence, KV head)
   std::vector<double> cost;
   for (std::int64_t i = 0; i < call.num_seqs; ++i) {
     const std::int64_t q_len = call.cu_q_lens[i + 1] - call.cu_q_lens[i];
     if (q_len == 0) continue;
-    active.push_back(i);
-    cost.push_back(static_cast<double>(q_len) *
-                   static_cast<double>(std::max<std::int64_t>(
-                       1, std::min<std::int64_t>(call.kv_lens[i], s.capacity()))));
+    for (std::int64_t h = 0; h < s.num_kv_heads; ++h) {
+      units.emplace_back(i, h);
+      cost.push_back(static_cast<double>(q_len) *
+                     static_cast<double>(std::max<std::int64_t>(
+                         1, std::min<std::int64_t>(call.kv_lens[i], s.capacity()))));
+    }
   }
   // Made here, not on the threads: see paged_attention_6p.cc (a buffer freed by another thread
   // than the one that made it is page-faulted afresh on every call).
   std::vector<std::optional<ops::ScratchMatrix>> blocks(
       static_cast<std::size_t>(omp_get_max_threads()));
   for (std::optional<ops::ScratchMatrix>& block : blocks)
-    block.emplace(KB_BF16, s.capacity(), s.token_elems());
-  ops::spread_library_calls(cost, [&](std::size_t a) {
+    block.emplace(KB_BF16, s.capacity(), 2 * s.head_dim);
+  ops::spread_library_calls(cost, [&](std::size_t u) {
     ops::ScratchMatrix& block = *blocks[static_cast<std::size_t>(omp_get_thread_num())];
-    attend_sequence(call, in, out, probability_dtype, active[a],
-                    static_cast<bf16_t*>(block.row(0)));
+    attend_head(call, in, out, probability_dtype, units[u].first, units[u].second,
+                static_cast<bf16_t*>(block.row(0)));
   });
   return 0;
 }
