@@ -62,19 +62,21 @@
 //             pass); AVX-512 path only.
 //   PF, PFA   prefetch distances (k steps) of B and A in the micro-kernel, 8p's values.
 //   AMX_KC, AMX_NC  the AMX path's K per pass and B panel columns, as in 8p_GEMM.cpp.
-// 2 x 2 x 3 x 3 x 2 x 2 = 144 points, 36 of them (8x64) invalid, per AMX point (x 4).
+// On AVX-512, 2 x 2 x 3 x 3 x 2 x 2 = 144 points, 36 of them (8x64) invalid; on AMX, 4 (the
+// [path] tags say which path reads each tunable; `kbench tune` grids this machine's path).
 // clang-format off
-// tune: KB_MR = 6 8 (default 6)
-// tune: KB_NR = 48 64 (default 64)
-// tune: KB_KC = 256 512 1024 (default 1024)
-// tune: KB_NC = 64 128 192 (default 128)
-// tune: KB_MC = 96 768 (default 768)
-// tune: KB_SHARE_A = 0 (default 0)
-// tune: KB_PACK_IN_KERNEL = 0 1 (default 1)
-// tune: KB_PF = 8 (default 8)
-// tune: KB_PFA = 32 (default 32)
-// tune: KB_AMX_KC = 256 1024 (default 256)
-// tune: KB_AMX_NC = 128 384 (default 128)
+// tune paths: amx avx512 avx2 scalar
+// tune: KB_MR = 6 8 (default 6) [avx512]
+// tune: KB_NR = 48 64 (default 64) [avx512]
+// tune: KB_KC = 256 512 1024 (default 1024) [avx512 avx2]
+// tune: KB_NC = 64 128 192 (default 128) [avx512 avx2]
+// tune: KB_MC = 96 768 (default 768) [avx512 avx2]
+// tune: KB_SHARE_A = 0 (default 0) [avx512 avx2]
+// tune: KB_PACK_IN_KERNEL = 0 1 (default 1) [avx512]
+// tune: KB_PF = 8 (default 8) [avx512 avx2]
+// tune: KB_PFA = 32 (default 32) [avx512 avx2]
+// tune: KB_AMX_KC = 256 1024 (default 256) [amx]
+// tune: KB_AMX_NC = 128 384 (default 128) [amx]
 // clang-format on
 #ifndef KB_MR
 #define KB_MR 6

@@ -53,15 +53,16 @@
 //   BQ, BK, QK_*, PV_*: the flash driver's query / key blocks and micro-tiles (see the header);
 //         Dv = kvl = 64 is exactly four zmm vectors, so PV_NV = 4 has no padded columns.
 // clang-format off
+// tune paths: amx avx512 avx2 scalar
 // tune: KB_ATTN = 0 1 (default 1)
 // tune: KB_AQ = 16 32 (default 32)
 // tune: KB_GEMM = 0 1 (default 1)
 // tune: KB_BQ = 32 64 (default 64)
 // tune: KB_BK = 64 128 (default 64)
-// tune: KB_QK_MR = 8 (default 8)
-// tune: KB_QK_NV = 2 (default 2)
-// tune: KB_PV_MR = 6 (default 6)
-// tune: KB_PV_NV = 4 (default 4)
+// tune: KB_QK_MR = 8 (default 8) [avx512]
+// tune: KB_QK_NV = 2 (default 2) [avx512]
+// tune: KB_PV_MR = 6 (default 6) [avx512]
+// tune: KB_PV_NV = 4 (default 4) [avx512]
 // clang-format on
 #ifndef KB_ATTN
 #define KB_ATTN 1

@@ -17,12 +17,13 @@
 
 // Tunables (the tuner parses these lines). BQ x BK is the block of scores kept in L1; the
 // micro-tiles are the AVX-512 path's register tiles (the AVX2 path's are fixed).
+// tune paths: amx avx512 avx2 scalar
 // tune: KB_BQ = 32 64 128 (default 64)
 // tune: KB_BK = 32 64 128 256 (default 64)
-// tune: KB_QK_MR = 4 8 (default 8)
-// tune: KB_QK_NV = 2 4 (default 2)
-// tune: KB_PV_MR = 4 6 (default 6)
-// tune: KB_PV_NV = 2 4 (default 4)
+// tune: KB_QK_MR = 4 8 (default 8) [avx512]
+// tune: KB_QK_NV = 2 4 (default 2) [avx512]
+// tune: KB_PV_MR = 4 6 (default 6) [avx512]
+// tune: KB_PV_NV = 2 4 (default 4) [avx512]
 // Not a tunable: KB_MAX_ISA (include/isa.h) caps the path for tests.
 
 #include "include/flash_attention.h"

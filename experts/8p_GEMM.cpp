@@ -45,19 +45,21 @@
 //            and packed B panel (K x AMX_NC bf16, in L2). On the AMX Xeon at the cpu size, KC 256
 //            measured 10-15% faster than 768 (one pass, the 48 KiB strip spilling from L1); NC
 //            128, 256 and 512 tied within the host's noise.
-// PF, PFA and MC keep one value so the grid stays at 162 points per AMX point (972 in all; on a
-// machine without AMX only the first 162 differ, and on one with AMX only the last two).
+// PF, PFA and MC keep one value so the AVX-512 grid stays at 162 points. The [path] tags say
+// which path reads each tunable: `kbench tune` grids the path this machine takes (162 points on
+// AVX-512, 6 on AMX, 9 on AVX2), the others at their defaults.
 // clang-format off
-// tune: KB_MR = 6 8 12 (default 6)
-// tune: KB_NR = 32 48 64 (default 64)
-// tune: KB_KC = 256 384 768 (default 768)
-// tune: KB_NC = 128 240 480 (default 128)
-// tune: KB_MC = 768 (default 768)
-// tune: KB_PF = 8 (default 8)
-// tune: KB_PFA = 32 (default 32)
-// tune: KB_BF16B = 0 1 (default 0)
-// tune: KB_AMX_KC = 256 768 (default 256)
-// tune: KB_AMX_NC = 128 256 512 (default 256)
+// tune paths: amx avx512 avx2 scalar
+// tune: KB_MR = 6 8 12 (default 6) [avx512]
+// tune: KB_NR = 32 48 64 (default 64) [avx512]
+// tune: KB_KC = 256 384 768 (default 768) [avx512 avx2]
+// tune: KB_NC = 128 240 480 (default 128) [avx512 avx2]
+// tune: KB_MC = 768 (default 768) [avx512 avx2]
+// tune: KB_PF = 8 (default 8) [avx512 avx2]
+// tune: KB_PFA = 32 (default 32) [avx512 avx2]
+// tune: KB_BF16B = 0 1 (default 0) [avx512]
+// tune: KB_AMX_KC = 256 768 (default 256) [amx]
+// tune: KB_AMX_NC = 128 256 512 (default 256) [amx]
 // clang-format on
 #ifndef KB_MR
 #define KB_MR 6

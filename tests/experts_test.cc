@@ -56,6 +56,77 @@ TEST(ExpertSpaceTest, MalformedDeclarationsNameTheFileAndLine) {
   }
 }
 
+const char* kPathSpace =
+    "// tune paths: amx avx512 avx2 scalar\n"
+    "// tune: KB_BQ = 32 64 (default 64)\n"
+    "// tune: KB_MR = 4 6 8 (default 6) [avx512]\n"
+    "// tune: KB_KC = 128 256 (default 256) [avx512 avx2]\n"
+    "// tune: KB_AMX_KC = 256 768 (default 256) [amx]\n";
+
+TEST(ExpertSpaceTest, PathTagsHoldTheTunablesOfOtherPathsAtTheirDefaults) {
+  const std::vector<TunableParam> params = parse_tunables(kPathSpace, "p.cpp");
+  ASSERT_EQ(params.size(), 4u);
+  EXPECT_TRUE(params[0].paths.empty());
+  EXPECT_EQ(params[1].paths, (std::vector<std::string>{"avx512"}));
+  EXPECT_EQ(params[2].paths, (std::vector<std::string>{"avx512", "avx2"}));
+  EXPECT_EQ(params[1].values, (std::vector<long long>{4, 6, 8}));
+  ExpertKernel e;
+  e.workload = "8p_GEMM";
+  e.path = "p.cpp";
+  e.source = kPathSpace;
+  e.params = params;
+  e.paths = parse_paths(kPathSpace, e.path, params);
+  EXPECT_EQ(e.paths, (std::vector<std::string>{"amx", "avx512", "avx2", "scalar"}));
+  EXPECT_EQ(full_grid(e).size(), 24u);  // no path: the whole space
+  EXPECT_EQ(full_grid(e, "avx512").size(), 12u);
+  EXPECT_EQ(full_grid(e, "avx2").size(), 4u);
+  EXPECT_EQ(full_grid(e, "amx").size(), 4u);
+  EXPECT_EQ(full_grid(e, "scalar").size(), 2u);
+  for (const Config& c : full_grid(e, "amx")) {
+    EXPECT_EQ(c.at("KB_MR"), 6);
+    EXPECT_EQ(c.at("KB_KC"), 256);
+  }
+  EXPECT_EQ(full_grid(e, "amx")[0], default_config(e));
+  EXPECT_EQ(select_configs(e, 0, 1, "amx").size(), 4u);
+  EXPECT_EQ(select_configs(e, 3, 1, "avx512").size(), 3u);
+  // This machine's path: the most capable declared one it runs (scalar always runs).
+  const std::string here = path_on_this_machine(e);
+  EXPECT_TRUE(machine_runs_path(here)) << here;
+  EXPECT_TRUE(machine_runs_path("scalar"));
+  EXPECT_FALSE(machine_runs_path("sse9"));
+  const auto rank = [](const std::string& p) {
+    return std::find(std::begin(kExpertPaths), std::end(kExpertPaths), p) -
+           std::begin(kExpertPaths);
+  };
+  for (const char* p : kExpertPaths) {
+    if (machine_runs_path(p)) {
+      EXPECT_GE(rank(here), rank(p)) << p << " runs here too";
+    }
+  }
+  ExpertKernel untagged = e;
+  untagged.paths.clear();
+  EXPECT_EQ(path_on_this_machine(untagged), "");
+}
+
+TEST(ExpertSpaceTest, MalformedPathTagsNameTheFileAndLine) {
+  const std::string paths = "// tune paths: avx512 avx2\n";
+  for (const std::string& bad :
+       {paths + "// tune: KB_MR = 4 (default 4) [amx]\n",          // not a declared path
+        std::string("// tune: KB_MR = 4 (default 4) [avx512]\n"),  // a tag without a paths line
+        paths + "// tune: KB_MR = 4 (default 4) []\n", paths + "// tune: KB_MR = 4 (default 4) x\n",
+        paths + "// tune: KB_MR = 4 (default 4) avx512]\n",
+        std::string("// tune paths: avx512 sse9\n"), std::string("// tune paths: avx2 avx2\n"),
+        std::string("// tune paths:\n"), paths + paths}) {
+    try {
+      const std::string source = "int x;\n" + bad;
+      parse_paths(source, "e.cpp", parse_tunables(source, "e.cpp"));
+      ADD_FAILURE() << "accepted: " << bad;
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("e.cpp:", 0), 0u) << e.what();
+    }
+  }
+}
+
 ExpertKernel space_expert() {
   ExpertKernel e;
   e.workload = "8p_GEMM";
@@ -223,6 +294,22 @@ TEST(ShippedExpertsTest, EachDeclaredDefaultIsTheOneTheSourceDefines) {
   EXPECT_GT(checked, 30);
 }
 
+// The shipped GEMM experts' tags: on AMX only the tile path's two tunables vary.
+TEST(ShippedExpertsTest, EachPathGridsOnlyTheTunablesItReads) {
+  const std::optional<ExpertKernel> gemm =
+      find_expert(source_path("experts"), *find_workload("8p"));
+  ASSERT_TRUE(gemm.has_value());
+  EXPECT_EQ(full_grid(*gemm, "amx").size(), 6u);
+  EXPECT_EQ(full_grid(*gemm, "avx512").size(), 162u);
+  EXPECT_EQ(full_grid(*gemm, "avx2").size(), 9u);
+  EXPECT_EQ(full_grid(*gemm, "scalar").size(), 1u);
+  const std::optional<ExpertKernel> flash =
+      find_expert(source_path("experts"), *find_workload("1p"));
+  ASSERT_TRUE(flash.has_value());
+  EXPECT_EQ(full_grid(*flash, "amx").size(), 12u);  // KB_BQ x KB_BK
+  EXPECT_EQ(full_grid(*flash, "avx512").size(), 192u);
+}
+
 // Every shipped expert passes the gates at smoke size (odd shapes: every tail path) with its
 // default configuration, on whatever ISA path this machine takes, with 1 and 2 threads.
 TEST(ShippedExpertsTest, EachIsCorrectAtSmokeSizeOnThisMachine) {
@@ -269,6 +356,12 @@ TEST(ShippedExpertsTest, EveryPathThisCpuRunsIsCorrectAtSmokeSize) {
         find_expert(source_path("experts"), *find_workload(name));
     ASSERT_TRUE(expert.has_value()) << name;
     const bool has_amx = expert->source.find("best_isa(Isa::kAmx)") != std::string::npos;
+    // A declared paths line names the AMX path exactly when the expert has one, so the tuner
+    // grids what this machine runs.
+    if (!expert->paths.empty()) {
+      EXPECT_EQ(std::count(expert->paths.begin(), expert->paths.end(), "amx"), has_amx ? 1 : 0)
+          << name;
+    }
     for (int path = 0; path <= std::min(best, has_amx ? 3 : 2); ++path) {
       const auto file = dir / (name + "_isa" + std::to_string(path) + ".cpp");
       std::ofstream(file) << "#define KB_MAX_ISA " << path << "\n"

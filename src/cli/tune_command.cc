@@ -55,8 +55,9 @@ int tune_command(const TuneOptions& options) {
   if (!expert)
     throw UsageError(std::string(workload.name) + " has no expert kernel (" +
                      experts::default_experts_dir() + ")");
+  const std::string path = experts::path_on_this_machine(*expert);
   const std::vector<experts::Config> configs =
-      experts::select_configs(*expert, options.max_configs, options.seed.value_or(1));
+      experts::select_configs(*expert, options.max_configs, options.seed.value_or(1), path);
 
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(options.threads).peaks;
@@ -67,21 +68,33 @@ int tune_command(const TuneOptions& options) {
   LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);
   std::fprintf(stderr, "kbench tune: %s at %s, %zu of %zu configurations, %d in flight\n",
                std::string(workload.name).c_str(), options.size.c_str(), configs.size(),
-               experts::full_grid(*expert).size(), executor.jobs());
+               experts::full_grid(*expert, path).size(), executor.jobs());
+  if (!path.empty())
+    std::fprintf(stderr,
+                 "kbench tune: this machine takes the %s path (of %zu points in the whole space, "
+                 "the tunables only other paths read stay at their defaults)\n",
+                 path.c_str(), experts::full_grid(*expert).size());
 
   const Environment env = current_environment();
   std::size_t done = 0;
-  const experts::TuneReport report =
-      experts::tune(*expert, configs, executor, [&](const experts::TunePoint& p) {
+  const experts::TuneReport report = experts::tune(
+      *expert, configs, executor,
+      [&](const experts::TunePoint& p) {
         std::fprintf(stderr, "[%zu/%zu] %s\n", ++done, configs.size(), point_line(p).c_str());
-      });
+      },
+      path);
   for (const experts::TunePoint& p : report.points) store.record(p.result, env);
   if (!options.no_save) experts::save_config(store, report);
 
   if (options.json) {
-    nlohmann::json out = {{"workload", report.workload},       {"size", report.size},
-                          {"threads", report.threads},         {"space", report.space_size},
-                          {"evaluated", report.points.size()}, {"points", nlohmann::json::array()}};
+    nlohmann::json out = {
+        {"workload", report.workload},
+        {"size", report.size},
+        {"threads", report.threads},
+        {"space", report.space_size},
+        {"path", report.path.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.path)},
+        {"evaluated", report.points.size()},
+        {"points", nlohmann::json::array()}};
     for (const experts::TunePoint& p : report.points) out["points"].push_back(point_json(p));
     out["best"] = report.best ? point_json(report.points[*report.best]) : nlohmann::json(nullptr);
     out["default"] = report.default_point ? point_json(report.points[*report.default_point])

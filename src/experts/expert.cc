@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "core/amx.h"
 #include "core/sha256.h"
 
 namespace kbench::experts {
@@ -119,14 +120,24 @@ std::vector<TunableParam> parse_tunables(const std::string& source, const std::s
       throw std::runtime_error(path + ":" + std::to_string(number) + ": " + why +
                                " (expected `// tune: NAME = v1 v2 ... (default v)`)");
     };
-    const std::string body = text.substr(marker.size());
+    std::string body = text.substr(marker.size());
+    std::vector<std::string> tags;
+    if (!body.empty() && body.back() == ']') {
+      const std::size_t open_tag = body.rfind('[');
+      if (open_tag == std::string::npos) fail("unbalanced [paths]");
+      std::istringstream names_in(body.substr(open_tag + 1, body.size() - open_tag - 2));
+      for (std::string name; names_in >> name;) tags.push_back(name);
+      if (tags.empty()) fail("an empty [paths] tag");
+      body = trimmed(body.substr(0, open_tag));
+    }
     const std::size_t equals = body.find('=');
     const std::size_t open = body.find("(default ");
     const std::size_t close = body.rfind(')');
     if (equals == std::string::npos || open == std::string::npos || close == std::string::npos ||
-        close < open || open < equals)
+        close < open || open < equals || close + 1 != body.size())
       fail("malformed tunable");
     TunableParam p;
+    p.paths = std::move(tags);
     p.name = trimmed(body.substr(0, equals));
     if (!is_identifier(p.name)) fail("'" + p.name + "' is not a macro name");
     if (!names.insert(p.name).second) fail(p.name + " is declared twice");
@@ -146,6 +157,63 @@ std::vector<TunableParam> parse_tunables(const std::string& source, const std::s
   return params;
 }
 
+std::vector<std::string> parse_paths(const std::string& source, const std::string& path,
+                                     const std::vector<TunableParam>& params) {
+  const auto known = [](const std::string& name) {
+    return std::find_if(std::begin(kExpertPaths), std::end(kExpertPaths),
+                        [&](const char* p) { return name == p; }) != std::end(kExpertPaths);
+  };
+  std::vector<std::string> paths;
+  std::istringstream lines(source);
+  int number = 0, declared_at = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    const std::string text = trimmed(line);
+    const std::string marker = "// tune paths:";
+    if (text.rfind(marker, 0) != 0) continue;
+    const auto fail = [&](const std::string& why) {
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": " + why +
+                               " (expected `// tune paths: amx avx512 avx2 scalar`)");
+    };
+    if (declared_at != 0)
+      fail("a second paths line (the first is line " + std::to_string(declared_at) + ")");
+    declared_at = number;
+    std::istringstream names(text.substr(marker.size()));
+    for (std::string name; names >> name;) {
+      if (!known(name)) fail("unknown path '" + name + "'");
+      if (std::find(paths.begin(), paths.end(), name) != paths.end()) fail(name + " named twice");
+      paths.push_back(name);
+    }
+    if (paths.empty()) fail("no paths");
+  }
+  for (const TunableParam& p : params)
+    for (const std::string& tag : p.paths)
+      if (std::find(paths.begin(), paths.end(), tag) == paths.end())
+        throw std::runtime_error(path + ": " + p.name + " is tagged [" + tag +
+                                 "], a path the expert's `// tune paths:` line does not declare");
+  return paths;
+}
+
+bool machine_runs_path(const std::string& path) {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  if (path == "amx") return avx512 && cpu_has_amx_bf16() && request_amx_permission();
+  if (path == "avx512") return avx512;
+  if (path == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return path == "scalar";
+}
+
+std::string path_on_this_machine(const ExpertKernel& expert) {
+  // kExpertPaths is least capable first: the last one declared and run here wins.
+  std::string best;
+  for (const char* p : kExpertPaths)
+    if (std::find(expert.paths.begin(), expert.paths.end(), p) != expert.paths.end() &&
+        machine_runs_path(p))
+      best = p;
+  return best;
+}
+
 std::optional<ExpertKernel> find_expert(const std::string& experts_dir, const Workload& workload) {
   const std::filesystem::path path =
       std::filesystem::path(experts_dir) / (std::string(workload.name) + ".cpp");
@@ -159,6 +227,7 @@ std::optional<ExpertKernel> find_expert(const std::string& experts_dir, const Wo
   expert.source = expand_includes(read_whole(path, "expert"),
                                   std::filesystem::absolute(path).lexically_normal(), root, seen);
   expert.params = parse_tunables(expert.source, expert.path);
+  expert.paths = parse_paths(expert.source, expert.path, expert.params);
   return expert;
 }
 
@@ -182,12 +251,16 @@ void validate_config(const ExpertKernel& expert, const Config& config) {
     if (!config.count(p.name)) throw std::invalid_argument("the configuration misses " + p.name);
 }
 
-std::vector<Config> full_grid(const ExpertKernel& expert) {
+std::vector<Config> full_grid(const ExpertKernel& expert, const std::string& path) {
   std::vector<Config> grid = {Config{}};
   for (const TunableParam& p : expert.params) {
+    const bool read_here = path.empty() || p.paths.empty() ||
+                           std::find(p.paths.begin(), p.paths.end(), path) != p.paths.end();
+    const std::vector<long long> values =
+        read_here ? p.values : std::vector<long long>{p.default_value};
     std::vector<Config> next;
     for (const Config& partial : grid)
-      for (long long value : p.values) {
+      for (long long value : values) {
         Config c = partial;
         c[p.name] = value;
         next.push_back(std::move(c));

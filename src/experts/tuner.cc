@@ -11,9 +11,9 @@
 
 namespace kbench::experts {
 
-std::vector<Config> select_configs(const ExpertKernel& expert, int max_configs,
-                                   std::uint64_t seed) {
-  std::vector<Config> grid = full_grid(expert);
+std::vector<Config> select_configs(const ExpertKernel& expert, int max_configs, std::uint64_t seed,
+                                   const std::string& path) {
+  std::vector<Config> grid = full_grid(expert, path);
   if (max_configs <= 0 || static_cast<int>(grid.size()) <= max_configs) return grid;
   // The default stays first; the rest is a uniform sample, evaluated in grid order.
   std::vector<std::size_t> rest(grid.size() - 1);
@@ -28,10 +28,11 @@ std::vector<Config> select_configs(const ExpertKernel& expert, int max_configs,
 }
 
 TuneReport tune(const ExpertKernel& expert, const std::vector<Config>& configs, Executor& executor,
-                const std::function<void(const TunePoint&)>& on_point) {
+                const std::function<void(const TunePoint&)>& on_point, const std::string& path) {
   TuneReport report;
   report.workload = expert.workload;
-  report.space_size = full_grid(expert).size();
+  report.path = path;
+  report.space_size = full_grid(expert, path).size();
   std::vector<std::string> sources;
   for (const Config& c : configs) sources.push_back(configured_source(expert, c));
   std::vector<EvalResult> results =

@@ -24,7 +24,8 @@ struct TuneReport {
   std::string workload;
   std::string size;
   int threads = 1;
-  std::size_t space_size = 0;       // points in the full grid
+  std::string path;                 // the expert's path on this machine ("" if it names none)
+  std::size_t space_size = 0;       // points in the grid of that path
   std::vector<TunePoint> points;    // in evaluation order, the default first
   std::optional<std::size_t> best;  // the correct point with the highest speedup
   std::optional<std::size_t> default_point;
@@ -33,13 +34,16 @@ struct TuneReport {
   std::optional<double> gain_over_default;
 };
 
-// The points to evaluate: the whole grid when it has at most `max_configs` points (0: no limit),
-// else the default plus a seeded random sample of the rest ("pruned").
-std::vector<Config> select_configs(const ExpertKernel& expert, int max_configs, std::uint64_t seed);
+// The points to evaluate: the grid of `path` (full_grid) when it has at most `max_configs`
+// points (0: no limit), else the default plus a seeded random sample of the rest ("pruned").
+std::vector<Config> select_configs(const ExpertKernel& expert, int max_configs, std::uint64_t seed,
+                                   const std::string& path = "");
 
-// Evaluates `configs` through `executor`; `on_point` sees each point as it completes.
+// Evaluates `configs` (drawn from the grid of `path`) through `executor`; `on_point` sees each
+// point as it completes.
 TuneReport tune(const ExpertKernel& expert, const std::vector<Config>& configs, Executor& executor,
-                const std::function<void(const TunePoint&)>& on_point = {});
+                const std::function<void(const TunePoint&)>& on_point = {},
+                const std::string& path = "");
 
 // The store's cache key of the tuned configuration for (this machine, workload, size, threads).
 std::string tuned_config_key(const std::string& workload, const std::string& size, int threads);
