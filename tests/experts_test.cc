@@ -56,6 +56,17 @@ TEST(ExpertSpaceTest, MalformedDeclarationsNameTheFileAndLine) {
   }
 }
 
+// An expert whose source is `source`, parsed as find_expert parses a file.
+ExpertKernel space_expert(const char* source = kSpace) {
+  ExpertKernel e;
+  e.workload = "8p_GEMM";
+  e.path = "experts/8p_GEMM.cpp";
+  e.source = source;
+  e.params = parse_tunables(source, e.path);
+  e.paths = parse_paths(source, e.path, e.params);
+  return e;
+}
+
 const char* kPathSpace =
     "// tune paths: amx avx512 avx2 scalar\n"
     "// tune: KB_BQ = 32 64 (default 64)\n"
@@ -64,18 +75,13 @@ const char* kPathSpace =
     "// tune: KB_AMX_KC = 256 768 (default 256) [amx]\n";
 
 TEST(ExpertSpaceTest, PathTagsHoldTheTunablesOfOtherPathsAtTheirDefaults) {
-  const std::vector<TunableParam> params = parse_tunables(kPathSpace, "p.cpp");
+  const ExpertKernel e = space_expert(kPathSpace);
+  const std::vector<TunableParam>& params = e.params;
   ASSERT_EQ(params.size(), 4u);
   EXPECT_TRUE(params[0].paths.empty());
   EXPECT_EQ(params[1].paths, (std::vector<std::string>{"avx512"}));
   EXPECT_EQ(params[2].paths, (std::vector<std::string>{"avx512", "avx2"}));
   EXPECT_EQ(params[1].values, (std::vector<long long>{4, 6, 8}));
-  ExpertKernel e;
-  e.workload = "8p_GEMM";
-  e.path = "p.cpp";
-  e.source = kPathSpace;
-  e.params = params;
-  e.paths = parse_paths(kPathSpace, e.path, params);
   EXPECT_EQ(e.paths, (std::vector<std::string>{"amx", "avx512", "avx2", "scalar"}));
   EXPECT_EQ(full_grid(e).size(), 24u);  // no path: the whole space
   EXPECT_EQ(full_grid(e, "avx512").size(), 12u);
@@ -125,15 +131,6 @@ TEST(ExpertSpaceTest, MalformedPathTagsNameTheFileAndLine) {
       EXPECT_EQ(std::string(e.what()).rfind("e.cpp:", 0), 0u) << e.what();
     }
   }
-}
-
-ExpertKernel space_expert() {
-  ExpertKernel e;
-  e.workload = "8p_GEMM";
-  e.path = "experts/8p_GEMM.cpp";
-  e.source = kSpace;
-  e.params = parse_tunables(kSpace, e.path);
-  return e;
 }
 
 TEST(ExpertSpaceTest, TheGridIsTheProductWithTheDefaultFirst) {

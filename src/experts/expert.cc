@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -106,54 +107,71 @@ std::string default_experts_dir() {
   return KBENCH_EXPERTS_DIR;
 }
 
-std::vector<TunableParam> parse_tunables(const std::string& source, const std::string& path) {
-  std::vector<TunableParam> params;
-  std::set<std::string> names;
+namespace {
+
+using Fail = std::function<void(const std::string&)>;
+
+// Calls on_line(number, body, fail) for each line of `source` that starts, after blanks, with
+// `marker`: body is the rest of the line, and fail(why) throws a runtime_error naming `path`, the
+// line and the `expected` form.
+void for_each_declaration(const std::string& source, const std::string& marker,
+                          const std::string& path, const std::string& expected,
+                          const std::function<void(int, std::string, const Fail&)>& on_line) {
   std::istringstream lines(source);
   int number = 0;
   for (std::string line; std::getline(lines, line);) {
     ++number;
     const std::string text = trimmed(line);
-    const std::string marker = "// tune:";
     if (text.rfind(marker, 0) != 0) continue;
-    const auto fail = [&](const std::string& why) {
-      throw std::runtime_error(path + ":" + std::to_string(number) + ": " + why +
-                               " (expected `// tune: NAME = v1 v2 ... (default v)`)");
+    const Fail fail = [&](const std::string& why) {
+      throw std::runtime_error(path + ":" + std::to_string(number) + ": " + why + " (expected `" +
+                               expected + "`)");
     };
-    std::string body = text.substr(marker.size());
-    std::vector<std::string> tags;
-    if (!body.empty() && body.back() == ']') {
-      const std::size_t open_tag = body.rfind('[');
-      if (open_tag == std::string::npos) fail("unbalanced [paths]");
-      std::istringstream names_in(body.substr(open_tag + 1, body.size() - open_tag - 2));
-      for (std::string name; names_in >> name;) tags.push_back(name);
-      if (tags.empty()) fail("an empty [paths] tag");
-      body = trimmed(body.substr(0, open_tag));
-    }
-    const std::size_t equals = body.find('=');
-    const std::size_t open = body.find("(default ");
-    const std::size_t close = body.rfind(')');
-    if (equals == std::string::npos || open == std::string::npos || close == std::string::npos ||
-        close < open || open < equals || close + 1 != body.size())
-      fail("malformed tunable");
-    TunableParam p;
-    p.paths = std::move(tags);
-    p.name = trimmed(body.substr(0, equals));
-    if (!is_identifier(p.name)) fail("'" + p.name + "' is not a macro name");
-    if (!names.insert(p.name).second) fail(p.name + " is declared twice");
-    std::istringstream values(body.substr(equals + 1, open - equals - 1));
-    for (std::string v; values >> v;) {
-      long long value = 0;
-      if (!parse_integer(v, value)) fail("'" + v + "' is not an integer");
-      p.values.push_back(value);
-    }
-    if (p.values.empty()) fail(p.name + " has no values");
-    const std::string default_text = trimmed(body.substr(open + 9, close - open - 9));
-    if (!parse_integer(default_text, p.default_value)) fail("default '" + default_text + "'");
-    if (std::find(p.values.begin(), p.values.end(), p.default_value) == p.values.end())
-      fail("the default of " + p.name + " is not one of its values");
-    params.push_back(std::move(p));
+    on_line(number, text.substr(marker.size()), fail);
   }
+}
+
+}  // namespace
+
+std::vector<TunableParam> parse_tunables(const std::string& source, const std::string& path) {
+  std::vector<TunableParam> params;
+  std::set<std::string> names;
+  for_each_declaration(
+      source, "// tune:", path, "// tune: NAME = v1 v2 ... (default v)",
+      [&](int, std::string body, const Fail& fail) {
+        std::vector<std::string> tags;
+        if (!body.empty() && body.back() == ']') {
+          const std::size_t open_tag = body.rfind('[');
+          if (open_tag == std::string::npos) fail("unbalanced [paths]");
+          std::istringstream names_in(body.substr(open_tag + 1, body.size() - open_tag - 2));
+          for (std::string name; names_in >> name;) tags.push_back(name);
+          if (tags.empty()) fail("an empty [paths] tag");
+          body = trimmed(body.substr(0, open_tag));
+        }
+        const std::size_t equals = body.find('=');
+        const std::size_t open = body.find("(default ");
+        const std::size_t close = body.rfind(')');
+        if (equals == std::string::npos || open == std::string::npos ||
+            close == std::string::npos || close < open || open < equals || close + 1 != body.size())
+          fail("malformed tunable");
+        TunableParam p;
+        p.paths = std::move(tags);
+        p.name = trimmed(body.substr(0, equals));
+        if (!is_identifier(p.name)) fail("'" + p.name + "' is not a macro name");
+        if (!names.insert(p.name).second) fail(p.name + " is declared twice");
+        std::istringstream values(body.substr(equals + 1, open - equals - 1));
+        for (std::string v; values >> v;) {
+          long long value = 0;
+          if (!parse_integer(v, value)) fail("'" + v + "' is not an integer");
+          p.values.push_back(value);
+        }
+        if (p.values.empty()) fail(p.name + " has no values");
+        const std::string default_text = trimmed(body.substr(open + 9, close - open - 9));
+        if (!parse_integer(default_text, p.default_value)) fail("default '" + default_text + "'");
+        if (std::find(p.values.begin(), p.values.end(), p.default_value) == p.values.end())
+          fail("the default of " + p.name + " is not one of its values");
+        params.push_back(std::move(p));
+      });
   return params;
 }
 
@@ -164,28 +182,22 @@ std::vector<std::string> parse_paths(const std::string& source, const std::strin
                         [&](const char* p) { return name == p; }) != std::end(kExpertPaths);
   };
   std::vector<std::string> paths;
-  std::istringstream lines(source);
-  int number = 0, declared_at = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++number;
-    const std::string text = trimmed(line);
-    const std::string marker = "// tune paths:";
-    if (text.rfind(marker, 0) != 0) continue;
-    const auto fail = [&](const std::string& why) {
-      throw std::runtime_error(path + ":" + std::to_string(number) + ": " + why +
-                               " (expected `// tune paths: amx avx512 avx2 scalar`)");
-    };
-    if (declared_at != 0)
-      fail("a second paths line (the first is line " + std::to_string(declared_at) + ")");
-    declared_at = number;
-    std::istringstream names(text.substr(marker.size()));
-    for (std::string name; names >> name;) {
-      if (!known(name)) fail("unknown path '" + name + "'");
-      if (std::find(paths.begin(), paths.end(), name) != paths.end()) fail(name + " named twice");
-      paths.push_back(name);
-    }
-    if (paths.empty()) fail("no paths");
-  }
+  int declared_at = 0;
+  for_each_declaration(
+      source, "// tune paths:", path, "// tune paths: amx avx512 avx2 scalar",
+      [&](int number, const std::string& body, const Fail& fail) {
+        if (declared_at != 0)
+          fail("a second paths line (the first is line " + std::to_string(declared_at) + ")");
+        declared_at = number;
+        std::istringstream names(body);
+        for (std::string name; names >> name;) {
+          if (!known(name)) fail("unknown path '" + name + "'");
+          if (std::find(paths.begin(), paths.end(), name) != paths.end())
+            fail(name + " named twice");
+          paths.push_back(name);
+        }
+        if (paths.empty()) fail("no paths");
+      });
   for (const TunableParam& p : params)
     for (const std::string& tag : p.paths)
       if (std::find(paths.begin(), paths.end(), tag) == paths.end())
