@@ -296,7 +296,7 @@ TEST(ShippedExpertsTest, EachPathGridsOnlyTheTunablesItReads) {
   const std::optional<ExpertKernel> gemm =
       find_expert(source_path("experts"), *find_workload("8p"));
   ASSERT_TRUE(gemm.has_value());
-  EXPECT_EQ(full_grid(*gemm, "amx").size(), 6u);
+  EXPECT_EQ(full_grid(*gemm, "amx").size(), 8u);
   EXPECT_EQ(full_grid(*gemm, "avx512").size(), 162u);
   EXPECT_EQ(full_grid(*gemm, "avx2").size(), 9u);
   EXPECT_EQ(full_grid(*gemm, "scalar").size(), 1u);

@@ -20,7 +20,7 @@ namespace kbench::experts {
 // and a tunable read by some of them only says which:
 //   // tune: KB_MR = 6 8 12 (default 6) [avx512]
 // so a machine is tuned over the tunables of the path it takes, the others held at their defaults
-// (on an AMX machine 8p's space is 6 points, not 972).
+// (on an AMX machine 8p's space is 8 points, not 1,296).
 struct TunableParam {
   std::string name;
   std::vector<long long> values;  // the declared space, in declared order
