@@ -44,8 +44,9 @@
 //   AMX_KC, AMX_NC  the AMX path's K per pass (the A strip, AMX_KC * 64 bytes, must stay in L1)
 //            and packed B panel (K x AMX_NC bf16, in L2). On the AMX Xeon at the cpu size, KC 256
 //            measured 10-15% faster than 768 (one pass, the 48 KiB strip spilling from L1); NC
-//            128, 256 and 512 tied within the host's noise; 672 (four equal panels of N = 2688,
-//            1 MiB each) measured 0-10% faster than 512 in the check program on 2026-12-04.
+//            128, 256 and 512 tied within the host's noise. Since B is packed along its rows,
+//            672 (four equal panels of N = 2688, 1 MiB each) measured 5-15% faster than 512 and
+//            15-20% faster than 256 in the check program (2026-12-04): the default.
 // PF, PFA and MC keep one value so the AVX-512 grid stays at 162 points. The [path] tags say
 // which path reads each tunable: `kbench tune` grids the path this machine takes (162 points on
 // AVX-512, 8 on AMX, 9 on AVX2), the others at their defaults.
@@ -60,7 +61,7 @@
 // tune: KB_PFA = 32 (default 32) [avx512 avx2]
 // tune: KB_BF16B = 0 1 (default 0) [avx512]
 // tune: KB_AMX_KC = 256 768 (default 256) [amx]
-// tune: KB_AMX_NC = 128 256 512 672 (default 256) [amx]
+// tune: KB_AMX_NC = 128 256 512 672 (default 672) [amx]
 // clang-format on
 #ifndef KB_MR
 #define KB_MR 6
@@ -72,7 +73,7 @@
 #define KB_AMX_KC 256
 #endif
 #ifndef KB_AMX_NC
-#define KB_AMX_NC 256
+#define KB_AMX_NC 672
 #endif
 #ifndef KB_KC
 #define KB_KC 768
