@@ -20,9 +20,8 @@
 #include "cli/sweep.h"
 #include "core/environment.h"
 #include "core/stop_signals.h"
+#include "harness/subprocess.h"
 #include "sweep/cell_files.h"
-
-extern char** environ;
 
 namespace kbench::cli {
 namespace {
@@ -41,24 +40,16 @@ pid_t start_cell(const std::filesystem::path& dir, int index) {
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
   sigset_t defaults;
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGINT);
   sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args = {self_executable(), "sweep", "cell", dir.string(),
-                                   std::to_string(index)};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  // self_executable() is an absolute path, so no PATH lookup happens.
+  const int rc =
+      spawn_in_own_group({self_executable(), "sweep", "cell", dir.string(), std::to_string(index)},
+                         actions, defaults, pid);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   if (rc != 0)
     throw std::runtime_error("cannot start a sweep cell: " + std::string(std::strerror(rc)));
   return pid;

@@ -50,21 +50,11 @@ CommandResult run_command(const std::vector<std::string>& argv, double timeout_s
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
   posix_spawn_file_actions_adddup2(&actions, out_fd, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
   sigset_t defaults;
   sigfillset(&defaults);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (std::string& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  const int rc = spawn_in_own_group(argv, actions, defaults, pid);
   posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     result.error = "cannot run " + argv[0] + ": " + std::strerror(rc);
     close(out_fd);
@@ -89,6 +79,23 @@ CommandResult run_command(const std::vector<std::string>& argv, double timeout_s
   result.output = kept_output(out_fd, static_cast<std::size_t>(st.st_size), max_output);
   close(out_fd);
   return result;
+}
+
+int spawn_in_own_group(const std::vector<std::string>& argv,
+                       const posix_spawn_file_actions_t& actions, const sigset_t& defaults,
+                       pid_t& pid) {
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (std::string& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const int rc = posix_spawnp(&pid, cargv[0], &actions, &attr, cargv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  return rc;
 }
 
 }  // namespace kbench

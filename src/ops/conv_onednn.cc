@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -26,6 +25,7 @@
 #include "ops/conv.h"
 #include "ops/conv_internal.h"
 #include "ops/library_calls.h"
+#include "ops/onednn_cache.h"
 #include "ops/onednn_implementations.h"
 
 namespace kbench::ops {
@@ -96,12 +96,7 @@ struct Entry {
   dnnl::memory::desc src, weights, dst;
 };
 
-struct Context {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  std::mutex mutex;
-  // An empty optional: oneDNN cannot create this configuration on this CPU (asked once).
-  std::unordered_map<std::string, std::optional<Entry>> primitives;
-};
+using Context = PrimitiveCache<Entry>;
 
 Context& context() {
   static Context c;
@@ -188,11 +183,8 @@ std::optional<Entry> find_or_make(Context& ctx, const std::string& key, ConvPath
                                   const ConvGeometry& g, const ConvDescs& d,
                                   const dnnl::memory::desc& primitive_dst,
                                   const ConvEpilogue& epilogue) {
-  std::lock_guard lock(ctx.mutex);
-  auto it = ctx.primitives.find(key);
-  if (it == ctx.primitives.end())
-    it = ctx.primitives.emplace(key, make_entry(ctx, path, g, d, primitive_dst, epilogue)).first;
-  return it->second;
+  return ctx.find_or_make(key,
+                          [&] { return make_entry(ctx, path, g, d, primitive_dst, epilogue); });
 }
 
 // Scratch for a oneDNN memory of `md` from the baselines' caching allocator.

@@ -5,7 +5,6 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -14,6 +13,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/gemm_paths.h"
+#include "ops/onednn_cache.h"
 #include "ops/onednn_implementations.h"
 
 namespace kbench::ops::detail {
@@ -39,12 +39,7 @@ struct Primitive {
   dnnl::memory::desc scratchpad;
 };
 
-struct Context {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  std::mutex mutex;
-  // An empty optional: oneDNN cannot create this configuration on this CPU (asked once).
-  std::unordered_map<std::string, std::optional<Primitive>> primitives;
-};
+using Context = PrimitiveCache<Primitive>;
 
 Context& context() {
   static Context c;
@@ -226,9 +221,7 @@ const void* operand_data(const Matrix& m, dt type, F32Buffer& scratch, std::int6
 // for this CPU and configuration but a reference one (remembered, so it is asked once).
 std::optional<Primitive> find_or_make(Context& ctx, const std::string& key, const Descs& d,
                                       const Chain& chain) {
-  std::lock_guard lock(ctx.mutex);
-  auto it = ctx.primitives.find(key);
-  if (it == ctx.primitives.end()) {
+  return ctx.find_or_make(key, [&] {
     std::optional<Primitive> made;
     try {
       dnnl::primitive_attr attr;
@@ -243,9 +236,8 @@ std::optional<Primitive> find_or_make(Context& ctx, const std::string& key, cons
     } catch (const dnnl::error&) {
       // No implementation: the caller tries another form or path.
     }
-    it = ctx.primitives.emplace(key, std::move(made)).first;
-  }
-  return it->second;
+    return made;
+  });
 }
 
 }  // namespace

@@ -116,19 +116,18 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // (one feature c, all M minima) at a time.
 int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
-  const auto [linear_bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
+  const ops::F32Buffer linear_bias = ops::load_f32(in[2]);
+  const gemm_rows::RowGroupNorm group_norm(shape, in);
   const ops::F32Buffer bias = ops::load_f32(in[5]);
   ops::ScratchMatrix y =
       gemm_rows::gemm_f32(in, {m, k, n}, WeightLayout::kOutIn, {.bias = linear_bias.data()});
   const auto cols = static_cast<std::size_t>(n);
   const auto rows = static_cast<std::size_t>(m);
-  const auto group_size = static_cast<std::size_t>(n / num_groups);
   std::vector<float> row_min(rows);
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < m; ++i) {
     auto* row = static_cast<float*>(y.row(i));
-    ops::group_norm(row, cols, group_size, static_cast<float>(gemm_rows::kGroupNormEps), nullptr,
-                    gn_weight.data(), gn_bias.data());
+    group_norm(row);
     row_min[i] = ops::min_value(row, cols);
   }
 #pragma omp parallel
@@ -149,7 +148,8 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kOutIn);
-  const auto [linear_bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
+  const ops::F32Buffer linear_bias = ops::load_f32(in[2]);
+  const gemm_rows::RowGroupNorm group_norm(shape, in);
   const ops::F32Buffer bias = ops::load_f32(in[5]);
   using ops::jnp::r;
   const auto cols = static_cast<std::size_t>(n);
@@ -158,9 +158,7 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   for (std::size_t i = 0; i < rows; ++i) {
     const auto* yi = static_cast<const bf16_t*>(product.row(static_cast<std::int64_t>(i)));
     for (std::size_t j = 0; j < cols; ++j) row[j] = r(bf16_to_f32(yi[j]) + linear_bias.data()[j]);
-    ops::jnp::group_norm(row.data(), cols, cols / static_cast<std::size_t>(num_groups),
-                         static_cast<float>(gemm_rows::kGroupNormEps), gn_weight.data(),
-                         gn_bias.data());
+    group_norm.bf16(row.data());
     row_min[i] = *std::min_element(row.begin(), row.end());
   }
   std::vector<float> line(rows);

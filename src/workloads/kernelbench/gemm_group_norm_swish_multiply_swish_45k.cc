@@ -97,14 +97,13 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // swish-multiply-swish, storing the output once (bf16 in the timed run, f32 in the oracle).
 int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
-  const auto [gemm_bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
+  const ops::F32Buffer gemm_bias = ops::load_f32(in[2]);
+  const gemm_rows::RowGroupNorm group_norm(shape, in);
   const ops::F32Buffer multiply_weight = ops::load_f32(in[5]);
   ops::ScratchMatrix y =
       gemm_rows::gemm_f32(in, {m, k, n}, WeightLayout::kOutIn, {.bias = gemm_bias.data()});
-  const auto group_size = static_cast<std::size_t>(n / num_groups);
   gemm_rows::finish_rows(y, {m, k, n}, out[0], [&](float* row, std::size_t cols) {
-    ops::group_norm(row, cols, group_size, static_cast<float>(gemm_rows::kGroupNormEps), nullptr,
-                    gn_weight.data(), gn_bias.data());
+    group_norm(row);
     ops::silu_multiply_silu(row, multiply_weight.data(), cols);
   });
   return 0;
@@ -115,15 +114,14 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kOutIn);
-  const auto [gemm_bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
+  const ops::F32Buffer gemm_bias = ops::load_f32(in[2]);
+  const gemm_rows::RowGroupNorm group_norm(shape, in);
   const ops::F32Buffer multiply_weight = ops::load_f32(in[5]);
   using ops::jnp::r;
   gemm_rows::bf16_rows(
       product, {m, k, n}, out[0], [&](const bf16_t* yi, float* row, std::size_t cols) {
         for (std::size_t j = 0; j < cols; ++j) row[j] = r(bf16_to_f32(yi[j]) + gemm_bias.data()[j]);
-        ops::jnp::group_norm(row, cols, cols / static_cast<std::size_t>(num_groups),
-                             static_cast<float>(gemm_rows::kGroupNormEps), gn_weight.data(),
-                             gn_bias.data());
+        group_norm.bf16(row);
         for (std::size_t j = 0; j < cols; ++j)
           row[j] = ops::jnp::swish(r(ops::jnp::swish(row[j]) * multiply_weight.data()[j]));
       });

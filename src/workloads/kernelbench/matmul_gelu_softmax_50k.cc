@@ -74,13 +74,7 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // The original on bf16 tensors: the matmul's bf16 result, the bias add rounded, jax.nn.gelu and
 // jax.nn.softmax op by op in bf16.
 int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
-  ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, shape, kLayout);
-  const auto* bias = static_cast<const bf16_t*>(in[2].data);
-  gemm_rows::bf16_softmax_rows(
-      product, shape, out[0], [&](const bf16_t* y, float* row, std::size_t cols) {
-        for (std::size_t j = 0; j < cols; ++j)
-          row[j] = ops::jnp::gelu_tanh(ops::jnp::r(bf16_to_f32(y[j]) + bf16_to_f32(bias[j])));
-      });
+  gemm_rows::bf16_softmax_program(in, shape, kLayout, out[0], ops::jnp::gelu_tanh);
   return 0;
 }
 

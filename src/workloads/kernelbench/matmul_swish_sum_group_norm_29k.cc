@@ -89,14 +89,12 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 // storing the output once (bf16 in the timed run, f32 in the oracle).
 int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
-  const auto [bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  const gemm_rows::RowGroupNorm group_norm(shape, in);
   ops::ScratchMatrix y = gemm_rows::gemm_f32(in, {m, k, n}, WeightLayout::kInOut,
                                              {.activation = ops::Activation::kSilu});
-  const auto group_size = static_cast<std::size_t>(n / num_groups);
-  gemm_rows::finish_rows(y, {m, k, n}, out[0], [&](float* row, std::size_t cols) {
-    ops::group_norm(row, cols, group_size, static_cast<float>(gemm_rows::kGroupNormEps),
-                    bias.data(), gn_weight.data(), gn_bias.data());
-  });
+  gemm_rows::finish_rows(y, {m, k, n}, out[0],
+                         [&](float* row, std::size_t) { group_norm(row, bias.data()); });
   return 0;
 }
 
@@ -105,16 +103,15 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n, num_groups] = shape;
   ops::ScratchMatrix product = gemm_rows::gemm_bf16(in, {m, k, n}, WeightLayout::kInOut);
-  const auto [bias, gn_weight, gn_bias] = gemm_rows::load_group_norm_vectors(in);
+  const ops::F32Buffer bias = ops::load_f32(in[2]);
+  const gemm_rows::RowGroupNorm group_norm(shape, in);
   using ops::jnp::r;
-  gemm_rows::bf16_rows(
-      product, {m, k, n}, out[0], [&](const bf16_t* yi, float* row, std::size_t cols) {
-        for (std::size_t j = 0; j < cols; ++j)
-          row[j] = r(ops::jnp::swish(bf16_to_f32(yi[j])) + bias.data()[j]);
-        ops::jnp::group_norm(row, cols, cols / static_cast<std::size_t>(num_groups),
-                             static_cast<float>(gemm_rows::kGroupNormEps), gn_weight.data(),
-                             gn_bias.data());
-      });
+  gemm_rows::bf16_rows(product, {m, k, n}, out[0],
+                       [&](const bf16_t* yi, float* row, std::size_t cols) {
+                         for (std::size_t j = 0; j < cols; ++j)
+                           row[j] = r(ops::jnp::swish(bf16_to_f32(yi[j])) + bias.data()[j]);
+                         group_norm.bf16(row);
+                       });
   return 0;
 }
 

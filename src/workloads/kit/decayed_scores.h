@@ -22,6 +22,42 @@ inline int threads_of(const kb_config* cfg) {
   return cfg != nullptr ? std::max(1, cfg->num_threads) : 1;
 }
 
+// The double reference, per (batch, head): `prepare_head(bh)`, then for each row i the scores
+// (q_i . k_j) * decay(i, j) of the visible keys j <= i (the masked ones are the 0 the decay gives
+// them) and out_i = (sum_j scores_j v_j) / norm_of(scores, i + 1), stored as f32.
+template <class PrepareHead, class Decay, class NormOf>
+int reference(const bhsd::Shape& shape, const kb_tensor* in, kb_tensor* out,
+              PrepareHead prepare_head, Decay decay, NormOf norm_of) {
+  const auto [batch, num_heads, seq_len, head_dim] = shape;
+  std::vector<double> scores(static_cast<std::size_t>(seq_len));
+  std::vector<double> acc(static_cast<std::size_t>(head_dim));
+  for (std::int64_t bh = 0; bh < batch * num_heads; ++bh) {
+    prepare_head(bh);
+    const std::int64_t head_offset = bh * seq_len * head_dim;
+    const auto* q = static_cast<const bf16_t*>(in[0].data) + head_offset;
+    const auto* k = static_cast<const bf16_t*>(in[1].data) + head_offset;
+    const auto* v = static_cast<const bf16_t*>(in[2].data) + head_offset;
+    float* o = static_cast<float*>(out[0].data) + head_offset;
+    for (std::int64_t i = 0; i < seq_len; ++i) {
+      for (std::int64_t j = 0; j <= i; ++j) {
+        double dot = 0;
+        for (std::int64_t d = 0; d < head_dim; ++d)
+          dot += static_cast<double>(bf16_to_f32(q[i * head_dim + d])) *
+                 bf16_to_f32(k[j * head_dim + d]);
+        scores[j] = dot * decay(i, j);
+      }
+      const double norm = norm_of(scores.data(), i + 1);
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (std::int64_t j = 0; j <= i; ++j)
+        for (std::int64_t d = 0; d < head_dim; ++d)
+          acc[d] += scores[j] * bf16_to_f32(v[j * head_dim + d]);
+      for (std::int64_t d = 0; d < head_dim; ++d)
+        o[i * head_dim + d] = static_cast<float>(acc[d] / norm);
+    }
+  }
+  return 0;
+}
+
 // What a fusing compiler emits, per (batch, head): `prepare_head(bh)`, a GEMM for the full S x S
 // q k^T (f32, as the originals' einsums on f32-cast operands), one pass per row while it is in L1,
 // and a GEMM with v writing the head's output. In the row pass `weigh_row(i, row, scratch)`
@@ -62,13 +98,13 @@ int baseline(const bhsd::Shape& shape, const kb_config* cfg, const kb_tensor* in
   return 0;
 }
 
-// The original program op by op, per (batch, head): `fill_decay(bh, decay)` writes the S x S decay
-// matrix in f32 (row-major), q k^T in f32, scores * decay, the division of each row by
-// `norm_of(row, S)`, the cast of the scores to bf16, and the bf16 einsum with v (f32 accumulation,
-// one rounding to the output).
-template <class FillDecay, class NormOf>
+// The original program op by op, per (batch, head): `prepare_head(bh)`, the S x S decay matrix
+// decay_at(i, j) in f32 (for every i, j: the original materializes it, masked half included), q k^T
+// in f32, scores * decay, the division of each row by `norm_of(row, S)`, the cast of the scores to
+// bf16, and the bf16 einsum with v (f32 accumulation, one rounding to the output).
+template <class PrepareHead, class DecayAt, class NormOf>
 int bf16_program(const bhsd::Shape& shape, const kb_config* cfg, const kb_tensor* in,
-                 kb_tensor* out, FillDecay fill_decay, NormOf norm_of) {
+                 kb_tensor* out, PrepareHead prepare_head, DecayAt decay_at, NormOf norm_of) {
   const int threads = threads_of(cfg);
   const std::int64_t seq_len = shape.seq_len;
   const auto n = static_cast<std::size_t>(seq_len);
@@ -76,7 +112,10 @@ int bf16_program(const bhsd::Shape& shape, const kb_config* cfg, const kb_tensor
   ops::ScratchMatrix scores_bf16(KB_BF16, seq_len, seq_len);
   std::vector<float> decay(n * n);
   for (std::int64_t bh = 0; bh < shape.batch * shape.num_heads; ++bh) {
-    fill_decay(bh, decay.data());
+    prepare_head(bh);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t i = 0; i < seq_len; ++i)
+      for (std::int64_t j = 0; j < seq_len; ++j) decay[i * n + j] = decay_at(i, j);
     ops::gemm(bhsd::head_of(in[0], bh, shape), bhsd::head_of(in[1], bh, shape),
               /*b_transposed=*/true, scores.out());
 #pragma omp parallel for schedule(static) num_threads(threads)

@@ -49,8 +49,20 @@ void finish_problem(Problem& problem, const Shape& shape) {
   problem.min_bytes = tensor_bytes(problem);
 }
 
-GroupNormVectors load_group_norm_vectors(const kb_tensor* in) {
-  return {ops::load_f32(in[2]), ops::load_f32(in[3]), ops::load_f32(in[4])};
+RowGroupNorm::RowGroupNorm(const GroupedShape& shape, const kb_tensor* in)
+    : n_(static_cast<std::size_t>(shape.n)),
+      group_size_(static_cast<std::size_t>(shape.n / shape.num_groups)),
+      gn_weight_(ops::load_f32(in[3])),
+      gn_bias_(ops::load_f32(in[4])) {}
+
+void RowGroupNorm::operator()(float* row, const float* add) const {
+  ops::group_norm(row, n_, group_size_, static_cast<float>(kGroupNormEps), add, gn_weight_.data(),
+                  gn_bias_.data());
+}
+
+void RowGroupNorm::bf16(float* row) const {
+  ops::jnp::group_norm(row, n_, group_size_, static_cast<float>(kGroupNormEps), gn_weight_.data(),
+                       gn_bias_.data());
 }
 
 void finish_row_problem(Problem& problem, const Shape& shape) {

@@ -53,13 +53,24 @@ Problem group_norm_problem(const GroupedShape& shape, WeightLayout layout, const
 // The epsilon of nn.GroupNorm, which every group_norm_problem's original keeps.
 inline constexpr double kGroupNormEps = 1e-5;
 
-// The three per-feature inputs of a group_norm_problem (in[2], in[3], in[4]) as f32: the bias and
-// the group norm's scale and shift, as the baselines and bf16 programs pass them to their row
-// passes.
-struct GroupNormVectors {
-  ops::F32Buffer bias, gn_weight, gn_bias;
+// The group norm of a group_norm_problem's rows of N features as its baseline and bf16 program run
+// it: groups of N/G, epsilon kGroupNormEps, then the affine step with gn_weight (in[3]) and gn_bias
+// (in[4]), held as f32. The bias in[2] is the caller's: each workload adds it at its own step.
+class RowGroupNorm {
+ public:
+  RowGroupNorm(const GroupedShape& shape, const kb_tensor* in);
+
+  // The baseline's one f32 pass over a row in place (ops::group_norm), adding `add` (N values, or
+  // nullptr) first.
+  void operator()(float* row, const float* add = nullptr) const;
+
+  // The original's group norm on a row of bf16 values, op by op, each rounded (ops::jnp).
+  void bf16(float* row) const;
+
+ private:
+  std::size_t n_, group_size_;
+  ops::F32Buffer gn_weight_, gn_bias_;
 };
-GroupNormVectors load_group_norm_vectors(const kb_tensor* in);
 
 // finish_problem for a workload whose one output is out bf16 (M, N), which it sets.
 void finish_row_problem(Problem& problem, const Shape& shape);
@@ -187,6 +198,20 @@ void bf16_softmax_rows(ops::ScratchMatrix& product, const Shape& shape, kb_tenso
   bf16_rows(product, shape, out, [&](const bf16_t* y, float* row, std::size_t cols) {
     logits(y, row, cols);
     ops::jnp::softmax(row, cols);
+  });
+}
+
+// The bf16 program of a workload that is softmax(activation(x @ weight + bias)) over each row
+// (38k, 50k), the original on bf16 tensors: the matmul's bf16 result, the bias in[2] added and
+// rounded, activation(v) (its bf16 ops on that value), then jax.nn.softmax op by op in bf16.
+template <class Activation>
+void bf16_softmax_program(const kb_tensor* in, const Shape& shape, WeightLayout layout,
+                          kb_tensor& out, Activation activation) {
+  ops::ScratchMatrix product = gemm_bf16(in, shape, layout);
+  const auto* bias = static_cast<const bf16_t*>(in[2].data);
+  bf16_softmax_rows(product, shape, out, [&](const bf16_t* y, float* row, std::size_t cols) {
+    for (std::size_t j = 0; j < cols; ++j)
+      row[j] = activation(ops::jnp::r(bf16_to_f32(y[j]) + bf16_to_f32(bias[j])));
   });
 }
 

@@ -87,45 +87,33 @@ std::optional<Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
   return s;
 }
 
+// The original's row norm: max(|r|, 1) of the signed row sum r of the scores, with r = 1 where
+// |r| < 1e-6; in double for the reference, in f32 for the bf16 program.
+template <class T>
+T row_norm(const T* scores, std::int64_t keys) {
+  T sum = 0;
+  for (std::int64_t j = 0; j < keys; ++j) sum += scores[j];
+  if (std::fabs(sum) < static_cast<T>(kTinySum)) sum = 1;
+  return std::max(std::fabs(sum), T{1});
+}
+
+// In double (decayed_scores::reference): c = cumsum(log(sigmoid(A_log) + 1e-8)) per head, the
+// decay L[i, j] = exp(c[i] - c[j]) and row_norm.
 int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
-  const auto [batch, num_heads, seq_len, head_dim] = shape;
-  std::vector<double> log_decay_sum(static_cast<std::size_t>(seq_len));
-  std::vector<double> scores(static_cast<std::size_t>(seq_len));
-  std::vector<double> acc(static_cast<std::size_t>(head_dim));
-  for (std::int64_t bh = 0; bh < batch * num_heads; ++bh) {
-    const std::int64_t head_offset = bh * seq_len * head_dim;
-    const auto* c = static_cast<const bf16_t*>(in[0].data) + head_offset;
-    const auto* b = static_cast<const bf16_t*>(in[1].data) + head_offset;
-    const auto* x = static_cast<const bf16_t*>(in[2].data) + head_offset;
-    const auto* a_log = static_cast<const float*>(in[3].data) + bh * seq_len;
-    float* o = static_cast<float*>(out[0].data) + head_offset;
-    double running = 0;
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      const double a = 1.0 / (1.0 + std::exp(-static_cast<double>(a_log[i])));
-      running += std::log(a + kLogEpsilon);
-      log_decay_sum[i] = running;
-    }
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      double row_sum = 0;
-      for (std::int64_t j = 0; j <= i; ++j) {  // L is 0 for j > i
-        double dot = 0;
-        for (std::int64_t d = 0; d < head_dim; ++d)
-          dot += static_cast<double>(bf16_to_f32(c[i * head_dim + d])) *
-                 bf16_to_f32(b[j * head_dim + d]);
-        scores[j] = dot * std::exp(log_decay_sum[i] - log_decay_sum[j]);
-        row_sum += scores[j];
-      }
-      if (std::fabs(row_sum) < kTinySum) row_sum = 1.0;
-      const double norm = std::max(std::fabs(row_sum), 1.0);
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (std::int64_t j = 0; j <= i; ++j)
-        for (std::int64_t d = 0; d < head_dim; ++d)
-          acc[d] += scores[j] * bf16_to_f32(x[j * head_dim + d]);
-      for (std::int64_t d = 0; d < head_dim; ++d)
-        o[i * head_dim + d] = static_cast<float>(acc[d] / norm);
-    }
-  }
-  return 0;
+  std::vector<double> log_decay_sum(static_cast<std::size_t>(shape.seq_len));
+  return decayed_scores::reference(
+      shape, in, out,
+      [&](std::int64_t bh) {
+        const auto* a_log = static_cast<const float*>(in[3].data) + bh * shape.seq_len;
+        double running = 0;
+        for (std::int64_t i = 0; i < shape.seq_len; ++i) {
+          const double a = 1.0 / (1.0 + std::exp(-static_cast<double>(a_log[i])));
+          running += std::log(a + kLogEpsilon);
+          log_decay_sum[i] = running;
+        }
+      },
+      [&](std::int64_t i, std::int64_t j) { return std::exp(log_decay_sum[i] - log_decay_sum[j]); },
+      row_norm<double>);
 }
 
 // The cumulative log decay of one (batch, head), negated: -cumsum(log(sigmoid(A_log) + 1e-8)) in
@@ -171,30 +159,23 @@ int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_t
 // signed row sum with its where and the division by max(|sum|, 1).
 int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
   const std::int64_t seq_len = shape.seq_len;
-  const int threads = decayed_scores::threads_of(cfg);
   std::vector<float> log_a_cumsum(static_cast<std::size_t>(seq_len));
-  const auto fill_decay = [&](std::int64_t bh, float* decay) {
-    const auto* a_log = static_cast<const float*>(in[3].data) + bh * seq_len;
-    float running = 0;
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      const float a = 1.0f / (1.0f + std::exp(-a_log[i]));  // jax.nn.sigmoid
-      running += std::log(a + static_cast<float>(kLogEpsilon));
-      log_a_cumsum[i] = running;
-    }
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t i = 0; i < seq_len; ++i)
-      for (std::int64_t j = 0; j < seq_len; ++j) {
+  return decayed_scores::bf16_program(
+      shape, cfg, in, out,
+      [&](std::int64_t bh) {
+        const auto* a_log = static_cast<const float*>(in[3].data) + bh * seq_len;
+        float running = 0;
+        for (std::int64_t i = 0; i < seq_len; ++i) {
+          const float a = 1.0f / (1.0f + std::exp(-a_log[i]));  // jax.nn.sigmoid
+          running += std::log(a + static_cast<float>(kLogEpsilon));
+          log_a_cumsum[i] = running;
+        }
+      },
+      [&](std::int64_t i, std::int64_t j) {
         const float diff = log_a_cumsum[i] - log_a_cumsum[j];
-        decay[i * seq_len + j] = std::exp(i >= j ? diff : -1e30f);
-      }
-  };
-  const auto norm_of = [](const float* row, std::int64_t keys) {
-    float scores_sum = 0;
-    for (std::int64_t j = 0; j < keys; ++j) scores_sum += row[j];
-    if (std::fabs(scores_sum) < static_cast<float>(kTinySum)) scores_sum = 1.0f;
-    return std::max(std::fabs(scores_sum), 1.0f);
-  };
-  return decayed_scores::bf16_program(shape, cfg, in, out, fill_decay, norm_of);
+        return std::exp(i >= j ? diff : -1e30f);
+      },
+      row_norm<float>);
 }
 
 using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;

@@ -68,37 +68,22 @@ double gamma_of(std::int64_t head) {
   return 1.0 - std::exp2(-5.0 - static_cast<double>(head));
 }
 
+// The original's row norm: max(sum_j |qk_j|, 1); in double for the reference, in f32 for the bf16
+// program.
+template <class T>
+T row_norm(const T* qk, std::int64_t keys) {
+  T abs_sum = 0;
+  for (std::int64_t j = 0; j < keys; ++j) abs_sum += std::fabs(qk[j]);
+  return std::max(abs_sum, T{1});
+}
+
+// In double (decayed_scores::reference): the decay gamma_h^(i-j) and row_norm.
 int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
-  const auto [batch, num_heads, seq_len, head_dim] = shape;
-  std::vector<double> weights(static_cast<std::size_t>(seq_len));
-  std::vector<double> acc(static_cast<std::size_t>(head_dim));
-  for (std::int64_t bh = 0; bh < batch * num_heads; ++bh) {
-    const double gamma = gamma_of(bh % num_heads);
-    const std::int64_t head_offset = bh * seq_len * head_dim;
-    const auto* q = static_cast<const bf16_t*>(in[0].data) + head_offset;
-    const auto* k = static_cast<const bf16_t*>(in[1].data) + head_offset;
-    const auto* v = static_cast<const bf16_t*>(in[2].data) + head_offset;
-    float* o = static_cast<float*>(out[0].data) + head_offset;
-    for (std::int64_t i = 0; i < seq_len; ++i) {
-      double abs_sum = 0;
-      for (std::int64_t j = 0; j <= i; ++j) {  // decay is 0 for j > i
-        double dot = 0;
-        for (std::int64_t d = 0; d < head_dim; ++d)
-          dot += static_cast<double>(bf16_to_f32(q[i * head_dim + d])) *
-                 bf16_to_f32(k[j * head_dim + d]);
-        weights[j] = dot * std::pow(gamma, static_cast<double>(i - j));
-        abs_sum += std::fabs(weights[j]);
-      }
-      const double norm = std::max(abs_sum, 1.0);
-      std::fill(acc.begin(), acc.end(), 0.0);
-      for (std::int64_t j = 0; j <= i; ++j)
-        for (std::int64_t d = 0; d < head_dim; ++d)
-          acc[d] += weights[j] * bf16_to_f32(v[j * head_dim + d]);
-      for (std::int64_t d = 0; d < head_dim; ++d)
-        o[i * head_dim + d] = static_cast<float>(acc[d] / norm);
-    }
-  }
-  return 0;
+  double gamma = 0;
+  return decayed_scores::reference(
+      shape, in, out, [&](std::int64_t bh) { gamma = gamma_of(bh % shape.num_heads); },
+      [&](std::int64_t i, std::int64_t j) { return std::pow(gamma, static_cast<double>(i - j)); },
+      row_norm<double>);
 }
 
 // decay_reversed[S - 1 - d] = gamma^d = exp(log(gamma) * d) in f32, d = 0..S-1, the original's
@@ -135,26 +120,20 @@ int baseline(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_t
 // exp(log_gamma * max(i - j, 0)) * (i >= j) built per head in f32, and sum(|qk|) over keys with
 // the division by max(sum, 1).
 int bf16_program(const Shape& shape, const kb_config* cfg, const kb_tensor* in, kb_tensor* out) {
-  const std::int64_t seq_len = shape.seq_len;
-  const int threads = decayed_scores::threads_of(cfg);
-  const auto fill_decay = [&](std::int64_t bh, float* decay) {
-    const std::int64_t head = bh % shape.num_heads;
-    const float gamma = 1.0f - std::exp2(-5.0f - static_cast<float>(head));
-    const float log_gamma = std::log(gamma);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t i = 0; i < seq_len; ++i)
-      for (std::int64_t j = 0; j < seq_len; ++j) {
+  float log_gamma = 0;
+  return decayed_scores::bf16_program(
+      shape, cfg, in, out,
+      [&](std::int64_t bh) {
+        const std::int64_t head = bh % shape.num_heads;
+        const float gamma = 1.0f - std::exp2(-5.0f - static_cast<float>(head));
+        log_gamma = std::log(gamma);
+      },
+      [&](std::int64_t i, std::int64_t j) {
         const float distance = static_cast<float>(i) - static_cast<float>(j);
         const float causal_mask = distance >= 0 ? 1.0f : 0.0f;
-        decay[i * seq_len + j] = std::exp(log_gamma * std::max(distance, 0.0f)) * causal_mask;
-      }
-  };
-  const auto norm_of = [](const float* row, std::int64_t keys) {
-    float retention_sum = 0;
-    for (std::int64_t j = 0; j < keys; ++j) retention_sum += std::fabs(row[j]);
-    return std::max(retention_sum, 1.0f);
-  };
-  return decayed_scores::bf16_program(shape, cfg, in, out, fill_decay, norm_of);
+        return std::exp(log_gamma * std::max(distance, 0.0f)) * causal_mask;
+      },
+      row_norm<float>);
 }
 
 using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
