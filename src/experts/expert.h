@@ -50,8 +50,8 @@ std::string default_experts_dir();
 // for a malformed declaration, a repeated name, an empty space or a default outside it.
 std::vector<TunableParam> parse_tunables(const std::string& source, const std::string& path);
 // The `// tune paths:` line of `source` (empty without one). Throws std::runtime_error naming
-// `path` and the line for an unknown or repeated path, a second such line, or a tunable whose
-// [paths] tag names a path the line does not declare (or appears with no such line).
+// `path` and the line for an unknown or repeated path or a second such line, and `path` and the
+// tunable for a [paths] tag naming a path the line does not declare (or with no such line).
 std::vector<std::string> parse_paths(const std::string& source, const std::string& path,
                                      const std::vector<TunableParam>& params);
 
