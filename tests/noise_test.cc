@@ -490,5 +490,69 @@ TEST(StopRule, QuietStreamStopsAtTheTargetNoisyOneAtTheBudget) {
   EXPECT_EQ(capped_iters, 30);
 }
 
+// `kbench run`: the baseline alone, then the expert paired with it. A clean, faster paired result
+// whose baseline median is `beside_ms` (the stream's baseline is 50 ms per call).
+EvalResult paired_result_with_baseline_at(double beside_ms) {
+  Stream s = paired_stream(50, 25, 40, 0.01, 0.02, 31);
+  for (double& b : s.baseline) b *= beside_ms / 50;
+  EvalResult r = result_of(s);
+  r.baseline = TimingSummary{};
+  r.baseline->median_ms = beside_ms;
+  r.speedup_verdict = significance(r);
+  return r;
+}
+
+TEST(BaselineDrift, WithinTheLimitChangesNothing) {
+  EvalResult r = paired_result_with_baseline_at(51);
+  ASSERT_EQ(r.speedup_verdict, "faster");
+  mark_baseline_drift(r, 50 * (1 + kMaxBaselineDrift) / 1.02);
+  EXPECT_TRUE(r.noise->stable);
+  EXPECT_EQ(r.speedup_verdict, "faster");
+}
+
+TEST(BaselineDrift, ABaselineThatMovedEitherWayMakesThePairsUnstable) {
+  for (const double alone_ms : {36.0, 60.0}) {  // beside 50: 39% slower, 17% faster than alone
+    EvalResult r = paired_result_with_baseline_at(50);
+    mark_baseline_drift(r, alone_ms);
+    EXPECT_FALSE(r.noise->stable) << alone_ms;
+    EXPECT_EQ(r.speedup_verdict, "unstable");
+    EXPECT_NE(r.noise->unstable_reason.find("50 ms beside the candidate"), std::string::npos)
+        << r.noise->unstable_reason;
+  }
+}
+
+TEST(BaselineDrift, ShortCallsMayDifferByTheirCachesAlone) {
+  EvalResult r = paired_result_with_baseline_at(0.026);
+  mark_baseline_drift(r, 0.021);
+  EXPECT_TRUE(r.noise->stable) << r.noise->unstable_reason;
+  EvalResult longer = paired_result_with_baseline_at(2.7);
+  mark_baseline_drift(longer, 2.1);
+  EXPECT_FALSE(longer.noise->stable);
+}
+
+TEST(BaselineDrift, AnUnstableResultKeepsItsFirstReason) {
+  Stream s = paired_stream(40, 40, 60, 0.01, 0.01, 21);
+  slow_the_call_after_the_candidate(s, 1.06);
+  EvalResult r = result_of(s);
+  r.baseline = TimingSummary{};
+  r.baseline->median_ms = 60;
+  const std::string reason = r.noise->unstable_reason;
+  ASSERT_FALSE(reason.empty());
+  mark_baseline_drift(r, 30);
+  EXPECT_EQ(r.noise->unstable_reason, reason);
+  EXPECT_EQ(r.speedup_verdict, "unstable");
+}
+
+TEST(BaselineDrift, NothingToJudgeWithoutABaselineOrASpeedup) {
+  EvalResult r = paired_result_with_baseline_at(50);
+  r.baseline.reset();
+  mark_baseline_drift(r, 10);
+  EXPECT_TRUE(r.noise->stable);
+  EvalResult failed;
+  mark_baseline_drift(failed, 10);
+  EXPECT_FALSE(failed.noise.has_value());
+  EXPECT_TRUE(failed.speedup_verdict.empty());
+}
+
 }  // namespace
 }  // namespace kbench

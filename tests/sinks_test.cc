@@ -170,6 +170,40 @@ TEST(JsonSinkTest, ValidWithNaNAndInfinityMetrics) {
   EXPECT_TRUE(std::isnan(back.candidate->samples_ms[0]));
 }
 
+TEST(JsonSinkTest, ExpertSummaryRoundTripsWithItsPairedBaselineAndReason) {
+  EvalResult r = correct_result();
+  r.kind = "run";
+  ExpertSummary e;
+  e.config = "KB_AMX_NC=672";
+  e.status = Status::kCorrect;
+  e.median_ms = 4.2;
+  e.speedup = 4.96;
+  e.speedup_ci95 = std::pair(4.84, 5.03);
+  e.speedup_verdict = "unstable";
+  e.unstable_reason = "the baseline took 20.8 ms beside the candidate and 15.23 ms alone";
+  e.baseline_median_ms = 20.8;
+  r.expert = e;
+  const nlohmann::json parsed = nlohmann::json::parse(render({r}, Format::kJson));
+  EXPECT_EQ(parsed[0]["expert"]["baseline_median_ms"], 20.8);
+  EXPECT_EQ(parsed[0]["expert"]["unstable_reason"], e.unstable_reason);
+  const EvalResult back = eval_result_from_json(parsed[0]);
+  ASSERT_TRUE(back.expert.has_value());
+  EXPECT_EQ(back.expert->unstable_reason, e.unstable_reason);
+  EXPECT_EQ(back.expert->baseline_median_ms, 20.8);
+  EXPECT_EQ(back.expert->speedup_verdict, "unstable");
+
+  // A stable summary writes null for both, and older records without the keys still load.
+  r.expert->unstable_reason.clear();
+  r.expert->baseline_median_ms.reset();
+  nlohmann::json stable = nlohmann::json::parse(render({r}, Format::kJson))[0];
+  EXPECT_TRUE(stable["expert"]["unstable_reason"].is_null());
+  stable["expert"].erase("unstable_reason");
+  stable["expert"].erase("baseline_median_ms");
+  const EvalResult old = eval_result_from_json(stable);
+  EXPECT_TRUE(old.expert->unstable_reason.empty());
+  EXPECT_FALSE(old.expert->baseline_median_ms.has_value());
+}
+
 TEST(JsonSinkTest, EmptyListIsEmptyArray) {
   EXPECT_EQ(nlohmann::json::parse(render({}, Format::kJson)), nlohmann::json::array());
 }

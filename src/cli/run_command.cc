@@ -20,6 +20,7 @@
 #include "harness/breakdown.h"
 #include "harness/compiler.h"
 #include "harness/evaluator.h"
+#include "harness/noise.h"
 #include "store/result_json.h"
 #include "store/sinks.h"
 #include "workloads/registry.h"
@@ -87,6 +88,7 @@ void attach_expert(EvalResult& run_result, const EvalOptions& run, ResultStore& 
   eval.candidate_path = experts::write_configured_source(*expert, chosen.config, run.cache_dir);
   if (run.progress) run.progress("expert");
   EvalResult r = evaluate(eval, peaks);
+  if (run_result.baseline) mark_baseline_drift(r, run_result.baseline->median_ms);
   r.candidate_path = experts::point_name(*expert, chosen.config);
   if (record) store.record(r, current_environment());
   run_result.expert = experts::summarize(r, chosen.config, chosen.tuned);
@@ -250,6 +252,7 @@ int run_command(const RunCommandOptions& options) {
       if (e.speedup && e.median_ms)
         std::printf(" %.4g ms, %.3fx the baseline%s%s", *e.median_ms, *e.speedup,
                     e.speedup_verdict.empty() ? "" : ", ", e.speedup_verdict.c_str());
+      if (!e.unstable_reason.empty()) std::printf(" (%s)", e.unstable_reason.c_str());
       if (!e.error.empty()) std::printf(": %s", e.error.c_str());
       std::printf("\n");
     }

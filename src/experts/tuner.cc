@@ -110,6 +110,8 @@ ExpertSummary summarize(const EvalResult& result, const Config& config, bool tun
   e.speedup = result.speedup;
   e.speedup_ci95 = result.speedup_ci95;
   e.speedup_verdict = result.speedup_verdict;
+  if (result.noise && !result.noise->stable) e.unstable_reason = result.noise->unstable_reason;
+  if (result.baseline) e.baseline_median_ms = result.baseline->median_ms;
   if (result.utilization) e.gflops = result.utilization->gflops;
   if (result.utilization && !result.utilization->bound.empty())
     e.pct_roofline = result.utilization->pct_roofline;

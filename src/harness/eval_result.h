@@ -139,6 +139,8 @@ struct ExpertSummary {
   std::optional<double> speedup;  // baseline median / expert median, paired as in eval
   std::optional<std::pair<double, double>> speedup_ci95;
   std::string speedup_verdict;
+  std::string unstable_reason;               // why speedup_verdict is "unstable"; empty otherwise
+  std::optional<double> baseline_median_ms;  // the baseline in the expert's pairs
   std::optional<double> gflops;
   std::optional<double> pct_roofline;
 };

@@ -215,4 +215,21 @@ const char* significance(const EvalResult& result) {
   return "no significant difference";
 }
 
+void mark_baseline_drift(EvalResult& paired, double alone_ms) {
+  if (!paired.speedup || !paired.noise || !paired.baseline || !(alone_ms > 0)) return;
+  const double beside_ms = paired.baseline->median_ms;
+  if (!(beside_ms > 0) ||
+      std::fabs(std::log(beside_ms / alone_ms)) <= std::log1p(kMaxBaselineDrift) ||
+      std::fabs(beside_ms - alone_ms) <= kBaselineDriftFloorMs)
+    return;
+  NoiseReport& n = *paired.noise;
+  if (n.stable) {
+    n.stable = false;
+    n.unstable_reason = percent_text("the baseline took %.4g ms beside the candidate and %.4g ms",
+                                     beside_ms, alone_ms) +
+                        " alone: the machine changed between them";
+  }
+  paired.speedup_verdict = significance(paired);
+}
+
 }  // namespace kbench

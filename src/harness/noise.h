@@ -162,4 +162,23 @@ NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
 // speedup and its CI; "" otherwise.
 const char* significance(const EvalResult& result);
 
+// `kbench run` times a workload's baseline alone, then its expert in pairs with the baseline
+// again: two medians of the same program on fresh inputs, seconds apart. When they differ by more
+// than this share, the machine changed between them, and in a way the pairs need not cancel (a
+// neighbour's memory traffic slows a memory-bound baseline more than a compute-bound expert): one
+// run with a build on the other vCPU had 2p's baseline at 15.2 ms alone and ~21 ms in the pairs,
+// and the expert at 4.96x instead of the quiet machine's 3.6-3.7x. Quiet runs agree within 3% at
+// the cpu size. Short calls differ for a reason of their own: alone, each call finds the caches
+// as its previous call left them; in pairs, as the candidate left them (8p at the smoke size:
+// 0.021 ms alone, 0.026 ms in pairs). So a difference counts only beyond kBaselineDriftFloorMs as
+// well, several refills of a core's private caches from memory.
+constexpr double kMaxBaselineDrift = 0.10;
+constexpr double kBaselineDriftFloorMs = 0.5;
+
+// Marks the paired result `paired` unstable (its reason, and its verdict "unstable") when its
+// baseline median moved from `alone_ms` by more than kMaxBaselineDrift and kBaselineDriftFloorMs;
+// a result already unstable
+// keeps its first reason. Nothing changes without a speedup, a noise report or a baseline.
+void mark_baseline_drift(EvalResult& paired, double alone_ms);
+
 }  // namespace kbench

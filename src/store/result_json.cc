@@ -286,6 +286,8 @@ json expert_to_json(const ExpertSummary& e) {
                                                          number(e.speedup_ci95->second)})
                                           : json(nullptr)},
           {"speedup_verdict", e.speedup_verdict.empty() ? json(nullptr) : json(e.speedup_verdict)},
+          {"unstable_reason", e.unstable_reason.empty() ? json(nullptr) : json(e.unstable_reason)},
+          {"baseline_median_ms", optional_number(e.baseline_median_ms)},
           {"gflops", optional_number(e.gflops)},
           {"pct_roofline", optional_number(e.pct_roofline)}};
 }
@@ -309,6 +311,8 @@ std::optional<ExpertSummary> expert_from_json(const json& in) {
   e.speedup = read_optional_number(object, "speedup");
   e.speedup_ci95 = read_ci(object, "speedup_ci95");
   read(object, "speedup_verdict", e.speedup_verdict);
+  read(object, "unstable_reason", e.unstable_reason);
+  e.baseline_median_ms = read_optional_number(object, "baseline_median_ms");
   e.gflops = read_optional_number(object, "gflops");
   e.pct_roofline = read_optional_number(object, "pct_roofline");
   return e;
