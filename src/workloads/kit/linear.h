@@ -99,6 +99,11 @@ std::vector<InputSpec> layer_inputs(const Shape& shape, WeightLayout layout,
 Problem problem(const Shape& shape, std::vector<ConfigEntry> config, std::vector<InputSpec> inputs,
                 std::vector<std::int64_t> out_shape);
 
+// The problem of a kBiasCall layer: layer_config(shape, extras, keys), x, weight (K, N) and bias as
+// layer_inputs draws them (by `inits`), out (M, N).
+Problem bias_layer_problem(const Shape& shape, std::vector<ConfigEntry> extras = {},
+                           ConfigKeys keys = {}, const Inits& inits = {});
+
 // y[i*N + j] = sum_p x[i,p] W[p,j] (+ b[j]), every product and sum in double: the references'
 // first step.
 std::vector<double> reference(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
