@@ -45,7 +45,8 @@ struct Call {
                                 std::int32_t num_outputs) const;
 };
 
-// The most common call: x (M, K), weight (K, N), then a bias (N), out (M, N).
+// The vectors of a call whose one vector is a bias (N); the most common call: x (M, K), weight
+// (K, N), then a bias (N), out (M, N).
 inline constexpr Extent kBiasOnly[] = {Extent::kColumns};
 inline constexpr Call kBiasCall{.vectors = kBiasOnly};
 
