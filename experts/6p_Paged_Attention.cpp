@@ -678,14 +678,7 @@ struct Avx2Steps {
   KB_TARGET_AVX2 static void softmax(int n, int rows, float* s, float* m, float* l, float* alpha) {
     for (int r = 0; r < rows; ++r) {
       float* row = s + r * kBK;
-      __m256 mx = _mm256_set1_ps(-INFINITY);
-      for (int j = 0; j < n; j += 8)
-        mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_load_ps(row + j),
-                                                first_lanes_avx2(n, j)));
-      alignas(32) float lanes[8];
-      _mm256_store_ps(lanes, mx);
-      float m_new = m[r];
-      for (float x : lanes) m_new = std::max(m_new, x);
+      const float m_new = row_max_avx2(row, n, m[r]);
       const __m256 mv = _mm256_set1_ps(m_new);
       __m256 sum = _mm256_setzero_ps();
       for (int j = 0; j < n; j += 8) {
@@ -694,6 +687,7 @@ struct Avx2Steps {
         sum = _mm256_add_ps(sum, p);
         _mm256_store_ps(row + j, p);
       }
+      alignas(32) float lanes[8];
       _mm256_store_ps(lanes, sum);
       float total = 0.0f;
       for (float x : lanes) total += x;

@@ -601,14 +601,7 @@ KB_TARGET_AVX2 void softmax_avx2(const BlockArgs& a) {
   for (int r = 0; r < a.rows; ++r) {
     float* s = a.s + r * kBK;
     const int n = visible_keys(a, r, 1);
-    __m256 mx = _mm256_set1_ps(-INFINITY);
-    for (int c0 = 0; c0 < n; c0 += 8)
-      mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_load_ps(s + c0),
-                                              first_lanes_avx2(n, c0)));
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, mx);
-    float m_new = a.m[r];
-    for (float x : lanes) m_new = std::max(m_new, x);
+    const float m_new = row_max_avx2(s, n, a.m[r]);
     const __m256 mv = _mm256_set1_ps(m_new);
     __m256 sum = _mm256_setzero_ps();
     for (int c0 = 0; c0 < kBK; c0 += 8) {

@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -65,6 +66,19 @@ KB_TARGET_AVX2 inline __m256 exp2_avx2(__m256 x) {
 KB_TARGET_AVX2 inline __m256 first_lanes_avx2(int n, int c0) {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n - c0), lane));
+}
+
+// The online softmax's new row maximum: the largest of `m` and row[0, n), the row read in whole
+// 32-byte-aligned vectors whose lanes past n are left out.
+KB_TARGET_AVX2 inline float row_max_avx2(const float* row, int n, float m) {
+  __m256 mx = _mm256_set1_ps(-INFINITY);
+  for (int c0 = 0; c0 < n; c0 += 8)
+    mx = _mm256_max_ps(mx, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_load_ps(row + c0),
+                                            first_lanes_avx2(n, c0)));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, mx);
+  for (float x : lanes) m = std::max(m, x);
+  return m;
 }
 
 }  // namespace vector_math

@@ -10,13 +10,15 @@ void add_agent_commands(CLI::App& app, AgentCli& cli) {
   agent->require_subcommand(0, 1);
   agent->add_option("--method", o.method, "best-of-n, iterative, iterative-context or beam");
   agent->add_option("--workload,-w", o.workloads, "Workload ids or names (repeatable)");
-  agent->add_option("--provider", o.provider, "openai (any OpenAI-compatible server) or anthropic")
+  agent
+      ->add_option("--provider", o.llm.provider,
+                   "openai (any OpenAI-compatible server) or anthropic")
       ->capture_default_str();
-  agent->add_option("--base-url", o.base_url,
+  agent->add_option("--base-url", o.llm.base_url,
                     "API base URL (default: the provider's public endpoint; e.g. "
                     "http://127.0.0.1:8088/v1 for a local server)");
-  agent->add_option("--model", o.model, "Model name as the server knows it");
-  agent->add_option("--api-key-env", o.api_key_env,
+  agent->add_option("--model", o.llm.model, "Model name as the server knows it");
+  agent->add_option("--api-key-env", o.llm.api_key_env,
                     "Environment variable holding the API key (default OPENAI_API_KEY or "
                     "ANTHROPIC_API_KEY; unset: no key)");
   agent->add_option("--size", o.size, "smoke, cpu or full")->capture_default_str();
@@ -35,11 +37,11 @@ void add_agent_commands(CLI::App& app, AgentCli& cli) {
                    "Evaluations in flight (compile and check in parallel, timing one at a time); "
                    "0: as this machine's CPUs allow")
       ->capture_default_str();
-  agent->add_option("--max-concurrency", o.max_concurrency, "LLM requests in flight")
+  agent->add_option("--max-concurrency", o.llm.max_concurrency, "LLM requests in flight")
       ->capture_default_str();
-  agent->add_option("--request-timeout-s", o.request_timeout_s, "Per HTTP request")
+  agent->add_option("--request-timeout-s", o.llm.timeout_s, "Per HTTP request")
       ->capture_default_str();
-  agent->add_option("--max-retries", o.max_retries, "On 429, 5xx and transport errors")
+  agent->add_option("--max-retries", o.llm.max_retries, "On 429, 5xx and transport errors")
       ->capture_default_str();
   agent->add_option("--max-tokens", o.max_tokens, "Per reply")->capture_default_str();
   agent->add_option("--temperature", o.temperature, "Sampling temperature")->capture_default_str();

@@ -31,18 +31,18 @@ void check_agent_options(const AgentOptions& o) {
     throw UsageError("unknown method '" + o.method +
                      "' (best-of-n, iterative, iterative-context or beam)");
   if (o.workloads.empty()) throw UsageError("--workload is required");
-  if (o.model.empty()) throw UsageError("--model is required");
-  if (o.provider != "openai" && o.provider != "anthropic")
-    throw UsageError("unknown provider '" + o.provider + "' (openai or anthropic)");
+  if (o.llm.model.empty()) throw UsageError("--model is required");
+  if (o.llm.provider != "openai" && o.llm.provider != "anthropic")
+    throw UsageError("unknown provider '" + o.llm.provider + "' (openai or anthropic)");
   if (o.samples < 1 || o.samples > 10000) throw UsageError("--samples must be between 1 and 10000");
   if (o.beam_width < 1 || o.plans < 1 || o.implementations < 1)
     throw UsageError("--beam-width, --plans and --implementations must be at least 1");
   if (!(o.menu_dropout >= 0 && o.menu_dropout < 1))
     throw UsageError("--menu-dropout must be in [0, 1)");
   if (o.jobs < 0) throw UsageError("--jobs must be at least 0");
-  if (o.max_concurrency < 1) throw UsageError("--max-concurrency must be at least 1");
-  if (!(o.request_timeout_s > 0)) throw UsageError("--request-timeout-s must be positive");
-  if (o.max_retries < 0) throw UsageError("--max-retries must be at least 0");
+  if (o.llm.max_concurrency < 1) throw UsageError("--max-concurrency must be at least 1");
+  if (!(o.llm.timeout_s > 0)) throw UsageError("--request-timeout-s must be positive");
+  if (o.llm.max_retries < 0) throw UsageError("--max-retries must be at least 0");
   if (o.max_tokens < 1) throw UsageError("--max-tokens must be at least 1");
   if (!(o.temperature >= 0 && o.temperature <= 2))
     throw UsageError("--temperature must be in [0, 2]");
@@ -52,8 +52,8 @@ void check_agent_options(const AgentOptions& o) {
 // Everything that determines the run's samples: a rerun with the same key resumes it.
 std::string run_key(const AgentOptions& o, const std::vector<std::string>& workloads,
                     const std::string& target) {
-  std::string key = "agent method=" + o.method + " provider=" + o.provider +
-                    " base_url=" + o.base_url + " model=" + o.model + " size=" + o.size +
+  std::string key = "agent method=" + o.method + " provider=" + o.llm.provider +
+                    " base_url=" + o.llm.base_url + " model=" + o.llm.model + " size=" + o.size +
                     " samples=" + std::to_string(o.samples) +
                     " threads=" + std::to_string(o.threads) +
                     " time_budget_s=" + std::to_string(o.time_budget_s) + " workloads=";
@@ -99,14 +99,7 @@ int agent_command(const AgentOptions& options) {
   for (const std::string& w : options.workloads)
     workloads.emplace_back(workload_or_usage_error(w).name);
 
-  agents::ProviderOptions provider_options;
-  provider_options.provider = options.provider;
-  provider_options.base_url = options.base_url;
-  provider_options.model = options.model;
-  provider_options.api_key_env = options.api_key_env;
-  provider_options.timeout_s = options.request_timeout_s;
-  provider_options.max_retries = options.max_retries;
-  provider_options.max_concurrency = options.max_concurrency;
+  agents::ProviderOptions provider_options = options.llm;
 
   // The context artifact: its text for the methods that use it, its menu for the beam.
   const std::string target = options.target.empty() ? agents::detect_target() : options.target;
@@ -121,12 +114,12 @@ int agent_command(const AgentOptions& options) {
 
   ResultStore store = open_store(options.db);
   const std::string key = run_key(options, workloads, target);
-  std::string command = "kbench agent --method " + options.method + " --model " + options.model;
+  std::string command = "kbench agent --method " + options.method + " --model " + options.llm.model;
   for (const std::string& w : workloads) command += " --workload " + w;
   const ResultStore::RunStart run = store.begin_or_resume_run(key, command);
   std::fprintf(stderr, "kbench agent: %s run %lld (%s, %s)\n",
                run.resumed ? "resuming" : "starting", static_cast<long long>(run.id),
-               options.method.c_str(), options.model.c_str());
+               options.method.c_str(), options.llm.model.c_str());
 
   // The request log sits beside the database unless named (an in-memory store has no beside).
   std::string& log = provider_options.request_log_path;
@@ -176,7 +169,7 @@ int agent_command(const AgentOptions& options) {
               analysis::analysis_record(evaluated, {.peaks = analysis_peaks}).json;
       });
     agents::AgentDriver driver(*llm, executor, journal,
-                               {run.id, options.method, name, options.size, options.model},
+                               {run.id, options.method, name, options.size, options.llm.model},
                                options.max_tokens, options.temperature, print_sample);
     agents::TaskDescription task;
     task.workload = &workload;

@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "agents/llm.h"
+
 namespace kbench::cli {
 
 // The timing options eval, run and calibrate share: registered by add_timing_options() and checked
@@ -123,10 +125,10 @@ struct CheckOptions {
 struct AgentOptions {
   std::string method;                  // best-of-n | iterative | iterative-context | beam
   std::vector<std::string> workloads;  // at least one
-  std::string provider = "openai";
-  std::string base_url;
-  std::string model;
-  std::string api_key_env;
+  // The LLM server and the limits of its requests (--provider, --base-url, --model,
+  // --api-key-env, --max-concurrency, --request-timeout-s, --max-retries); the request log's path
+  // is decided when the run starts.
+  agents::ProviderOptions llm;
   std::string size = "smoke";
   int samples = 8;  // budget per workload
   // beam: width, plans per parent, implementations per plan; menu entries dropped with this chance
@@ -135,9 +137,6 @@ struct AgentOptions {
   int implementations = 2;
   double menu_dropout = 0.3;
   int jobs = 0;  // evaluations in flight; 0: as many as this machine's CPUs allow
-  int max_concurrency = 4;
-  double request_timeout_s = 600;
-  int max_retries = 4;
   int max_tokens = 4096;
   double temperature = 0.7;
   std::optional<std::uint64_t> seed;

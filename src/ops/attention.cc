@@ -68,10 +68,7 @@ void attention_baseline(const HeadView& head, std::int64_t seq_len, std::int64_t
         const bf16_t* bias_row = head.bias + i * seq_len;
         for (std::size_t j = 0; j < visible; ++j) row[j] += bf16_to_f32(bias_row[j]);
       }
-      const float max_score = ops::max_value(row, visible);
-      const float sum = ops::exp_inplace_sum(row, visible, max_score);
-      ops::scale_inplace(row, visible, 1.0f / sum);
-      std::fill(row + visible, row + seq_len, 0.0f);
+      ops::prefix_softmax(row, visible, static_cast<std::size_t>(seq_len));
       if (probability_dtype == KB_BF16)
         convert_f32_to_bf16(row, static_cast<bf16_t*>(probabilities.row(r)),
                             static_cast<std::size_t>(seq_len));

@@ -76,17 +76,8 @@ void attend(const ops::Matrix& q, const bf16_t* k, const bf16_t* v, std::int64_t
   const auto width = static_cast<std::size_t>(present);
   for (std::int64_t r = 0; r < rows; ++r) {
     auto* row = static_cast<float*>(scores.row(r));
-    const auto visible = static_cast<std::size_t>(visibility.keys(r, present));
-    if (visible == 0) {
-      std::fill(row, row + width, 1.0f / static_cast<float>(present));
-    } else {
-      // Masked keys carry a mask value so negative that exp() of it is exactly 0 in f32: the
-      // softmax over the visible prefix followed by zeros is the masked softmax, bit for bit.
-      const float max_score = ops::max_value(row, visible);
-      const float sum = ops::exp_inplace_sum(row, visible, max_score);
-      ops::scale_inplace(row, visible, 1.0f / sum);
-      std::fill(row + visible, row + width, 0.0f);
-    }
+    // Masked keys carry a mask value so negative that exp() of it is exactly 0 in f32.
+    ops::prefix_softmax(row, static_cast<std::size_t>(visibility.keys(r, present)), width);
     if (round_probabilities)
       convert_f32_to_bf16(row, static_cast<bf16_t*>(probabilities.row(r)), width);
   }

@@ -55,6 +55,12 @@ void group_norm(float* x, std::size_t n, std::size_t group_size, float eps, cons
 // Softmax of one row in place: exp(x - max) / sum.
 void softmax(float* x, std::size_t n);
 
+// The masked softmax of an attention row whose masked keys all come after its first `visible`:
+// softmax of x[0, visible) in place, zeros in x[visible, width). Masked scores so negative that
+// exp() of them is exactly 0 in f32 make this the softmax over the whole row, bit for bit. A row
+// with no visible key gets 1 / width everywhere (a softmax over equal masked scores).
+void prefix_softmax(float* x, std::size_t visible, std::size_t width);
+
 // x[i] = x[i] * scale[i] + shift[i]: a per-column affine map (eval-mode batch norm).
 void scale_shift(float* x, const float* scale, const float* shift, std::size_t n);
 

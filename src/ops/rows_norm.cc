@@ -111,6 +111,15 @@ void softmax(float* x, std::size_t n) {
   scale_inplace(x, n, 1.0f / total);
 }
 
+void prefix_softmax(float* x, std::size_t visible, std::size_t width) {
+  if (visible == 0) {
+    std::fill(x, x + width, 1.0f / static_cast<float>(width));
+    return;
+  }
+  softmax(x, visible);
+  std::fill(x + visible, x + width, 0.0f);
+}
+
 void scale_shift(float* x, const float* scale, const float* shift, std::size_t n) {
   map_inplace(x, n, [&](VF v, std::size_t i) {
     return hn::MulAdd(v, load_at(scale, i, n), load_at(shift, i, n));

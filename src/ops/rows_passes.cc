@@ -99,6 +99,35 @@ float extreme_value(const float* x, std::size_t n, float identity, Extreme extre
   return hn::GetLane(extreme.of_lanes(df, extreme(acc0, acc1)));
 }
 
+// Sum of exp(x[i] - shift), the last partial vector padded with -inf (exp(-inf) = 0 adds nothing);
+// with kStore the exps are also written to out[0, n) (out may be x).
+template <bool kStore>
+float shifted_exp_sum(const float* x, std::size_t n, float shift, float* out) {
+  const DF df;
+  const std::size_t lanes = hn::Lanes(df);
+  const VF s = hn::Set(df, shift);
+  // Exp's polynomial, not the add latency, bounds this loop: one accumulator suffices.
+  VF acc = hn::Zero(df);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const VF e = hn::Exp(df, hn::Sub(hn::LoadU(df, x + i), s));
+    if constexpr (kStore) hn::StoreU(e, df, out + i);
+    acc = hn::Add(acc, e);
+  }
+  if (i < n) {
+    HWY_ALIGN float tail[hn::MaxLanes(df)];
+    std::fill(tail, tail + hn::MaxLanes(df), kNegInf);
+    std::copy_n(x + i, n - i, tail);
+    const VF e = hn::Exp(df, hn::Sub(hn::Load(df, tail), s));
+    if constexpr (kStore) {
+      hn::Store(e, df, tail);
+      std::copy_n(tail, n - i, out + i);
+    }
+    acc = hn::Add(acc, e);
+  }
+  return hn::GetLane(hn::SumOfLanes(df, acc));
+}
+
 }  // namespace
 
 float sum_of_squares(const bf16_t* x, std::size_t n) {
@@ -172,44 +201,11 @@ float min_value(const float* x, std::size_t n) {
 }
 
 float sum_exp(const float* x, std::size_t n, float shift) {
-  const DF df;
-  const std::size_t lanes = hn::Lanes(df);
-  const VF s = hn::Set(df, shift);
-  // Exp's polynomial, not the add latency, bounds this loop: one accumulator suffices.
-  VF acc = hn::Zero(df);
-  std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes)
-    acc = hn::Add(acc, hn::Exp(df, hn::Sub(hn::LoadU(df, x + i), s)));
-  if (i < n) {
-    HWY_ALIGN float tail[hn::MaxLanes(df)];
-    std::fill(tail, tail + hn::MaxLanes(df), kNegInf);  // exp(-inf) = 0 adds nothing
-    std::copy_n(x + i, n - i, tail);
-    acc = hn::Add(acc, hn::Exp(df, hn::Sub(hn::Load(df, tail), s)));
-  }
-  return hn::GetLane(hn::SumOfLanes(df, acc));
+  return shifted_exp_sum</*kStore=*/false>(x, n, shift, nullptr);
 }
 
 float exp_inplace_sum(float* x, std::size_t n, float shift) {
-  const DF df;
-  const std::size_t lanes = hn::Lanes(df);
-  const VF s = hn::Set(df, shift);
-  VF acc = hn::Zero(df);
-  std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    const VF e = hn::Exp(df, hn::Sub(hn::LoadU(df, x + i), s));
-    hn::StoreU(e, df, x + i);
-    acc = hn::Add(acc, e);
-  }
-  if (i < n) {
-    HWY_ALIGN float tail[hn::MaxLanes(df)];
-    std::fill(tail, tail + hn::MaxLanes(df), kNegInf);
-    std::copy_n(x + i, n - i, tail);
-    const VF e = hn::Exp(df, hn::Sub(hn::Load(df, tail), s));
-    hn::Store(e, df, tail);
-    std::copy_n(tail, n - i, x + i);
-    acc = hn::Add(acc, e);
-  }
-  return hn::GetLane(hn::SumOfLanes(df, acc));
+  return shifted_exp_sum</*kStore=*/true>(x, n, shift, x);
 }
 
 void scale_inplace(float* x, std::size_t n, float factor) {

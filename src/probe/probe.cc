@@ -463,22 +463,21 @@ PeakReport measure_peaks(int threads) {
   report.threads = threads > 0 ? threads : omp_get_max_threads();
 
   // Flops per iteration = chains x lanes x flops per lane per instruction.
+  const ComputeKernel fma_ymm{"avx2+fma", fma_f32_12x8_avx2, kChains * 8 * 2.0,
+                              "avx2 vfmadd231ps ymm, 12 chains x 8 lanes"};
   ComputeKernel fp32{"sse2", mul_add_f32_12x4_sse2, kChains * 4 * 2.0,
                      "sse2 mulps+addps, 12 chains x 4 lanes"};
   if (cpu_has("avx512f"))
     fp32 = {"avx512f", fma_f32_12x16_avx512, kChains * 16 * 2.0,
             "avx512f vfmadd231ps zmm, 12 chains x 16 lanes"};
   else if (cpu_has("avx2") && cpu_has("fma"))
-    fp32 = {"avx2+fma", fma_f32_12x8_avx2, kChains * 8 * 2.0,
-            "avx2 vfmadd231ps ymm, 12 chains x 8 lanes"};
+    fp32 = fma_ymm;
   report.fp32_fma_gflops = best_gflops(fp32, report.threads);
   report.isa_used = std::string("fp32:") + fp32.isa;
   report.methods["fp32_fma"] = fp32.method;
   if (std::string_view(fp32.isa) == "avx512f") {
-    const ComputeKernel ymm{"avx2+fma", fma_f32_12x8_avx2, kChains * 8 * 2.0,
-                            "avx2 vfmadd231ps ymm, 12 chains x 8 lanes"};
-    report.fp32_fma_ymm_gflops = best_gflops(ymm, report.threads);
-    report.methods["fp32_fma_ymm"] = ymm.method;
+    report.fp32_fma_ymm_gflops = best_gflops(fma_ymm, report.threads);
+    report.methods["fp32_fma_ymm"] = fma_ymm.method;
   }
 
   if (cpu_has("avx512f") && cpu_has("avx512_bf16")) {

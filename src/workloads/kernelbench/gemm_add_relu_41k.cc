@@ -16,14 +16,12 @@
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original. Its baseline
 //     takes 50-65 ms on one Zen 3 core (docs/baselines.md).
 #include <cstdint>
-#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/gemm.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/matmul.h"
@@ -36,33 +34,12 @@ namespace {
 using GemmShape = linear::Shape;
 
 Problem make_problem(Size size) {
-  const auto [m, k, n] = linear::kPresets.at(size);
-  Problem problem;
-  problem.config = {{"batch_size", m}, {"in_features", k}, {"out_features", n}};
-  problem.inputs = {
-      {{"x", KB_BF16, {m, k}}, InitRule::uniform(0.0, 1.0)},
-      {{"weight", KB_BF16, {k, n}}, InitRule::normal(0.02)},
-      {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
-  };
-  problem.outputs = {{"out", KB_BF16, {m, n}}};
-  problem.flops = gemm_flops(m, k, n);
-  problem.min_bytes = tensor_bytes(problem);
-  return problem;
+  return linear::bias_layer_problem(linear::kPresets.at(size));
 }
 
 // The extents of a call whose tensors match the signature above (any float output dtype), or
 // nullopt.
-std::optional<GemmShape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                       const kb_tensor* out, std::int32_t num_outputs) {
-  if (num_inputs != 3 || num_outputs != 1) return std::nullopt;
-  const GemmShape shape{in[0].shape[0], in[0].shape[1], in[1].shape[1]};
-  const auto [m, k, n] = shape;
-  if (!ops::matches(in[0], KB_BF16, {m, k}) || !ops::matches(in[1], KB_BF16, {k, n}) ||
-      !ops::matches(in[2], KB_BF16, {n}) || !ops::is_float_output(out[0], {m, n})) {
-    return std::nullopt;
-  }
-  return shape;
-}
+constexpr auto shape_of_call = linear::shape_of_call<linear::kBiasCall>;
 
 int reference(const GemmShape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, n] = shape;

@@ -52,15 +52,12 @@
 namespace kbench {
 namespace {
 
-constexpr linear::WeightLayout kLayout = linear::WeightLayout::kInOut;
-constexpr linear::Extent kBias[] = {linear::Extent::kColumns};
-constexpr linear::Call kCall{.layout = kLayout, .vectors = kBias, .output = linear::Out::kMN};
+constexpr const linear::Call& kCall = linear::kBiasCall;
+constexpr linear::WeightLayout kLayout = kCall.layout;
 constexpr std::int64_t kMaxDim = 1;  // config_full.max_dim: the max runs over the features
 
 Problem make_problem(Size size) {
-  const linear::Shape& shape = linear::kPresets.at(size);
-  return linear::problem(shape, linear::layer_config(shape, {{"max_dim", kMaxDim}}),
-                         linear::layer_inputs(shape, kLayout), {shape.m, shape.n});
+  return linear::bias_layer_problem(linear::kPresets.at(size), {{"max_dim", kMaxDim}});
 }
 
 int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {

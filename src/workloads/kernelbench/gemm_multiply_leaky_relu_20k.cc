@@ -35,11 +35,8 @@ constexpr double kNegativeSlope = 0.1;  // config_full.negative_slope
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = linear::kPresets.at(size);
-  return linear::problem(
-      shape,
-      linear::layer_config(
-          shape, {{"multiplier", double{kMultiplier}}, {"negative_slope", kNegativeSlope}}),
-      linear::layer_inputs(shape, linear::WeightLayout::kInOut), {shape.m, shape.n});
+  return linear::bias_layer_problem(
+      shape, {{"multiplier", double{kMultiplier}}, {"negative_slope", kNegativeSlope}});
 }
 
 // The inputs after x and weight: bias (N).

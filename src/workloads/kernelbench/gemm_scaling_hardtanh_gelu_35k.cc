@@ -40,12 +40,9 @@ constexpr int kHardtanhMax = 2;         // config_full.hardtanh_max
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = linear::kPresets.at(size);
-  return linear::problem(shape,
-                         linear::layer_config(shape, {{"scaling_factor", double{kScalingFactor}},
-                                                      {"hardtanh_min", kHardtanhMin},
-                                                      {"hardtanh_max", kHardtanhMax}}),
-                         linear::layer_inputs(shape, linear::WeightLayout::kInOut),
-                         {shape.m, shape.n});
+  return linear::bias_layer_problem(shape, {{"scaling_factor", double{kScalingFactor}},
+                                            {"hardtanh_min", kHardtanhMin},
+                                            {"hardtanh_max", kHardtanhMax}});
 }
 
 // The inputs after x and weight: bias (N).

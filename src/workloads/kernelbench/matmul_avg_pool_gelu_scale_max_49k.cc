@@ -49,8 +49,8 @@ namespace kbench {
 namespace {
 
 constexpr linear::WeightLayout kLayout = linear::WeightLayout::kInOut;
-constexpr linear::Extent kBias[] = {linear::Extent::kColumns};
-constexpr linear::Call kCall{.layout = kLayout, .vectors = kBias, .output = linear::Out::kM};
+constexpr linear::Call kCall{
+    .layout = kLayout, .vectors = linear::kBiasOnly, .output = linear::Out::kM};
 constexpr std::int64_t kPool = 16;
 constexpr float kScaleFactor = 2.0f;
 

@@ -39,11 +39,8 @@ constexpr float kDivisor = 10.0f;  // config_full.divisor
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = linear::kPresets.at(size);
-  return linear::problem(shape,
-                         linear::layer_config(shape, {{"divisor", double{kDivisor}}},
-                                              {.in = "input_size", .out = "output_size"}),
-                         linear::layer_inputs(shape, linear::WeightLayout::kInOut),
-                         {shape.m, shape.n});
+  return linear::bias_layer_problem(shape, {{"divisor", double{kDivisor}}},
+                                    {.in = "input_size", .out = "output_size"});
 }
 
 // The inputs after x and weight: bias (N).

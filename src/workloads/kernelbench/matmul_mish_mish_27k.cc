@@ -33,9 +33,7 @@ using linear::Vectors;
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = linear::kPresets.at(size);
-  return linear::problem(shape, linear::layer_config(shape),
-                         linear::layer_inputs(shape, linear::WeightLayout::kInOut),
-                         {shape.m, shape.n});
+  return linear::bias_layer_problem(shape);
 }
 
 // The inputs after x and weight: bias (N).

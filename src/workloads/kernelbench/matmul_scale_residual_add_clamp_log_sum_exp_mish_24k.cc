@@ -48,8 +48,8 @@ namespace kbench {
 namespace {
 
 constexpr linear::WeightLayout kLayout = linear::WeightLayout::kOutIn;
-constexpr linear::Extent kBias[] = {linear::Extent::kColumns};
-constexpr linear::Call kCall{.layout = kLayout, .vectors = kBias, .output = linear::Out::kM1};
+constexpr linear::Call kCall{
+    .layout = kLayout, .vectors = linear::kBiasOnly, .output = linear::Out::kM1};
 constexpr float kScaleFactor = 2.0f;
 constexpr float kClampMin = -10.0f;
 constexpr float kClampMax = 10.0f;

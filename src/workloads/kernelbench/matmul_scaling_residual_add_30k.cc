@@ -40,9 +40,7 @@ constexpr Presets<linear::Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = kPresets.at(size);
-  return linear::problem(
-      shape, linear::layer_config(shape, {{"scaling_factor", double{kScalingFactor}}}),
-      linear::layer_inputs(shape, linear::WeightLayout::kInOut), {shape.m, shape.n});
+  return linear::bias_layer_problem(shape, {{"scaling_factor", double{kScalingFactor}}});
 }
 
 // The inputs after x and weight: bias (N).

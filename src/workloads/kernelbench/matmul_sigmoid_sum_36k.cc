@@ -38,8 +38,8 @@ namespace kbench {
 namespace {
 
 constexpr linear::WeightLayout kLayout = linear::WeightLayout::kInOut;
-constexpr linear::Extent kBias[] = {linear::Extent::kColumns};
-constexpr linear::Call kCall{.layout = kLayout, .vectors = kBias, .output = linear::Out::kM1};
+constexpr linear::Call kCall{
+    .layout = kLayout, .vectors = linear::kBiasOnly, .output = linear::Out::kM1};
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = linear::kPresets.at(size);

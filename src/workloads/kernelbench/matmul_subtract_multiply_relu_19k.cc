@@ -66,12 +66,10 @@ constexpr Tolerance kTolerance{.atol = 3e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2}
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = kPresets.at(size);
-  return linear::problem(shape,
-                         linear::layer_config(shape, {{"subtract_value", double{kSubtractValue}},
-                                                      {"multiply_value", double{kMultiplyValue}}}),
-                         linear::layer_inputs(shape, linear::WeightLayout::kInOut,
-                                              {.weight = InitRule::normal(weight_stddev(shape.k))}),
-                         {shape.m, shape.n});
+  return linear::bias_layer_problem(
+      shape,
+      {{"subtract_value", double{kSubtractValue}}, {"multiply_value", double{kMultiplyValue}}}, {},
+      {.weight = InitRule::normal(weight_stddev(shape.k))});
 }
 
 // The inputs after x and weight: bias (N).

@@ -33,9 +33,7 @@ constexpr float kScalingFactor = 2.0f;  // config_full.scaling_factor
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = linear::kPresets.at(size);
-  return linear::problem(
-      shape, linear::layer_config(shape, {{"scaling_factor", double{kScalingFactor}}}),
-      linear::layer_inputs(shape, linear::WeightLayout::kInOut), {shape.m, shape.n});
+  return linear::bias_layer_problem(shape, {{"scaling_factor", double{kScalingFactor}}});
 }
 
 // The inputs after x and weight: bias (N).

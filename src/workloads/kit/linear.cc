@@ -96,6 +96,12 @@ Problem problem(const Shape& shape, std::vector<ConfigEntry> config, std::vector
   return problem;
 }
 
+Problem bias_layer_problem(const Shape& shape, std::vector<ConfigEntry> extras, ConfigKeys keys,
+                           const Inits& inits) {
+  return problem(shape, layer_config(shape, std::move(extras), keys),
+                 layer_inputs(shape, kBiasCall.layout, inits), {shape.m, shape.n});
+}
+
 std::vector<double> reference(const kb_tensor& x, const kb_tensor& weight, WeightLayout layout,
                               const kb_tensor* bias) {
   const std::int64_t m = x.shape[0], k = x.shape[1];

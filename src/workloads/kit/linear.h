@@ -45,7 +45,8 @@ struct Call {
                                 std::int32_t num_outputs) const;
 };
 
-// The most common call: x (M, K), weight (K, N), then a bias (N), out (M, N).
+// The vectors of a call whose one vector is a bias (N); the most common call: x (M, K), weight
+// (K, N), then a bias (N), out (M, N).
 inline constexpr Extent kBiasOnly[] = {Extent::kColumns};
 inline constexpr Call kBiasCall{.vectors = kBiasOnly};
 
@@ -98,6 +99,11 @@ std::vector<InputSpec> layer_inputs(const Shape& shape, WeightLayout layout,
 // A problem whose FLOPs are the (M, K) @ (K, N) product alone, with one bf16 output `out`.
 Problem problem(const Shape& shape, std::vector<ConfigEntry> config, std::vector<InputSpec> inputs,
                 std::vector<std::int64_t> out_shape);
+
+// The problem of a kBiasCall layer: layer_config(shape, extras, keys), x, weight (K, N) and bias as
+// layer_inputs draws them (by `inits`), out (M, N).
+Problem bias_layer_problem(const Shape& shape, std::vector<ConfigEntry> extras = {},
+                           ConfigKeys keys = {}, const Inits& inits = {});
 
 // y[i*N + j] = sum_p x[i,p] W[p,j] (+ b[j]), every product and sum in double: the references'
 // first step.

@@ -44,9 +44,8 @@ using Shape = bhsd::Shape;
 Problem make_problem(Size size) {
   const Shape s = bhsd::kPresets.at(size);
   Problem problem = bhsd::qkv_problem(s, {"query", "key", "value"});
-  problem.essential_flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
-                            ops::causal_pairs(s.seq_len, s.seq_len) *
-                            static_cast<double>(s.head_dim);
+  problem.essential_flops =
+      attention::causal_essential_flops(s.batch * s.num_heads, s.seq_len, s.head_dim);
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }

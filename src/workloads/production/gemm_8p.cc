@@ -9,14 +9,12 @@
 // Deviations
 //   - The cpu preset is (M, K, N) = (768, 768, 2688): M = K and N = 3.5 K as in the original,
 //     with every extent a multiple of 128 (baseline times per machine in docs/baselines.md).
-#include <cstdint>
-#include <optional>
 #include <string_view>
 
 #include "core/bf16.h"
 #include "ops/gemm.h"
-#include "ops/tensor_checks.h"
 #include "workloads/kit/entry.h"
+#include "workloads/kit/linear.h"
 #include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -25,9 +23,7 @@
 namespace kbench {
 namespace {
 
-struct GemmShape {
-  std::int64_t m, k, n;
-};
+using GemmShape = linear::Shape;
 
 constexpr Presets<GemmShape> kPresets = {
     .smoke = {37, 45, 61},  // no extent a multiple of 8 or 16: exercises every tile edge
@@ -49,19 +45,10 @@ Problem make_problem(Size size) {
   return problem;
 }
 
-// The extents of a call whose tensors match the signature above (any float output dtype), or
-// nullopt.
-std::optional<GemmShape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,
-                                       const kb_tensor* out, std::int32_t num_outputs) {
-  if (num_inputs != 2 || num_outputs != 1) return std::nullopt;
-  const GemmShape shape{in[0].shape[0], in[0].shape[1], in[1].shape[1]};
-  const auto [m, k, n] = shape;
-  if (!ops::matches(in[0], KB_BF16, {m, k}) || !ops::matches(in[1], KB_BF16, {k, n}) ||
-      !ops::is_float_output(out[0], {m, n})) {
-    return std::nullopt;
-  }
-  return shape;
-}
+// A (M, K) @ B (K, N), as a linear layer without bias: the extents of a call whose tensors match
+// the signature above (any float output dtype), or nullopt.
+constexpr linear::Call kCall{};
+constexpr auto shape_of_call = linear::shape_of_call<kCall>;
 
 int reference(const GemmShape& shape, const kb_tensor* in, kb_tensor* out) {
   matmul::reference_product(static_cast<const bf16_t*>(in[0].data),

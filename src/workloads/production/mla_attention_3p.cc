@@ -404,11 +404,7 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
         for (std::int64_t i = 0; i < n; ++i) {
           auto* row = static_cast<float*>(scores.row(i));
           // exp(-1e9 - max) is exactly 0 in f32: the softmax over the causal prefix then zeros.
-          const auto visible = static_cast<std::size_t>(i + 1);
-          const float max_score = ops::max_value(row, visible);
-          const float sum = ops::exp_inplace_sum(row, visible, max_score);
-          ops::scale_inplace(row, visible, 1.0f / sum);
-          std::fill(row + visible, row + n, 0.0f);
+          ops::prefix_softmax(row, static_cast<std::size_t>(i + 1), static_cast<std::size_t>(n));
           if (dtype == KB_BF16)
             convert_f32_to_bf16(row, reinterpret_cast<bf16_t*>(probabilities.at(i, 0)),
                                 static_cast<std::size_t>(n));

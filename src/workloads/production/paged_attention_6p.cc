@@ -262,13 +262,8 @@ void attend_sequence(const Shape& s, const kb_tensor* in, kb_tensor* out, std::i
   const auto width = static_cast<std::size_t>(keys);
   for (std::int64_t r = 0; r < s.num_q_heads; ++r) {
     auto* p = static_cast<float*>(scores.row(r));
-    if (visible == 0) {
-      std::fill(p, p + width, 1.0f / static_cast<float>(keys));
-    } else {
-      const float max_score = ops::max_value(p, width);
-      const float sum = ops::exp_inplace_sum(p, width, max_score);
-      ops::scale_inplace(p, width, 1.0f / sum);
-    }
+    // All `keys` are visible, or none (then keys spans the capacity and the row is uniform).
+    ops::prefix_softmax(p, static_cast<std::size_t>(visible), width);
     if (probability_dtype == KB_BF16)
       convert_f32_to_bf16(p, static_cast<bf16_t*>(scratch.probabilities.row(r)), width);
   }
