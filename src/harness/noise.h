@@ -177,8 +177,8 @@ constexpr double kBaselineDriftFloorMs = 0.5;
 
 // Marks the paired result `paired` unstable (its reason, and its verdict "unstable") when its
 // baseline median moved from `alone_ms` by more than kMaxBaselineDrift and kBaselineDriftFloorMs;
-// a result already unstable
-// keeps its first reason. Nothing changes without a speedup, a noise report or a baseline.
+// a result already unstable keeps its first reason. Nothing changes without a speedup, a noise
+// report or a baseline.
 void mark_baseline_drift(EvalResult& paired, double alone_ms);
 
 }  // namespace kbench
