@@ -43,11 +43,10 @@
 //   BF16B    1: B packed as bf16 and widened in the micro-kernel (measured slower, see above).
 //   AMX_KC, AMX_NC  the AMX path's K per pass (the A strip, AMX_KC * 64 bytes, must stay in L1)
 //            and packed B panel (K x AMX_NC bf16, in L2). On the AMX Xeon at the cpu size, KC 256
-//            measured 10-15% faster than 768 (one pass, the 48 KiB strip spilling from L1); NC
-//            128, 256 and 512 tied within the host's noise. With B packed a panel at a time,
+//            measured 10-15% faster than 768 (one pass, the 48 KiB strip spilling from L1). NC
 //            672 (four equal panels of N = 2688, 1 MiB each) is the default: in the check program
 //            (2026-12-04, B packed 128 columns at a time) 2.29-2.40 ms against 2.49-2.51 for 512
-//            and 2.60-2.64 for 256.
+//            and 2.60-2.64 for 256 (they tied while B was packed one 16-column strip at a time).
 // PF, PFA and MC keep one value so the AVX-512 grid stays at 162 points. The [path] tags say
 // which path reads each tunable: `kbench tune` grids the path this machine takes (162 points on
 // AVX-512, 8 on AMX, 9 on AVX2), the others at their defaults.
