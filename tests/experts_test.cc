@@ -212,6 +212,76 @@ std::string test_expert() {
              "    return 0;\n  }");
 }
 
+// Answers each configured source with a canned result, in the order of the configurations.
+class CannedExecutor : public Executor {
+ public:
+  explicit CannedExecutor(std::vector<EvalResult> results) : results_(std::move(results)) {}
+  std::vector<EvalResult> evaluate(const std::vector<std::string>& sources,
+                                   const OnDone& on_done) override {
+    EXPECT_EQ(sources.size(), results_.size());
+    for (std::size_t i = 0; i < results_.size(); ++i)
+      if (on_done) on_done(i, results_[i]);
+    return results_;
+  }
+
+ private:
+  std::vector<EvalResult> results_;
+};
+
+EvalResult timed_point(double speedup, double low, double high) {
+  EvalResult r;
+  r.status = Status::kCorrect;
+  r.speedup = speedup;
+  r.speedup_ci95 = std::pair(low, high);
+  return r;
+}
+
+// KB_MC 96 (the default), 48, 192 with KB_UNROLL at its default: three points.
+std::vector<Config> three_points(const ExpertKernel& e) {
+  std::vector<Config> configs;
+  for (long long mc : {96, 48, 192}) configs.push_back({{"KB_MC", mc}, {"KB_UNROLL", 2}});
+  EXPECT_EQ(configs[0], default_config(e));
+  return configs;
+}
+
+TEST(ExpertTuneTest, AWinnerInsideItsOwnIntervalKeepsTheDefault) {
+  const ExpertKernel e = space_expert();
+  // 6p on the AMX Xeon: the best 1.87x [1.71, 1.94] against the default's 1.79x.
+  CannedExecutor executor(
+      {timed_point(1.79, 1.74, 1.85), timed_point(1.87, 1.71, 1.94), timed_point(1.60, 1.5, 1.7)});
+  const TuneReport report = tune(e, three_points(e), executor);
+  ASSERT_TRUE(report.best && report.chosen);
+  EXPECT_EQ(*report.best, 1u);
+  EXPECT_EQ(*report.chosen, 0u);
+  EXPECT_NEAR(*report.gain_over_default, 1.87 / 1.79, 1e-9);
+}
+
+TEST(ExpertTuneTest, AWinnerThatClearsTheDefaultIsChosen) {
+  const ExpertKernel e = space_expert();
+  // 1p on the AMX Xeon: 2.84x [2.79, 2.89] against the default's 2.32x.
+  CannedExecutor executor(
+      {timed_point(2.32, 2.28, 2.35), timed_point(2.84, 2.79, 2.89), timed_point(2.0, 1.9, 2.1)});
+  const TuneReport report = tune(e, three_points(e), executor);
+  EXPECT_EQ(*report.chosen, 1u);
+  // Just above the margin, and just below it.
+  CannedExecutor above(
+      {timed_point(2.0, 1.9, 2.1), timed_point(2.2, 2.0 * 1.016, 2.3), timed_point(1, 1, 1)});
+  EXPECT_EQ(*tune(e, three_points(e), above).chosen, 1u);
+  CannedExecutor below(
+      {timed_point(2.0, 1.9, 2.1), timed_point(2.2, 2.0 * 1.014, 2.3), timed_point(1, 1, 1)});
+  EXPECT_EQ(*tune(e, three_points(e), below).chosen, 0u);
+}
+
+TEST(ExpertTuneTest, WithoutACorrectDefaultTheBestIsChosen) {
+  const ExpertKernel e = space_expert();
+  EvalResult broken;
+  broken.status = Status::kIncorrect;
+  CannedExecutor executor({broken, timed_point(1.2, 1.0, 1.4), timed_point(1.1, 1.0, 1.2)});
+  const TuneReport report = tune(e, three_points(e), executor);
+  EXPECT_EQ(*report.chosen, 1u);
+  EXPECT_FALSE(report.gain_over_default.has_value());
+}
+
 TEST(ExpertTuneTest, TuneRecordsEveryPointKeepsTheBestAndRunUsesIt) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("kbench-experts-test-" + std::to_string(::getpid()));

@@ -1,5 +1,6 @@
 // `kbench tune -w ID`: every point of the expert's space (or a seeded sample) through the standard
-// pipeline, each recorded; the fastest correct point is kept as this machine's configuration.
+// pipeline, each recorded; the fastest correct point is kept as this machine's configuration when
+// its interval clears the default's speedup, else the default is.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "core/environment.h"
 #include "experts/tuner.h"
 #include "harness/compiler.h"
+#include "harness/noise.h"
 #include "store/result_json.h"
 
 namespace kbench::cli {
@@ -101,7 +103,10 @@ int tune_command(const TuneOptions& options) {
                                           : nlohmann::json(nullptr);
     out["gain_over_default"] = report.gain_over_default ? nlohmann::json(*report.gain_over_default)
                                                         : nlohmann::json(nullptr);
-    out["saved"] = report.best && !options.no_save;
+    out["chosen"] =
+        report.chosen ? point_json(report.points[*report.chosen]) : nlohmann::json(nullptr);
+    out["kept_default"] = report.chosen && report.chosen != report.best;
+    out["saved"] = report.chosen && !options.no_save;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -116,15 +121,33 @@ int tune_command(const TuneOptions& options) {
     std::snprintf(buf, sizeof buf, "%.3fx", *report.gain_over_default);
     std::cout << "best over default: " << buf << "\n";
   }
-  std::cout << (options.no_save ? "not saved (--no-save)\n"
-                                : "saved as this machine's configuration for `kbench run`\n");
+  const bool kept_default = report.chosen != report.best;
+  if (kept_default) {
+    const EvalResult& best = report.points[*report.best].result;
+    const EvalResult& fallback = report.points[*report.chosen].result;
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "kept the default: the best's interval [%.3f, %.3f] does not clear the "
+                  "default's %.3fx by %.1f%%\n",
+                  best.speedup_ci95 ? best.speedup_ci95->first : 0.0,
+                  best.speedup_ci95 ? best.speedup_ci95->second : 0.0, *fallback.speedup,
+                  100 * kClaimMargin);
+    std::cout << buf;
+  }
+  if (options.no_save)
+    std::cout << "not saved (--no-save)\n";
+  else
+    std::cout << (kept_default ? "the default " : "") << "saved as this machine's configuration "
+              << "for `kbench run`\n";
   return 0;
 }
 
 Subcommand add_tune_command(CLI::App& app) {
   auto tune = std::make_shared<TuneOptions>();
   auto* tune_cmd = app.add_subcommand(
-      "tune", "Grid-search an expert kernel's declared space; keep the fastest correct point");
+      "tune",
+      "Grid-search an expert kernel's declared space; keep the fastest correct point, or the "
+      "default when that is not clearly faster");
   tune_cmd->add_option("--workload,-w", tune->workload, "Workload id or name")->required();
   tune_cmd->add_option("--size", tune->size, "smoke, cpu or full")->capture_default_str();
   tune_cmd->add_option("--threads", tune->threads, "Threads")->capture_default_str();

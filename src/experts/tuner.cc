@@ -8,6 +8,7 @@
 
 #include "core/environment.h"
 #include "harness/evaluator.h"
+#include "harness/noise.h"
 
 namespace kbench::experts {
 
@@ -53,10 +54,16 @@ TuneReport tune(const ExpertKernel& expert, const std::vector<Config>& configs, 
     if (!report.best || *stored.speedup > *report.points[*report.best].result.speedup)
       report.best = i;
   }
+  report.chosen = report.best;
   if (report.best && report.default_point) {
     const EvalResult& d = report.points[*report.default_point].result;
-    if (d.status == Status::kCorrect && d.speedup && *d.speedup > 0)
-      report.gain_over_default = *report.points[*report.best].result.speedup / *d.speedup;
+    const EvalResult& b = report.points[*report.best].result;
+    if (d.status == Status::kCorrect && d.speedup && *d.speedup > 0) {
+      report.gain_over_default = *b.speedup / *d.speedup;
+      const bool clears_default =
+          b.speedup_ci95 && b.speedup_ci95->first > *d.speedup * (1 + kClaimMargin);
+      if (!clears_default) report.chosen = report.default_point;
+    }
   }
   return report;
 }
@@ -81,13 +88,13 @@ std::optional<Config> saved_config(const ResultStore& store, const ExpertKernel&
 }
 
 void save_config(ResultStore& store, const TuneReport& report) {
-  if (!report.best) return;
-  const TunePoint& best = report.points[*report.best];
-  nlohmann::json entry = {{"config", best.config},
-                          {"speedup", *best.result.speedup},
+  if (!report.chosen) return;
+  const TunePoint& chosen = report.points[*report.chosen];
+  nlohmann::json entry = {{"config", chosen.config},
+                          {"speedup", *chosen.result.speedup},
                           {"points", report.points.size()},
                           {"space", report.space_size},
-                          {"tuned_at", best.result.created_at},
+                          {"tuned_at", chosen.result.created_at},
                           {"kbench_commit", current_environment().kbench_commit}};
   if (report.gain_over_default) entry["gain_over_default"] = *report.gain_over_default;
   store.cache_put(tuned_config_key(report.workload, report.size, report.threads), entry.dump());

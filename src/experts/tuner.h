@@ -32,6 +32,12 @@ struct TuneReport {
   // best speedup / default speedup: what tuning bought, each measured against the baseline
   // interleaved with it (so drift between the two evaluations cancels).
   std::optional<double> gain_over_default;
+  // The point save_config keeps: the best, unless the default is correct and the best's interval
+  // does not clear the default's speedup by kClaimMargin. Picked by its point estimate among many
+  // points of similar speed, the best is biased upward (the winner's curse); a lead inside its own
+  // interval is no evidence that it is faster (6p on the AMX Xeon: best 1.87x [1.71, 1.94] against
+  // the default's 1.79x).
+  std::optional<std::size_t> chosen;
 };
 
 // The points to evaluate: the grid of `path` (full_grid) when it has at most `max_configs`
