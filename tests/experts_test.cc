@@ -253,6 +253,7 @@ TEST(ExpertTuneTest, AWinnerInsideItsOwnIntervalKeepsTheDefault) {
   ASSERT_TRUE(report.best && report.chosen);
   EXPECT_EQ(*report.best, 1u);
   EXPECT_EQ(*report.chosen, 0u);
+  EXPECT_TRUE(report.kept_default());
   EXPECT_NEAR(*report.gain_over_default, 1.87 / 1.79, 1e-9);
 }
 
@@ -263,6 +264,7 @@ TEST(ExpertTuneTest, AWinnerThatClearsTheDefaultIsChosen) {
       {timed_point(2.32, 2.28, 2.35), timed_point(2.84, 2.79, 2.89), timed_point(2.0, 1.9, 2.1)});
   const TuneReport report = tune(e, three_points(e), executor);
   EXPECT_EQ(*report.chosen, 1u);
+  EXPECT_FALSE(report.kept_default());
   // Just above the margin, and just below it.
   CannedExecutor above(
       {timed_point(2.0, 1.9, 2.1), timed_point(2.2, 2.0 * 1.016, 2.3), timed_point(1, 1, 1)});

@@ -105,7 +105,7 @@ int tune_command(const TuneOptions& options) {
                                                         : nlohmann::json(nullptr);
     out["chosen"] =
         report.chosen ? point_json(report.points[*report.chosen]) : nlohmann::json(nullptr);
-    out["kept_default"] = report.chosen && report.chosen != report.best;
+    out["kept_default"] = report.kept_default();
     out["saved"] = report.chosen && !options.no_save;
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -121,8 +121,7 @@ int tune_command(const TuneOptions& options) {
     std::snprintf(buf, sizeof buf, "%.3fx", *report.gain_over_default);
     std::cout << "best over default: " << buf << "\n";
   }
-  const bool kept_default = report.chosen != report.best;
-  if (kept_default) {
+  if (report.kept_default()) {
     const EvalResult& best = report.points[*report.best].result;
     const EvalResult& fallback = report.points[*report.chosen].result;
     char buf[200];
@@ -137,8 +136,8 @@ int tune_command(const TuneOptions& options) {
   if (options.no_save)
     std::cout << "not saved (--no-save)\n";
   else
-    std::cout << (kept_default ? "the default " : "") << "saved as this machine's configuration "
-              << "for `kbench run`\n";
+    std::cout << (report.kept_default() ? "the default " : "")
+              << "saved as this machine's configuration for `kbench run`\n";
   return 0;
 }
 

@@ -38,6 +38,9 @@ struct TuneReport {
   // interval is no evidence that it is faster (6p on the AMX Xeon: best 1.87x [1.71, 1.94] against
   // the default's 1.79x).
   std::optional<std::size_t> chosen;
+
+  // The best point did not clear the default, so the default was chosen instead.
+  bool kept_default() const { return chosen && chosen != best; }
 };
 
 // The points to evaluate: the grid of `path` (full_grid) when it has at most `max_configs`
