@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -105,6 +106,31 @@ const std::vector<std::string> kFullConfigDeviations = {};
 bool same_kind(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b) {
   const bool a_int = a.is_number_integer(), b_int = b.is_number_integer();
   return a.type() == b.type() || (a_int && b_int);
+}
+
+// scaffolds/ and the registry agree: each file there is the scaffold of the workload it is named
+// after, byte for byte (a file named for no workload, or renamed, would be embedded and never
+// printed), and each workload with a scaffold has its file.
+TEST(Suite, ScaffoldFilesAreTheWorkloadsScaffolds) {
+  std::size_t with_scaffold = 0;
+  for (const Workload* w : all_workloads()) with_scaffold += w->scaffold.empty() ? 0 : 1;
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(KBENCH_SOURCE_DIR) / "scaffolds")) {
+    if (entry.path().extension() != ".cpp") continue;
+    ++files;
+    const std::string name = entry.path().stem().string();
+    const auto workloads = all_workloads();
+    const auto it = std::find_if(workloads.begin(), workloads.end(),
+                                 [&](const Workload* w) { return w->name == name; });
+    ASSERT_NE(it, workloads.end()) << entry.path() << " names no workload";
+    std::ifstream file(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(file)),
+                           std::istreambuf_iterator<char>());
+    EXPECT_EQ((*it)->scaffold, text) << name;
+  }
+  EXPECT_EQ(files, with_scaffold);
+  EXPECT_GT(files, 0u);
 }
 
 // The exported configuration (workload.json's "config") has exactly the spec's config_full keys,

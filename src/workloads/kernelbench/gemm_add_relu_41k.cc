@@ -16,12 +16,12 @@
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original. Its baseline
 //     takes 50-65 ms on one Zen 3 core (docs/baselines.md).
 #include <cstdint>
-#include <string_view>
 #include <vector>
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/gemm.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/matmul.h"
@@ -88,60 +88,6 @@ int bf16_program(const GemmShape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
-// The scaffold is printed verbatim; clang-format would re-indent it as C++ nested in this file.
-// clang-format off
-constexpr std::string_view kScaffold = R"cpp(// 41k_Gemm_Add_ReLU: a naive, correct starting point.
-//
-// KernelBench level 2 problem 76, a linear layer, a bias add and a ReLU:
-// out = relu(x @ weight + bias), accumulated in f32 (or wider), rounded to bf16 once at the end.
-//
-// Inputs   x       bf16  (M, K)   M = batch_size, K = in_features
-//          weight  bf16  (K, N)   N = out_features (note: (in, out), not nn.Linear's (out, in))
-//          bias    bf16  (N)      added to every row
-// Output   out     bf16  (M, N)
-// Params   none; read M, K, N from the tensors.
-// Full size M=4096, K=8192, N=8192: compute-bound, 2*M*K*N flops; fuse the bias and ReLU.
-#include <vector>
-
-#include "kbench/kernel.h"
-
-extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
-                      kb_tensor* outputs, int32_t num_outputs) {
-  (void)cfg;
-  if (num_inputs != 3 || num_outputs != 1) return 1;
-  const kb_tensor& x = inputs[0];
-  const kb_tensor& weight = inputs[1];
-  const kb_tensor& bias = inputs[2];
-  kb_tensor& out = outputs[0];
-  if (x.rank != 2 || weight.rank != 2 || bias.rank != 1 || weight.shape[0] != x.shape[1] ||
-      bias.shape[0] != weight.shape[1]) {
-    return 1;
-  }
-
-  const int64_t m = x.shape[0];
-  const int64_t k = x.shape[1];
-  const int64_t n = weight.shape[1];
-  const uint16_t* xs = static_cast<const uint16_t*>(x.data);
-  const uint16_t* ws = static_cast<const uint16_t*>(weight.data);
-  const uint16_t* bs = static_cast<const uint16_t*>(bias.data);
-  uint16_t* ys = static_cast<uint16_t*>(out.data);
-
-  // One output row at a time in f32, starting from the bias; the i-p-j order reads weight along its
-  // rows.
-  std::vector<float> row(n);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) row[j] = kb_bf16_to_f32(bs[j]);
-    for (int64_t p = 0; p < k; ++p) {
-      const float x_ip = kb_bf16_to_f32(xs[i * k + p]);
-      for (int64_t j = 0; j < n; ++j) row[j] += x_ip * kb_bf16_to_f32(ws[p * n + j]);
-    }
-    for (int64_t j = 0; j < n; ++j) ys[i * n + j] = kb_f32_to_bf16(row[j] > 0.0f ? row[j] : 0.0f);
-  }
-  return 0;
-}
-)cpp";
-// clang-format on
-
 using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
 
 }  // namespace
@@ -151,7 +97,7 @@ const Workload kGemmAddRelu41k = with_programs<Programs>({
     .kernelbench_problem = 76,
     .summary = "relu(x @ weight + bias): bf16 (M,K) x (K,N) GEMM, row-broadcast bias, ReLU",
     .problem = make_problem,
-    .scaffold = kScaffold,
+    .scaffold = scaffolds::k41k_Gemm_Add_ReLU,
 });
 
 }  // namespace kbench
