@@ -6,9 +6,13 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "core/input_gen.h"
@@ -24,6 +28,9 @@ namespace {
 struct Plan {
   std::mutex mutex;
   std::map<std::string, GemmPath> paths;
+  // The entries of `paths` whose keys parse as shape classes, for classes the plan has no entry
+  // for.
+  std::vector<std::pair<GemmShapeClass, GemmPath>> measured;
   std::map<std::string, GemmShapeClass> unplanned;
 };
 
@@ -32,14 +39,60 @@ Plan& plan() {
   return p;
 }
 
+// The path when the plan has no class near a shape: the one that works everywhere and was the
+// measured best on AVX2 machines without bf16 support (docs/baselines.md).
+constexpr GemmPath kDefaultPath = GemmPath::kOpenblasSgemm;
+
+// GemmShapeClass::key() read back: "768x2688x768:nn:bf16:t1".
+std::optional<GemmShapeClass> parse_shape_class(const std::string& key) {
+  GemmShapeClass c;
+  char layout[3] = {}, operands[5] = {};
+  long long m = 0, n = 0, k = 0;
+  int threads = 0, used = 0;
+  if (std::sscanf(key.c_str(), "%lldx%lldx%lld:%2[a-z]:%4[a-z0-9]:t%d%n", &m, &n, &k, layout,
+                  operands, &threads, &used) != 6 ||
+      static_cast<std::size_t>(used) != key.size())
+    return std::nullopt;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.b_transposed = std::string_view(layout) == "nt";
+  c.f32_operands = std::string_view(operands) == "f32";
+  c.threads = threads;
+  if (c.key() != key || m <= 0 || n <= 0 || k <= 0) return std::nullopt;
+  return c;
+}
+
+// How far apart two extents are for a path choice: the ratio, not the difference, matters.
+double extent_distance(std::int64_t a, std::int64_t b) {
+  return std::abs(std::log(static_cast<double>(std::max<std::int64_t>(a, 1))) -
+                  std::log(static_cast<double>(std::max<std::int64_t>(b, 1))));
+}
+
+// The plan's path for `shape` (the caller holds p.mutex); see planned_gemm_path.
+GemmPath planned_path_locked(const Plan& p, const GemmShapeClass& shape) {
+  if (const auto it = p.paths.find(shape.key()); it != p.paths.end()) return it->second;
+  std::optional<GemmPath> nearest;
+  double nearest_distance = 0;
+  for (const auto& [measured, path] : p.measured) {
+    if (measured.b_transposed != shape.b_transposed ||
+        measured.f32_operands != shape.f32_operands || measured.threads != shape.threads)
+      continue;
+    const double distance = extent_distance(measured.m, shape.m) +
+                            extent_distance(measured.n, shape.n) +
+                            extent_distance(measured.k, shape.k);
+    if (!nearest || distance < nearest_distance) {
+      nearest = path;
+      nearest_distance = distance;
+    }
+  }
+  return nearest.value_or(kDefaultPath);
+}
+
 bool any_f32(const Matrix& a, const Matrix& b, const Epilogue& epilogue) {
   (void)epilogue;
   return a.dtype == KB_F32 || b.dtype == KB_F32;
 }
-
-// The path when the plan is silent: the one that works everywhere and was the measured best on
-// AVX2 machines without bf16 support (docs/baselines.md).
-constexpr GemmPath kDefaultPath = GemmPath::kOpenblasSgemm;
 
 }  // namespace
 
@@ -145,15 +198,13 @@ void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatr
   LibraryCall call;
   call.gemm = shape;
   const NotedLibraryCall noted(call);
-  const std::string key = shape.key();
   GemmPath path = kDefaultPath;
   {
     Plan& p = plan();
     std::lock_guard lock(p.mutex);
-    if (const auto it = p.paths.find(key); it != p.paths.end())
-      path = it->second;
-    else
-      p.unplanned.emplace(key, shape);
+    const std::string key = shape.key();
+    if (!p.paths.contains(key)) p.unplanned.emplace(key, shape);
+    path = planned_path_locked(p, shape);
   }
   // An f32 operand never takes a bf16 path: the oracle must not round its intermediates.
   if (shape.f32_operands && path == GemmPath::kOnednnBf16) path = GemmPath::kOnednnF32;
@@ -176,10 +227,21 @@ void set_gemm_plan(const std::string& encoded) {
     paths[entry.substr(0, eq)] = *path;
     start = end + 1;
   }
+  std::vector<std::pair<GemmShapeClass, GemmPath>> measured;
+  for (const auto& [key, path] : paths)
+    if (const std::optional<GemmShapeClass> shape = parse_shape_class(key))
+      measured.emplace_back(*shape, path);
   Plan& p = plan();
   std::lock_guard lock(p.mutex);
   p.paths = std::move(paths);
+  p.measured = std::move(measured);
   p.unplanned.clear();
+}
+
+GemmPath planned_gemm_path(const GemmShapeClass& shape) {
+  Plan& p = plan();
+  std::lock_guard lock(p.mutex);
+  return planned_path_locked(p, shape);
 }
 
 std::string gemm_plan_encoded() {
