@@ -317,14 +317,17 @@ int reference(const Call& call, const kb_tensor* in, kb_tensor* out) {
 }
 
 // What a fusing compiler emits, per active sequence and KV head: that head's keys and values
-// gathered from the pages (one copy per token) into a contiguous (keys, 2 D) block, a GEMM for the
+// gathered from the pages (one copy per token each) into two dense (keys, D) blocks, a GEMM for the
 // scores with D^-0.5 fused (f32, as preferred_element_type=f32 makes them), a masked softmax pass
-// per row and a GEMM with the values writing the output rows in place. A decode's G query heads of
-// the KV head are the rows of one GEMM; a prefill chunk runs one GEMM per query head over its q_len
-// tokens. Only the keys below kv_len are gathered (all S_max when some row sees none).
-// Probabilities are bf16 in the timed run (the original's .astype(bf16)), f32 in the oracle; rows
-// of unowned tokens are zeroed.
-// KV head h of sequence i of the call, its keys and values gathered into `kv` ((capacity, 2 D)).
+// per row and a GEMM with the values. A decode's G query heads of the KV head are the rows of one
+// GEMM, read and written in place; a prefill chunk runs one GEMM per query head over its q_len
+// tokens, on dense copies of its query and output rows. Only the keys below kv_len are gathered
+// (all S_max when some row sees none). Probabilities are bf16 in the timed run (the original's
+// .astype(bf16)), f32 in the oracle; rows of unowned tokens are zeroed. Dense operands, because
+// oneDNN's bf16 matmul is slower on strided ones: on the AMX Xeon the baseline took 26.1 ms with
+// keys and values interleaved (rows 2 D apart) and the prefill rows in place (H_q D apart), 19.0
+// ms with both dense, and 26.6-28.0 ms with only the query and output rows dense.
+// KV head h of sequence i of the call, its keys and values gathered into `kv` (2 capacity D).
 void attend_head(const Call& call, const kb_tensor* in, kb_tensor* out, kb_dtype probability_dtype,
                  std::int64_t i, std::int64_t h, bf16_t* kv) {
   const Shape& s = call.shape;
@@ -341,20 +344,37 @@ void attend_head(const Call& call, const kb_tensor* in, kb_tensor* out, kb_dtype
   // The first row sees the fewest keys; if it sees none, the uniform average needs all S_max.
   const std::int64_t keys =
       visibility.keys(0, s.capacity()) == 0 ? s.capacity() : std::min(kv_len, s.capacity());
-  const std::int64_t kv_ld = 2 * s.head_dim;
-  ops::gather_token_slice(cache, call.page_indices + i * s.pages_per_seq, keys, h * kv_ld, kv_ld,
-                          kv);
-  const bf16_t* k = kv;
-  const bf16_t* v = kv + s.head_dim;
+  // Two gathers, the keys' and the values': the second re-reads lines the first left in cache.
+  const std::int32_t* pages = call.page_indices + i * s.pages_per_seq;
+  bf16_t* k = kv;
+  bf16_t* v = kv + s.capacity() * s.head_dim;
+  ops::gather_token_slice(cache, pages, keys, h * 2 * s.head_dim, s.head_dim, k);
+  ops::gather_token_slice(cache, pages, keys, h * 2 * s.head_dim + s.head_dim, s.head_dim, v);
+  const std::int64_t kv_ld = s.head_dim;
   // (rows, first query head, query row stride) of each GEMM of this KV head.
   const std::int64_t row_ld = per_token ? s.num_q_heads * s.head_dim : s.head_dim;
   const std::int64_t rows = per_token ? q_len : s.group();
+  const std::size_t row_bytes = static_cast<std::size_t>(s.head_dim) * out_element;
   for (std::int64_t g = 0; g < (per_token ? s.group() : 1); ++g) {
     const std::int64_t offset = (q_start * s.num_q_heads + h * s.group() + g) * s.head_dim;
-    ops::attend({queries + offset, KB_BF16, rows, s.head_dim, row_ld}, k, v, kv_ld, keys,
-                visibility, scale, probability_dtype,
-                {static_cast<char*>(out[0].data) + static_cast<std::size_t>(offset) * out_element,
-                 out[0].dtype, rows, s.head_dim, row_ld});
+    const bf16_t* q = queries + offset;
+    char* o = static_cast<char*>(out[0].data) + static_cast<std::size_t>(offset) * out_element;
+    if (row_ld == s.head_dim) {
+      ops::attend({q, KB_BF16, rows, s.head_dim, row_ld}, k, v, kv_ld, keys, visibility, scale,
+                  probability_dtype, {o, out[0].dtype, rows, s.head_dim, row_ld});
+      continue;
+    }
+    // A prefill head's query and output rows lie num_q_heads * D apart: copied to and from dense
+    // blocks (see above).
+    ops::ScratchMatrix q_dense(KB_BF16, rows, s.head_dim), o_dense(out[0].dtype, rows, s.head_dim);
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::memcpy(q_dense.row(r), q + r * row_ld,
+                  static_cast<std::size_t>(s.head_dim) * sizeof(bf16_t));
+    ops::attend(q_dense.in(), k, v, kv_ld, keys, visibility, scale, probability_dtype,
+                o_dense.out());
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::memcpy(o + static_cast<std::size_t>(r * row_ld) * out_element, o_dense.row(r),
+                  row_bytes);
   }
 }
 
