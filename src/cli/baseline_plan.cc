@@ -48,12 +48,18 @@ json shape_to_json(const ops::GemmShapeClass& c) {
           {"k", c.k},
           {"b_transposed", c.b_transposed},
           {"f32_operands", c.f32_operands},
-          {"threads", c.threads}};
+          {"threads", c.threads},
+          {"epilogue", c.epilogue}};
 }
 
 ops::GemmShapeClass shape_from_json(const json& c) {
-  return {c.at("m"),      c.at("n"), c.at("k"), c.at("b_transposed"), c.at("f32_operands"),
-          c.at("threads")};
+  return {c.at("m"),
+          c.at("n"),
+          c.at("k"),
+          c.at("b_transposed"),
+          c.at("f32_operands"),
+          c.at("threads"),
+          c.value("epilogue", "")};
 }
 
 json conv_to_json(const ops::ConvCall& c) {

@@ -19,6 +19,7 @@
 #include "core/mkl_runtime.h"
 #include "core/tensor.h"
 #include "core/timer.h"
+#include "ops/epilogue_signature.h"
 #include "ops/gemm_paths.h"
 #include "ops/library_calls.h"
 
@@ -50,9 +51,13 @@ std::optional<GemmShapeClass> parse_shape_class(const std::string& key) {
   long long m = 0, n = 0, k = 0;
   int threads = 0, used = 0;
   if (std::sscanf(key.c_str(), "%lldx%lldx%lld:%2[a-z]:%4[a-z0-9]:t%d%n", &m, &n, &k, layout,
-                  operands, &threads, &used) != 6 ||
-      static_cast<std::size_t>(used) != key.size())
+                  operands, &threads, &used) != 6)
     return std::nullopt;
+  const auto rest = static_cast<std::size_t>(used);
+  if (rest < key.size()) {
+    if (key[rest] != ':') return std::nullopt;
+    c.epilogue = key.substr(rest + 1);
+  }
   c.m = m;
   c.n = n;
   c.k = k;
@@ -78,9 +83,12 @@ GemmPath planned_path_locked(const Plan& p, const GemmShapeClass& shape) {
     if (measured.b_transposed != shape.b_transposed ||
         measured.f32_operands != shape.f32_operands || measured.threads != shape.threads)
       continue;
+    // Another epilogue counts as farther than any extents: only where no class has this one.
+    constexpr double kOtherEpilogue = 1e3;
     const double distance = extent_distance(measured.m, shape.m) +
                             extent_distance(measured.n, shape.n) +
-                            extent_distance(measured.k, shape.k);
+                            extent_distance(measured.k, shape.k) +
+                            (measured.epilogue == shape.epilogue ? 0.0 : kOtherEpilogue);
     if (!nearest || distance < nearest_distance) {
       nearest = path;
       nearest_distance = distance;
@@ -129,7 +137,7 @@ std::optional<GemmPath> parse_gemm_path(std::string_view name) {
 std::string GemmShapeClass::key() const {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
          (b_transposed ? ":nt" : ":nn") + (f32_operands ? ":f32" : ":bf16") + ":t" +
-         std::to_string(threads);
+         std::to_string(threads) + (epilogue.empty() ? "" : ":" + epilogue);
 }
 
 bool gemm_on_path(GemmPath path, const Matrix& a, const Matrix& b, bool b_transposed,
@@ -193,8 +201,13 @@ void* ScratchMatrix::row(std::int64_t r) {
 
 void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatrix& c,
           const Epilogue& epilogue) {
-  GemmShapeClass shape{
-      a.rows, c.cols, a.cols, b_transposed, any_f32(a, b, epilogue), detail::gemm_threads()};
+  GemmShapeClass shape{a.rows,
+                       c.cols,
+                       a.cols,
+                       b_transposed,
+                       any_f32(a, b, epilogue),
+                       detail::gemm_threads(),
+                       epilogue_signature(epilogue)};
   LibraryCall call;
   call.gemm = shape;
   const NotedLibraryCall noted(call);
@@ -276,6 +289,8 @@ GemmPath measure_fastest_path(const GemmShapeClass& shape, std::vector<PathTimin
   const Matrix ma{a.data(), operand_dtype, shape.m, shape.k, shape.k};
   const Matrix mb{b.data(), operand_dtype, b_view.shape[0], b_view.shape[1], b_view.shape[1]};
   const MutableMatrix mc{c.data(), c.spec().dtype, shape.m, shape.n, shape.n};
+  const SampleEpilogue sample(shape.epilogue, shape.m, shape.n);
+  const Epilogue& epilogue = sample.epilogue();
 
   // Paths take turns, one call each per round, so a burst of load from other processes hits them
   // alike; each path's figure is its best call, since interference only adds time. On one thread a
@@ -287,14 +302,15 @@ GemmPath measure_fastest_path(const GemmShapeClass& shape, std::vector<PathTimin
   std::vector<GemmPath> candidates;
   for (const GemmPath path : kAllGemmPaths) {
     if (shape.f32_operands && takes_bf16_operands(path)) continue;
-    if (gemm_on_path(path, ma, mb, shape.b_transposed, mc)) candidates.push_back(path);
+    if (gemm_on_path(path, ma, mb, shape.b_transposed, mc, epilogue)) candidates.push_back(path);
   }
   std::vector<double> best_call_ms(candidates.size(), 0);
   const double start = now_seconds();
   for (int round = 0; round < kRounds; ++round) {
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const double ms = timed_calls_ms(
-          [&] { gemm_on_path(candidates[i], ma, mb, shape.b_transposed, mc); }, shape.threads == 1);
+          [&] { gemm_on_path(candidates[i], ma, mb, shape.b_transposed, mc, epilogue); },
+          shape.threads == 1);
       best_call_ms[i] = round == 0 ? ms : std::min(best_call_ms[i], ms);
     }
     if (round >= 2 && now_seconds() - start > kBudgetS) break;
@@ -304,9 +320,9 @@ GemmPath measure_fastest_path(const GemmShapeClass& shape, std::vector<PathTimin
   // call 1.6x slower than repeated calls, so a baseline beat its own "ceiling").
   constexpr int kBackToBackBatches = 4;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const double ms =
-        best_back_to_back_ms([&] { gemm_on_path(candidates[i], ma, mb, shape.b_transposed, mc); },
-                             shape.threads == 1, kBackToBackBatches);
+    const double ms = best_back_to_back_ms(
+        [&] { gemm_on_path(candidates[i], ma, mb, shape.b_transposed, mc, epilogue); },
+        shape.threads == 1, kBackToBackBatches);
     best_call_ms[i] = std::min(best_call_ms[i], ms);
   }
   std::optional<GemmPath> best;

@@ -113,7 +113,11 @@ struct GemmShapeClass {
   bool b_transposed = false;
   bool f32_operands = false;  // any operand f32 (the oracle, or an f32 intermediate)
   int threads = 1;
-  std::string key() const;  // "768x2688x768:nn:bf16:t1"
+  // What the epilogue computes (ops/epilogue_signature.h; "" for none): oneDNN fuses it, the other
+  // paths run it as a pass over the product, so it can change which path is fastest.
+  std::string epilogue;
+  // "768x2688x768:nn:bf16:t1", then ":" and the epilogue's signature when there is one.
+  std::string key() const;
 };
 
 // C[M,N] = epilogue(A[M,K] @ op(B)), op(B) = B[K,N], or B[N,K]^T when b_transposed. Rounds to C's

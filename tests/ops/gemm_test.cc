@@ -13,6 +13,7 @@
 #include "core/bf16.h"
 #include "core/input_gen.h"
 #include "core/tensor.h"
+#include "ops/epilogue_signature.h"
 #include "ops/gemm_paths.h"
 
 namespace kbench::ops {
@@ -233,7 +234,8 @@ TEST(GemmPostOps, ChainOnednnCannotRunTakesOpenblas) {
   HostTensor out({"c", KB_F32, {c.m, c.n}});
   const MutableMatrix mc{out.data(), KB_F32, c.m, c.n, c.n};
   EXPECT_FALSE(gemm_on_path(GemmPath::kOnednnF32, a, b, false, mc, e));
-  const GemmShapeClass shape{c.m, c.n, c.k, false, true, detail::gemm_threads()};
+  const GemmShapeClass shape{
+      c.m, c.n, c.k, false, true, detail::gemm_threads(), epilogue_signature(e)};
   set_gemm_plan(shape.key() + "=onednn_f32");
   gemm(a, b, false, mc, e);
   set_gemm_plan("");
