@@ -695,16 +695,24 @@ struct AmxScratch {
 // writes run along kPackBlocks pairs of strips. On the AMX Xeon at 8p's cpu size (NC 672) this
 // took 0.25 ms for all of B against 0.31 ms reading each row pair along the whole panel (writes
 // scattered over every strip) and 0.36-0.39 ms one block at a time; reading B alone takes 0.13 ms.
+// Where the panel is all of B's columns and at most kWholeRowBlocks blocks, B's rows are read
+// whole instead: B is then one sequential stream. At 11p's cpu size (panels of all 384 columns)
+// the call took 1.90-1.94 ms (best of 60, five runs) against 2.03-2.10 ms with 4 blocks at a time;
+// 8p's 672-column panels of 2688-column rows took 4% longer 12 blocks at a time than 4.
 // A whole panel at a time, before its products: packing tile by tile between the tile products
-// instead (its reads of B from L3 beside their reads of the panel from L2) measured 1.5x slower.
+// instead (its reads of B from L3 beside their reads of the panel from L2) measured 1.5x slower,
+// and packing the next panel a few units between the tile calls of this one 1.2-1.4x slower.
 constexpr int64_t kPackBlocks = 4;
+constexpr int64_t kWholeRowBlocks = 12;
 KB_TARGET_AVX512 inline void amx_pack_panel(const Gemm& g, int64_t j0, int64_t cols,
                                             uint16_t* panel) {
   const int64_t k_tiles = ceil_div(g.k, kTileK), n_blocks = ceil_div(cols, kBlock);
   const int64_t strip = k_tiles * kTileElems;  // one 16-column tile strip over all k tiles
+  const bool whole_rows = j0 == 0 && cols == g.n && n_blocks <= kWholeRowBlocks;
+  const int64_t blocks_at_a_time = whole_rows ? n_blocks : kPackBlocks;
   const __m512i zero = _mm512_setzero_si512();
-  for (int64_t jb0 = 0; jb0 < n_blocks; jb0 += kPackBlocks) {
-    const int64_t jb_end = std::min(n_blocks, jb0 + kPackBlocks);
+  for (int64_t jb0 = 0; jb0 < n_blocks; jb0 += blocks_at_a_time) {
+    const int64_t jb_end = std::min(n_blocks, jb0 + blocks_at_a_time);
     for (int64_t k0 = 0; k0 < k_tiles * kTileK; k0 += 2) {
       const int64_t row_offset = k0 / kTileK * kTileElems + k0 % kTileK / 2 * kTileK;
       for (int64_t jb = jb0; jb < jb_end; ++jb) {
