@@ -585,9 +585,10 @@ bool gemm_blocked(const Gemm* g, int64_t count, const Blocking& blocking, int th
 // comes from L1: a 32-row strip of A, KC deep (KC * 64 bytes), stays in L1 while it meets every
 // 32-column block of a packed B panel (KC x NC, from L2). B is packed one NC-column panel at a
 // time by the thread that multiplies it, just before, so the panel is still in L2 when it is used.
-//   pack A: 16-row tiles over all of K (all threads; tiles read from A in place, rows 1.5 KiB
-//     apart at 8p's cpu size, measured 16% slower than packing)
 //   for each NC-column panel of each product (split among threads by work):
+//     on the thread's first panel of a product: pack its A into 16-row tiles over all of K (tiles
+//       read from A in place, rows 1.5 KiB apart at 8p's cpu size, measured 16% slower; packing
+//       all products' A up front, through L3, left 11p 4-5% slower than each just before use)
 //     pack B[:, panel] into 16-column tiles over all of K
 //     for ib in M step 32:
 //       for pc in K step KC:            the strip A[ib.., pc..] stays in L1
@@ -685,7 +686,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) inline void amx_store_blo
 // One thread's scratch for the AMX path: the packed B panel and the f32 sums of C on their way to
 // bf16.
 struct AmxScratch {
-  AlignedBuffer b_panel, sums;
+  AlignedBuffer a, b_panel, sums;
 };
 
 // Product g's columns [j0, j0 + cols) of B packed into `panel`: 16-column tile strips over all k
@@ -797,8 +798,9 @@ inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64
   return true;
 }
 
-// C_q = A_q B_q for the `count` products `g` (none empty) on AMX tiles: every product's A is
-// packed first (all threads), then the NC-column panels of all products are split by work.
+// C_q = A_q B_q for the `count` products `g` (none empty) on AMX tiles: the NC-column panels of all
+// products are split by work, and a thread packs a product's A before its first panel of it (two
+// threads sharing a product's panels both pack its A, at the same time).
 inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, int threads) {
   if (count == 0) return true;
   const int64_t nc = std::max(kBlock, blocking.nc / kBlock * kBlock);
@@ -817,9 +819,8 @@ inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, 
       cost.push_back(m_blocks * ceil_div(std::min(nc, g[q].n - j0), kBlock) * k_tiles);
     }
   }
-  static AlignedBuffer a_pool;
-  uint16_t* a_packed = a_pool.get<uint16_t>(a_start[count]);
-  if (a_packed == nullptr) return false;
+  int64_t a_elems = 0;  // the largest product's packed A
+  for (int64_t q = 0; q < count; ++q) a_elems = std::max(a_elems, a_start[q + 1] - a_start[q]);
   threads = static_cast<int>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(panels.size())));
   std::vector<int64_t> first;
   split_by_work(cost, threads, first);
@@ -830,19 +831,20 @@ inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, 
 #ifdef _OPENMP
     thread = omp_get_thread_num();
 #endif
-    for (int64_t q = 0; q < count; ++q) {
-      const int64_t k_tiles = ceil_div(g[q].k, kTileK);
-#pragma omp for schedule(static) nowait
-      for (int64_t mt = 0; mt < 2 * ceil_div(g[q].m, kBlock); ++mt)
-        amx_pack_a(g[q], mt, k_tiles, a_packed + a_start[q] + mt * k_tiles * kTileElems);
-    }
-#pragma omp barrier
-    // (every A tile is packed before any thread multiplies)
     static thread_local AmxScratch scratch;
+    uint16_t* a_packed = scratch.a.get<uint16_t>(a_elems);
+    ok = a_packed != nullptr;
     amx_tiles::configure();  // per thread
+    int64_t packed_q = -1;
     for (int64_t i = first[thread]; i < first[thread + 1] && ok; ++i) {
       const auto [q, j0] = panels[static_cast<size_t>(i)];
-      ok = amx_panel(g[q], a_packed + a_start[q], j0, std::min(nc, g[q].n - j0), blocking, scratch);
+      if (q != packed_q) {  // this thread's first panel of product q: its A, into L2
+        const int64_t k_tiles = ceil_div(g[q].k, kTileK);
+        for (int64_t mt = 0; mt < 2 * ceil_div(g[q].m, kBlock); ++mt)
+          amx_pack_a(g[q], mt, k_tiles, a_packed + mt * k_tiles * kTileElems);
+        packed_q = q;
+      }
+      ok = amx_panel(g[q], a_packed, j0, std::min(nc, g[q].n - j0), blocking, scratch);
     }
     amx_tiles::release();  // back to the init state: context switches then save no tile data
   }
