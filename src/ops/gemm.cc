@@ -74,9 +74,10 @@ double extent_distance(std::int64_t a, std::int64_t b) {
                   std::log(static_cast<double>(std::max<std::int64_t>(b, 1))));
 }
 
-// The plan's path for `shape` (the caller holds p.mutex); see planned_gemm_path.
-GemmPath planned_path_locked(const Plan& p, const GemmShapeClass& shape) {
-  if (const auto it = p.paths.find(shape.key()); it != p.paths.end()) return it->second;
+// The plan's path for `shape`, whose key is `key` (the caller holds p.mutex); see
+// planned_gemm_path.
+GemmPath planned_path_locked(const Plan& p, const GemmShapeClass& shape, const std::string& key) {
+  if (const auto it = p.paths.find(key); it != p.paths.end()) return it->second;
   std::optional<GemmPath> nearest;
   double nearest_distance = 0;
   for (const auto& [measured, path] : p.measured) {
@@ -217,7 +218,7 @@ void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatr
     std::lock_guard lock(p.mutex);
     const std::string key = shape.key();
     if (!p.paths.contains(key)) p.unplanned.emplace(key, shape);
-    path = planned_path_locked(p, shape);
+    path = planned_path_locked(p, shape, key);
   }
   // An f32 operand never takes a bf16 path: the oracle must not round its intermediates.
   if (shape.f32_operands && path == GemmPath::kOnednnBf16) path = GemmPath::kOnednnF32;
@@ -254,7 +255,7 @@ void set_gemm_plan(const std::string& encoded) {
 GemmPath planned_gemm_path(const GemmShapeClass& shape) {
   Plan& p = plan();
   std::lock_guard lock(p.mutex);
-  return planned_path_locked(p, shape);
+  return planned_path_locked(p, shape, shape.key());
 }
 
 std::string gemm_plan_encoded() {
