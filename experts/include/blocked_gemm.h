@@ -683,8 +683,8 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) inline void amx_store_blo
   }
 }
 
-// One thread's scratch for the AMX path: the packed B panel and the f32 sums of C on their way to
-// bf16.
+// One thread's scratch for the AMX path: the packed A of its current product, the packed B panel
+// and the f32 sums of C on their way to bf16.
 struct AmxScratch {
   AlignedBuffer a, b_panel, sums;
 };
@@ -804,8 +804,8 @@ inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64
 inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, int threads) {
   if (count == 0) return true;
   const int64_t nc = std::max(kBlock, blocking.nc / kBlock * kBlock);
-  // Per product: where its packed A starts (2 row tiles per 32-row block, each k_tiles long).
-  std::vector<int64_t> a_start(static_cast<size_t>(count) + 1, 0);
+  // The largest product's packed A: 2 row tiles per 32-row block, each k_tiles long.
+  int64_t a_elems = 0;
   struct Panel {
     int64_t q, j0;
   };
@@ -813,14 +813,12 @@ inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, 
   std::vector<int64_t> cost;
   for (int64_t q = 0; q < count; ++q) {
     const int64_t m_blocks = ceil_div(g[q].m, kBlock), k_tiles = ceil_div(g[q].k, kTileK);
-    a_start[q + 1] = a_start[q] + 2 * m_blocks * k_tiles * kTileElems;
+    a_elems = std::max(a_elems, 2 * m_blocks * k_tiles * kTileElems);
     for (int64_t j0 = 0; j0 < g[q].n; j0 += nc) {
       panels.push_back({q, j0});
       cost.push_back(m_blocks * ceil_div(std::min(nc, g[q].n - j0), kBlock) * k_tiles);
     }
   }
-  int64_t a_elems = 0;  // the largest product's packed A
-  for (int64_t q = 0; q < count; ++q) a_elems = std::max(a_elems, a_start[q + 1] - a_start[q]);
   threads = static_cast<int>(std::clamp<int64_t>(threads, 1, static_cast<int64_t>(panels.size())));
   std::vector<int64_t> first;
   split_by_work(cost, threads, first);
