@@ -93,10 +93,11 @@ void attention_baseline(const HeadView& head, std::int64_t seq_len, std::int64_t
         const bf16_t* bias_row = head.bias + i * seq_len;
         for (std::size_t j = 0; j < visible; ++j) row[j] += bf16_to_f32(bias_row[j]);
       }
-      ops::prefix_softmax(row, visible, static_cast<std::size_t>(seq_len));
       if (probability_dtype == KB_BF16)
-        convert_f32_to_bf16(row, static_cast<bf16_t*>(probabilities.row(r)),
-                            static_cast<std::size_t>(seq_len));
+        ops::prefix_softmax(row, visible, static_cast<std::size_t>(seq_len),
+                            static_cast<bf16_t*>(probabilities.row(r)));
+      else
+        ops::prefix_softmax(row, visible, static_cast<std::size_t>(seq_len));
     }
 
     ops::Matrix p = probability_dtype == KB_BF16 ? probabilities.in() : scores.in();

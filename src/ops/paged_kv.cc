@@ -77,9 +77,11 @@ void attend(const ops::Matrix& q, const bf16_t* k, const bf16_t* v, std::int64_t
   for (std::int64_t r = 0; r < rows; ++r) {
     auto* row = static_cast<float*>(scores.row(r));
     // Masked keys carry a mask value so negative that exp() of it is exactly 0 in f32.
-    ops::prefix_softmax(row, static_cast<std::size_t>(visibility.keys(r, present)), width);
+    const auto visible = static_cast<std::size_t>(visibility.keys(r, present));
     if (round_probabilities)
-      convert_f32_to_bf16(row, static_cast<bf16_t*>(probabilities.row(r)), width);
+      ops::prefix_softmax(row, visible, width, static_cast<bf16_t*>(probabilities.row(r)));
+    else
+      ops::prefix_softmax(row, visible, width);
   }
   ops::gemm(round_probabilities ? probabilities.in() : scores.in(),
             {v, KB_BF16, present, head_dim, kv_ld}, /*b_transposed=*/false, out);

@@ -61,6 +61,13 @@ void softmax(float* x, std::size_t n);
 // with no visible key gets 1 / width everywhere (a softmax over equal masked scores).
 void prefix_softmax(float* x, std::size_t visible, std::size_t width);
 
+// The same with the probabilities stored in bf16 (nearest even, as convert_f32_to_bf16) into
+// out[0, width) by the pass that normalizes them: bit for bit prefix_softmax followed by
+// convert_f32_to_bf16 of the row, without the f32 normalization, the f32 zeros and the separate
+// conversion pass. x[0, visible) is left holding exp(x - max). The attention baselines' timed runs
+// store their probabilities this way.
+void prefix_softmax(float* x, std::size_t visible, std::size_t width, bf16_t* out);
+
 // x[i] = x[i] * scale[i] + shift[i]: a per-column affine map (eval-mode batch norm).
 void scale_shift(float* x, const float* scale, const float* shift, std::size_t n);
 

@@ -208,6 +208,22 @@ float exp_inplace_sum(float* x, std::size_t n, float shift) {
   return shifted_exp_sum</*kStore=*/true>(x, n, shift, x);
 }
 
+void prefix_softmax(float* x, std::size_t visible, std::size_t width, bf16_t* out) {
+  if (visible == 0) {
+    std::fill(out, out + width, f32_to_bf16(1.0f / static_cast<float>(width)));
+    return;
+  }
+  const float factor = 1.0f / exp_inplace_sum(x, visible, max_value(x, visible));
+  const DF df;
+  const std::size_t lanes = hn::Lanes(df);
+  const VF f = hn::Set(df, factor);
+  std::size_t i = 0;
+  for (; i + lanes <= visible; i += lanes)
+    store_high_halves(rounded_bits(hn::Mul(hn::LoadU(df, x + i), f)), out + i);
+  for (; i < visible; ++i) out[i] = f32_to_bf16(x[i] * factor);  // the same products and rounding
+  std::fill(out + visible, out + width, bf16_t{0});
+}
+
 void scale_inplace(float* x, std::size_t n, float factor) {
   const DF df;
   const std::size_t lanes = hn::Lanes(df);

@@ -120,6 +120,28 @@ TEST(NormRows, SoftmaxMatchesDouble) {
   }
 }
 
+// The bf16 form against the f32 form then convert_f32_to_bf16, bit for bit, at every extent with
+// a visible prefix of none, one, part and all of the row; nothing written past the row.
+TEST(NormRows, PrefixSoftmaxIntoBf16IsTheF32RowRounded) {
+  for (std::size_t width : kExtents) {
+    for (std::size_t visible : {std::size_t{0}, std::size_t{1}, width / 2, width}) {
+      SCOPED_TRACE("width " + std::to_string(width) + " visible " + std::to_string(visible));
+      std::vector<float> x = random_row(width, width + visible, 3.0);
+      for (std::size_t j = visible; j < width; ++j) x[j] = -1e9f;  // masked scores
+      std::vector<float> f32_row = x;
+      ops::prefix_softmax(f32_row.data(), visible, width);
+      std::vector<bf16_t> want(width);
+      convert_f32_to_bf16(f32_row.data(), want.data(), width);
+      constexpr bf16_t kGuard = 0x7bad;
+      std::vector<bf16_t> got(width + 16, kGuard);
+      std::vector<float> scratch = x;
+      ops::prefix_softmax(scratch.data(), visible, width, got.data());
+      for (std::size_t j = 0; j < width; ++j) ASSERT_EQ(got[j], want[j]) << "element " << j;
+      for (std::size_t j = width; j < got.size(); ++j) ASSERT_EQ(got[j], kGuard) << "past the row";
+    }
+  }
+}
+
 TEST(NormRows, ElementwisePassesMatchDouble) {
   for (std::size_t n : kExtents) {
     SCOPED_TRACE("n " + std::to_string(n));

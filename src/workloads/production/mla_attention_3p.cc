@@ -404,10 +404,12 @@ int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
         for (std::int64_t i = 0; i < n; ++i) {
           auto* row = static_cast<float*>(scores.row(i));
           // exp(-1e9 - max) is exactly 0 in f32: the softmax over the causal prefix then zeros.
-          ops::prefix_softmax(row, static_cast<std::size_t>(i + 1), static_cast<std::size_t>(n));
+          const auto visible = static_cast<std::size_t>(i + 1);
           if (dtype == KB_BF16)
-            convert_f32_to_bf16(row, reinterpret_cast<bf16_t*>(probabilities.at(i, 0)),
-                                static_cast<std::size_t>(n));
+            ops::prefix_softmax(row, visible, static_cast<std::size_t>(n),
+                                reinterpret_cast<bf16_t*>(probabilities.at(i, 0)));
+          else
+            ops::prefix_softmax(row, visible, static_cast<std::size_t>(n));
         }
         ops::gemm(dtype == KB_BF16 ? probabilities.block(0, 0, n, n) : scores.in(),
                   p.v.block(row0, head * s.v_dim, n, s.v_dim), false,

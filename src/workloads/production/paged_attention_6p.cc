@@ -263,9 +263,11 @@ void attend_sequence(const Shape& s, const kb_tensor* in, kb_tensor* out, std::i
   for (std::int64_t r = 0; r < s.num_q_heads; ++r) {
     auto* p = static_cast<float*>(scores.row(r));
     // All `keys` are visible, or none (then keys spans the capacity and the row is uniform).
-    ops::prefix_softmax(p, static_cast<std::size_t>(visible), width);
     if (probability_dtype == KB_BF16)
-      convert_f32_to_bf16(p, static_cast<bf16_t*>(scratch.probabilities.row(r)), width);
+      ops::prefix_softmax(p, static_cast<std::size_t>(visible), width,
+                          static_cast<bf16_t*>(scratch.probabilities.row(r)));
+    else
+      ops::prefix_softmax(p, static_cast<std::size_t>(visible), width);
   }
   ops::ScratchMatrix& p = probability_dtype == KB_BF16 ? scratch.probabilities : scores;
   const std::size_t p_element = dtype_size(probability_dtype);
