@@ -27,7 +27,7 @@ dnnl::memory::format_tag weights_tag(std::size_t rank, bool transposed);
 // Channels-last is a layout oneDNN's direct kernels write natively: with `try_direct` the
 // primitive is asked for the user's own descriptor first. Otherwise it picks its layout and its
 // result (bf16 for a bf16 user on a native-bf16 path, else f32) is reordered: by kbench's own
-// transpose where that is channels-last to plain (ops/channels_last.h), else by oneDNN. False
+// transpose where that is channels-last to plain (ops/transpose.h), else by oneDNN. False
 // where oneDNN cannot run it on this CPU.
 bool run_primitive(ConvPath path, const ConvGeometry& g, ConvDescs d, const void* src,
                    const void* weights, void* dst, bool try_direct, const ConvEpilogue& epilogue);

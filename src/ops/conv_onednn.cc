@@ -22,12 +22,12 @@
 
 #include "core/bf16.h"
 #include "ops/buffers.h"
-#include "ops/channels_last.h"
 #include "ops/conv.h"
 #include "ops/conv_internal.h"
 #include "ops/library_calls.h"
 #include "ops/onednn_cache.h"
 #include "ops/onednn_implementations.h"
+#include "ops/transpose.h"
 
 namespace kbench::ops {
 namespace detail {
@@ -251,7 +251,7 @@ tag weights_tag(std::size_t rank, bool transposed) {
 }
 
 // `from` into `to` where that is channels-last to plain of one element type, which kbench's own
-// transpose does in about a third of oneDNN's reorder time (ops/channels_last.h); false, with
+// transpose does in about a third of oneDNN's reorder time (ops/transpose.h); false, with
 // nothing written, for any other pair.
 bool transposed_to_plain(const dnnl::memory& from, const dnnl::memory& to) {
   const dnnl::memory::desc source = from.get_desc(), target = to.get_desc();

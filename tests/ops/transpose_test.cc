@@ -1,7 +1,7 @@
-// ops::channels_last_to_plain against an element-by-element loop: extents that are and are not
-// multiples of the register blocks (8 and 4) and of the 64-element tiles, one element, several
-// images, both element sizes, and on more than one thread.
-#include "ops/channels_last.h"
+// ops::transpose and ops::channels_last_to_plain against element-by-element loops: extents that
+// are and are not multiples of the register blocks (8 and 4) and of the 64-element tiles, one
+// element, several images, strided rows, both element sizes, and on more than one thread.
+#include "ops/transpose.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace kbench::ops {
@@ -53,9 +54,37 @@ TEST(ChannelsLast, TwoThreadsWriteTheSameResult) {
   omp_set_num_threads(threads);
 }
 
+// A block of a wider matrix into a block of another: rows src_ld and dst_ld apart, nothing
+// written outside the rows x cols block's transpose.
+template <typename T>
+void expect_block_transposed(std::int64_t rows, std::int64_t cols) {
+  const std::int64_t src_ld = cols + 5, dst_ld = rows + 3;
+  std::vector<T> src(static_cast<std::size_t>(rows * src_ld));
+  std::iota(src.begin(), src.end(), T{1});
+  constexpr T kGuard = 0x7bad;
+  std::vector<T> dst(static_cast<std::size_t>(cols * dst_ld), kGuard);
+  transpose(src.data(), src_ld, dst.data(), dst_ld, rows, cols, sizeof(T));
+  for (std::int64_t c = 0; c < cols; ++c)
+    for (std::int64_t r = 0; r < dst_ld; ++r) {
+      const T want = r < rows ? src[r * src_ld + c] : kGuard;
+      ASSERT_EQ(dst[c * dst_ld + r], want) << "c " << c << " r " << r << " of " << rows << "x"
+                                           << cols;
+    }
+}
+
+TEST(Transpose, StridedBlocksMatchTheElementLoop) {
+  for (const auto& [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {1, 1}, {8, 8}, {3, 17}, {65, 9}, {256, 128}, {100, 70}}) {
+    expect_block_transposed<std::uint16_t>(rows, cols);
+    expect_block_transposed<std::uint32_t>(rows, cols);
+  }
+}
+
 TEST(ChannelsLast, RefusesOtherElementSizes) {
   std::vector<double> src(4), dst(4);
   EXPECT_THROW(channels_last_to_plain(src.data(), dst.data(), sizeof(double), 1, 2, 2),
+               std::invalid_argument);
+  EXPECT_THROW(transpose(src.data(), 2, dst.data(), 2, 2, 2, sizeof(double)),
                std::invalid_argument);
 }
 
