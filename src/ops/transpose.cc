@@ -12,8 +12,9 @@ namespace {
 
 // The 8x8 block of 2-byte elements at `in` (rows `in_stride` elements apart) transposed to `out`
 // (rows `out_stride` apart): three rounds of unpacks, 16-, 32- then 64-bit.
-void transpose_8x8(const std::uint16_t* in, std::int64_t in_stride, std::uint16_t* out,
-                   std::int64_t out_stride) {
+inline __attribute__((always_inline)) void transpose_8x8(const std::uint16_t* in,
+                                                         std::int64_t in_stride, std::uint16_t* out,
+                                                         std::int64_t out_stride) {
   __m128i r[8], a[8], b[8];
   for (int i = 0; i < 8; ++i)
     r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_stride));
@@ -41,7 +42,8 @@ void transpose_8x8(const std::uint16_t* in, std::int64_t in_stride, std::uint16_
 }
 
 // The same for a 4x4 block of 4-byte elements.
-void transpose_4x4(const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride) {
+inline __attribute__((always_inline)) void transpose_4x4(const float* in, std::int64_t in_stride,
+                                                         float* out, std::int64_t out_stride) {
   __m128 r0 = _mm_loadu_ps(in), r1 = _mm_loadu_ps(in + in_stride),
          r2 = _mm_loadu_ps(in + 2 * in_stride), r3 = _mm_loadu_ps(in + 3 * in_stride);
   _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
@@ -78,9 +80,9 @@ void transpose_tiles(const T* in, std::int64_t in_ld, T* out, std::int64_t out_l
 void transpose_on_this_thread(const void* src, std::int64_t src_ld, void* dst, std::int64_t dst_ld,
                               std::int64_t rows, std::int64_t cols, std::size_t element_bytes) {
   if (element_bytes == 2) {
-    transpose_tiles<std::uint16_t, 8, transpose_8x8>(static_cast<const std::uint16_t*>(src),
-                                                     src_ld, static_cast<std::uint16_t*>(dst),
-                                                     dst_ld, rows, cols);
+    transpose_tiles<std::uint16_t, 8, transpose_8x8>(static_cast<const std::uint16_t*>(src), src_ld,
+                                                     static_cast<std::uint16_t*>(dst), dst_ld, rows,
+                                                     cols);
   } else if (element_bytes == 4) {
     transpose_tiles<float, 4, transpose_4x4>(static_cast<const float*>(src), src_ld,
                                              static_cast<float*>(dst), dst_ld, rows, cols);

@@ -45,6 +45,7 @@
 #include "ops/rows.h"
 #include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
+#include "ops/transpose.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -184,11 +185,13 @@ using Held = std::conditional_t<kHoldBf16, bf16_t, float>;
 template <bool kHoldBf16>
 constexpr kb_dtype kHeldDtype = kHoldBf16 ? KB_BF16 : KB_F32;
 
-inline void store_held(float* dst, float value) {
-  *dst = value;
+// n f32 values stored as Held: rounded to bf16 (nearest even) in the timed run, copied in the
+// oracle.
+inline void store_held(const float* src, std::int64_t n, float* dst) {
+  std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
 }
-inline void store_held(bf16_t* dst, float value) {
-  *dst = f32_to_bf16(value);
+inline void store_held(const float* src, std::int64_t n, bf16_t* dst) {
+  convert_f32_to_bf16(src, dst, static_cast<std::size_t>(n));
 }
 inline void load_held(const float* src, std::int64_t n, float* dst) {
   std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
@@ -197,8 +200,9 @@ inline void load_held(const bf16_t* src, std::int64_t n, float* dst) {
   convert_bf16_to_f32(src, dst, static_cast<std::size_t>(n));
 }
 
-// Positions per tile of the transposing passes: 256 positions x 2C channels of f32 (128 KB at
-// C = 64) stay in L2, and each channel row of the tile is a 1 KB contiguous run in memory.
+// Positions per tile of the transposing passes: 256 positions x 5C channels of f32 (320 KB at
+// C = 64) stay in L2, and each channel's 256 positions are one contiguous run of left_t, right_t
+// and result_t.
 constexpr std::int64_t kTile = 256;
 
 // The gating pass over proj = pair_act @ [left_proj | right_proj | left_gate | right_gate |
@@ -206,7 +210,9 @@ constexpr std::int64_t kTile = 256;
 // channel-major (left_t[ch][p], p = i*N + k) for the per-channel contraction, and the out gate's
 // sigmoid written to its own (P x C) matrix (a oneDNN multiplier with a row stride wider than its
 // width falls off its fast path: 100x slower). Masking the projection's rows equals projecting the
-// masked rows: (diag(mask) A) W = diag(mask) (A W).
+// masked rows: (diag(mask) A) W = diag(mask) (A W). A tile of positions at a time: its rows
+// widened in one pass, each position gated in f32 lanes, the products held position-major and
+// transposed channel-major by ops::transpose.
 template <bool kHoldBf16>
 void gate_and_transpose(const Held<kHoldBf16>* proj, const bf16_t* mask, std::int64_t positions,
                         std::int64_t c, Held<kHoldBf16>* left_t, Held<kHoldBf16>* right_t,
@@ -214,14 +220,14 @@ void gate_and_transpose(const Held<kHoldBf16>* proj, const bf16_t* mask, std::in
   // Tiles of positions are independent: split over the threads, each with its own tile.
 #pragma omp parallel
   {
-    std::vector<float> tile(static_cast<std::size_t>(kTile * 2 * c));  // [t][left | right channel]
-    std::vector<float> proj_row(static_cast<std::size_t>(5 * c));
+    std::vector<float> rows(static_cast<std::size_t>(kTile * 5 * c));
+    std::vector<Held<kHoldBf16>> products(static_cast<std::size_t>(kTile * 2 * c));
 #pragma omp for schedule(static)
     for (std::int64_t p0 = 0; p0 < positions; p0 += kTile) {
       const std::int64_t count = std::min(kTile, positions - p0);
+      load_held(proj + p0 * 5 * c, count * 5 * c, rows.data());  // the five dots' outputs
       for (std::int64_t t = 0; t < count; ++t) {
-        float* __restrict r = proj_row.data();
-        load_held(proj + (p0 + t) * 5 * c, 5 * c, r);  // the five dots' bf16 outputs
+        float* __restrict r = rows.data() + t * 5 * c;
         const float m = bf16_to_f32(mask[p0 + t]);
         if (m != 1.0f) {
           for (std::int64_t k = 0; k < 4 * c; ++k) r[k] *= m;
@@ -231,32 +237,31 @@ void gate_and_transpose(const Held<kHoldBf16>* proj, const bf16_t* mask, std::in
         hold<kHoldBf16>(r + 2 * c, 3 * c);
         std::memcpy(out_gate + (p0 + t) * c, r + 4 * c,
                     static_cast<std::size_t>(c) * sizeof(float));
-        float* __restrict dst = tile.data() + t * 2 * c;
-        for (std::int64_t k = 0; k < 2 * c; ++k) dst[k] = r[k] * r[2 * c + k];
+        for (std::int64_t k = 0; k < 2 * c; ++k) r[k] *= r[2 * c + k];
+        store_held(r, 2 * c, products.data() + t * 2 * c);  // the products' bf16 hold
       }
-      // The transpose reads the tile with a stride (loads overlap in flight) and writes each
-      // channel's run contiguously; in the timed run store_held's rounding is the products' bf16
-      // hold.
-      const float* __restrict src = tile.data();
-      for (std::int64_t ch = 0; ch < 2 * c; ++ch) {
-        Held<kHoldBf16>* __restrict dst =
-            ch < c ? left_t + ch * positions + p0 : right_t + (ch - c) * positions + p0;
-        for (std::int64_t t = 0; t < count; ++t) store_held(dst + t, src[t * 2 * c + ch]);
-      }
+      ops::transpose(products.data(), 2 * c, left_t + p0, positions, count, c,
+                     sizeof(Held<kHoldBf16>));
+      ops::transpose(products.data() + c, 2 * c, right_t + p0, positions, count, c,
+                     sizeof(Held<kHoldBf16>));
     }
   }
 }
 
 // The center norm: each position's RMS over the channels of the channel-major result, the
-// normalized and scaled values written back position-major for the output projection.
+// normalized and scaled values written back position-major for the output projection. A tile of
+// positions at a time, channel-major in f32 lanes over the positions, then held and transposed.
 template <bool kHoldBf16>
 void center_norm_and_transpose(const float* result_t, const float* scale, std::int64_t positions,
                                std::int64_t c, Held<kHoldBf16>* normed) {
 #pragma omp parallel
   {
     std::vector<float> tile(static_cast<std::size_t>(c * kTile));  // [ch][t]
-    std::vector<float> sum_sq(static_cast<std::size_t>(kTile));
+    std::vector<Held<kHoldBf16>> held(static_cast<std::size_t>(c * kTile));
+    std::vector<float> sum_sq(static_cast<std::size_t>(kTile)),
+        inv(static_cast<std::size_t>(kTile));
     float* __restrict sums = sum_sq.data();
+    float* __restrict inv_rms = inv.data();
 #pragma omp for schedule(static)
     for (std::int64_t p0 = 0; p0 < positions; p0 += kTile) {
       const std::int64_t count = std::min(kTile, positions - p0);
@@ -268,14 +273,16 @@ void center_norm_and_transpose(const float* result_t, const float* scale, std::i
         hold<kHoldBf16>(values, count);  // the einsum's bf16 output
         for (std::int64_t t = 0; t < count; ++t) sums[t] += values[t] * values[t];
       }
-      for (std::int64_t t = 0; t < count; ++t) {
-        const auto inv_rms = static_cast<float>(
+      for (std::int64_t t = 0; t < count; ++t)
+        inv_rms[t] = static_cast<float>(
             1.0 / std::sqrt(static_cast<double>(sums[t]) / static_cast<double>(c) + kEpsilon));
-        Held<kHoldBf16>* __restrict out_row = normed + (p0 + t) * c;
-        const float* __restrict values = tile.data() + t;
-        for (std::int64_t ch = 0; ch < c; ++ch)
-          store_held(out_row + ch, values[ch * kTile] * inv_rms * scale[ch]);
+      for (std::int64_t ch = 0; ch < c; ++ch) {
+        float* __restrict values = tile.data() + ch * kTile;
+        const float channel_scale = scale[ch];
+        for (std::int64_t t = 0; t < count; ++t) values[t] = values[t] * inv_rms[t] * channel_scale;
+        store_held(values, count, held.data() + ch * kTile);
       }
+      ops::transpose(held.data(), kTile, normed + p0 * c, c, c, count, sizeof(Held<kHoldBf16>));
     }
   }
 }
