@@ -15,6 +15,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/gemm_paths.h"
+#include "ops/xla_tanh-inl.h"
 
 namespace kbench::ops::detail {
 namespace hn = hwy::HWY_NAMESPACE;
@@ -65,17 +66,17 @@ V activate(D d, V v, Activation activation) {
       // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
       const V inner = hn::Mul(hn::Set(d, 0.7978845608028654f),
                               hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), hn::Mul(v, v)), v, v));
-      return hn::Mul(hn::Mul(hn::Set(d, 0.5f), v), hn::Add(hn::Set(d, 1.0f), hn::Tanh(d, inner)));
+      return hn::Mul(hn::Mul(hn::Set(d, 0.5f), v), hn::Add(hn::Set(d, 1.0f), xla_tanh(d, inner)));
     }
     case Activation::kTanh:
-      return hn::Tanh(d, v);
+      return xla_tanh(d, v);
     case Activation::kMish: {
       // softplus(x) = log1p(exp(x)), taken as x itself above 20, where the two agree in f32 and
       // exp would overflow.
       const auto large = hn::Gt(v, hn::Set(d, 20.0f));
       const V softplus =
           hn::IfThenElse(large, v, hn::Log1p(d, hn::Exp(d, hn::Min(v, hn::Set(d, 20.0f)))));
-      return hn::Mul(v, hn::Tanh(d, softplus));
+      return hn::Mul(v, xla_tanh(d, softplus));
     }
     case Activation::kSigmoid:
       return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), exp_of_negated(d, v)));

@@ -11,6 +11,8 @@
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 
+#include "ops/xla_tanh-inl.h"
+
 namespace kbench::ops {
 
 namespace hn = hwy::HWY_NAMESPACE;
@@ -48,7 +50,7 @@ VF gelu_tanh_lanes(DF df, VF v) {
   const VF inner = hn::Mul(hn::Set(df, kGeluScale),
                            hn::MulAdd(hn::Mul(hn::Set(df, kGeluCubic), v), hn::Mul(v, v), v));
   const VF half_v = hn::Mul(hn::Set(df, 0.5f), v);
-  return hn::MulAdd(half_v, hn::Tanh(df, inner), half_v);
+  return hn::MulAdd(half_v, xla_tanh(df, inner), half_v);
 }
 
 // Applies `lanes_fn` to x in full vectors and a padded tail, writing out[0, n).

@@ -12,6 +12,7 @@
 #include <hwy/highway.h>
 
 #include "core/bf16.h"
+#include "ops/xla_tanh-inl.h"
 
 namespace kbench::ops {
 
@@ -79,7 +80,7 @@ VF gelu_tanh_lanes(DF df, VF v) {
   const VF inner = hn::Mul(hn::Set(df, kSqrt2OverPi),
                            hn::MulAdd(hn::Mul(hn::Set(df, kGeluCubic), hn::Mul(v, v)), v, v));
   const VF half_v = hn::Mul(hn::Set(df, 0.5f), v);
-  return hn::MulAdd(half_v, hn::Tanh(df, inner), half_v);  // 0.5 v (1 + tanh(inner))
+  return hn::MulAdd(half_v, xla_tanh(df, inner), half_v);  // 0.5 v (1 + tanh(inner))
 }
 
 }  // namespace

@@ -36,6 +36,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
+#include "ops/xla_tanh-inl.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -118,7 +119,7 @@ float epilogue_row(const float* y, const float* scale, const float* shift, std::
   auto max = hn::Set(df, -HUGE_VALF);
   for (std::size_t v = 0; v < vectors; ++v) {
     const auto yv = hn::LoadU(df, y + v * lanes);
-    const auto t = hn::Tanh(
+    const auto t = ops::xla_tanh(
         df, hn::MulAdd(yv, hn::LoadU(df, scale + v * lanes), hn::LoadU(df, shift + v * lanes)));
     const auto relu6 =
         hn::Min(hn::Max(hn::Add(t, hn::Set(df, 3.0f)), hn::Zero(df)), hn::Set(df, 6.0f));

@@ -41,6 +41,7 @@
 #include "ops/buffers.h"
 #include "ops/conv.h"
 #include "ops/jnp_bf16.h"
+#include "ops/xla_tanh-inl.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -139,7 +140,7 @@ V gelu_scaled(D d, V x) {
   const V inner = hn::Mul(hn::Set(d, static_cast<float>(std::sqrt(2.0 / M_PI))),
                           hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), hn::Mul(x, x)), x, x));
   const V half_x = hn::Mul(hn::Set(d, static_cast<float>(0.5 * kScaling)), x);
-  return hn::MulAdd(half_x, hn::Tanh(d, inner), half_x);
+  return hn::MulAdd(half_x, ops::xla_tanh(d, inner), half_x);
 }
 
 // One LayerNorm + GELU row in f32: two reductions, then the normalized, scaled, activated values
