@@ -158,8 +158,8 @@ std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& c
   // Then back to back, warm, as measure_fastest_path does for the same reason. A conv call lasts
   // milliseconds, so each batch is one call, and the first after the other path's turn is slow:
   // at 18k's cpu shape (AMX Xeon) a bf16 call right after an f32 one took 4.9-5.8 ms against
-  // 3.8-4.1 ms repeated, and the ceiling came out 4.1-5.0 ms, under the baseline's own call with
-  // its post-ops. Two untimed calls first: 4.24-4.34 ms.
+  // 3.8-4.1 ms repeated, and the ceiling came out at 4.1-5.0 ms, slower than the baseline's own
+  // call with its post-ops. Two untimed calls first: 4.24-4.34 ms.
   constexpr int kBackToBackBatches = 3;
   constexpr int kWarmCalls = 2;
   for (std::size_t i = 0; i < paths.size(); ++i) {

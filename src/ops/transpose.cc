@@ -4,7 +4,6 @@
 #include <xmmintrin.h>
 
 #include <algorithm>
-#include <cstring>
 #include <stdexcept>
 
 namespace kbench::ops {
@@ -77,8 +76,10 @@ void transpose_tiles(const T* in, std::int64_t in_ld, T* out, std::int64_t out_l
   }
 }
 
-void transpose_on_this_thread(const void* src, std::int64_t src_ld, void* dst, std::int64_t dst_ld,
-                              std::int64_t rows, std::int64_t cols, std::size_t element_bytes) {
+}  // namespace
+
+void transpose(const void* src, std::int64_t src_ld, void* dst, std::int64_t dst_ld,
+               std::int64_t rows, std::int64_t cols, std::size_t element_bytes) {
   if (element_bytes == 2) {
     transpose_tiles<std::uint16_t, 8, transpose_8x8>(static_cast<const std::uint16_t*>(src), src_ld,
                                                      static_cast<std::uint16_t*>(dst), dst_ld, rows,
@@ -89,13 +90,6 @@ void transpose_on_this_thread(const void* src, std::int64_t src_ld, void* dst, s
   } else {
     throw std::invalid_argument("ops::transpose: elements of 2 or 4 bytes only");
   }
-}
-
-}  // namespace
-
-void transpose(const void* src, std::int64_t src_ld, void* dst, std::int64_t dst_ld,
-               std::int64_t rows, std::int64_t cols, std::size_t element_bytes) {
-  transpose_on_this_thread(src, src_ld, dst, dst_ld, rows, cols, element_bytes);
 }
 
 void channels_last_to_plain(const void* src, void* dst, std::size_t element_bytes,
@@ -113,10 +107,9 @@ void channels_last_to_plain(const void* src, void* dst, std::size_t element_byte
   for (std::int64_t t = 0; t < tasks; ++t) {
     const std::int64_t n = t / tasks_per_image, r0 = t % tasks_per_image * kRowsPerTask;
     const auto offset = static_cast<std::size_t>(n * image) * element_bytes;
-    transpose_on_this_thread(in + offset + static_cast<std::size_t>(r0 * channels) * element_bytes,
-                             channels, out + offset + static_cast<std::size_t>(r0) * element_bytes,
-                             spatial, std::min(kRowsPerTask, spatial - r0), channels,
-                             element_bytes);
+    transpose(in + offset + static_cast<std::size_t>(r0 * channels) * element_bytes, channels,
+              out + offset + static_cast<std::size_t>(r0) * element_bytes, spatial,
+              std::min(kRowsPerTask, spatial - r0), channels, element_bytes);
   }
 }
 
