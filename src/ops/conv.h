@@ -125,6 +125,10 @@ void add_rows(const float* x, std::size_t count, std::size_t width, std::size_t 
 // deviations from a per-channel (e.g. per-group) mean.
 void add_squared_deviation_rows(const float* x, std::size_t count, std::size_t width,
                                 std::size_t stride, const float* shift, float* sums);
+// sums[c] += gelu_tanh(y[p, c]) over the `pixels` rows of a channels-last block of `channels`
+// values per row, the rows split over the thread budget as channel_group_stats splits them: a
+// GELU fused into the global pool that follows it, with XLA's tanh (ops/xla_tanh-inl.h).
+void add_gelu_rows(const float* y, std::size_t pixels, std::size_t channels, float* sums);
 
 // GroupNorm's statistics of one sample's channels-last conv output (`pixels` rows of `channels`
 // values; `groups` groups of consecutive channels, dividing `channels`): sums[c] channel c's sum,

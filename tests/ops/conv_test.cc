@@ -364,5 +364,31 @@ TEST(ChannelGroupStats, MatchDoubleSumsOnOneAndTwoThreads) {
   }
 }
 
+// The GELU pool's channel sums against double GELU sums, on one thread and on two, at a channel
+// count with a ragged vector (24) and enough rows to split; the sums add onto what `sums` held.
+TEST(AddGeluRows, MatchDoubleGeluSumsOnOneAndTwoThreads) {
+  constexpr std::size_t kPixels = 5003, kChannels = 24;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> y(kPixels * kChannels);
+  for (float& v : y) v = normal(rng);
+  for (const int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    std::vector<float> sums(kChannels, 1.0f);
+    add_gelu_rows(y.data(), kPixels, kChannels, sums.data());
+    omp_set_num_threads(saved);
+    for (std::size_t c = 0; c < kChannels; ++c) {
+      double want = 1.0;
+      for (std::size_t p = 0; p < kPixels; ++p) {
+        const double v = y[p * kChannels + c];
+        want += 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+      }
+      EXPECT_NEAR(sums[c], want, 1e-5 * static_cast<double>(kPixels)) << "channel " << c;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kbench::ops

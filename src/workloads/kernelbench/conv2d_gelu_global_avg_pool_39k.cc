@@ -82,9 +82,10 @@ int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
-// What a fusing compiler emits: per sample, the convolution with bias and GELU fused into its
-// output tiles (oneDNN bias + eltwise_gelu_tanh), written channels-last so the pool is a sum of
-// contiguous channel rows per pixel, one pass over the output.
+// What a fusing compiler emits: per sample, the convolution with its bias fused, written
+// channels-last; then GELU fused into the pool, one pass over the output summing each channel's
+// GELU values (XLA's tanh). On the AMX Xeon a sample's conv took 0.50 ms bare and 0.96 ms with
+// oneDNN's GELU post-op; the fused pass costs less than the difference.
 int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const ops::ConvGeometry g = geometry_of(s);
   const std::size_t plane = conv_kit::output_plane(g);
@@ -96,9 +97,9 @@ int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   std::vector<float> sums(channels);
   for (std::size_t n = 0; n < static_cast<std::size_t>(s.batch); ++n) {
     conv_kit::conv_sample(g, in[0], in[1], n, y.data(), ops::ConvLayout::kChannelsLast,
-                          {bias.data(), {{ops::ConvPostOp::Kind::kGeluTanh}}});
+                          {bias.data()});
     sums.assign(channels, 0.0f);
-    ops::add_rows(y.data(), plane, channels, channels, sums.data());
+    ops::add_gelu_rows(y.data(), plane, channels, sums.data());
     for (std::size_t c = 0; c < channels; ++c)
       conv_kit::store(out[0], n * channels + c, sums[c] / static_cast<float>(plane));
   }
