@@ -129,18 +129,11 @@ void add_squared_deviation_rows(const float* x, std::size_t count, std::size_t w
 }
 
 void add_gelu_rows(const float* y, std::size_t pixels, std::size_t channels, float* sums) {
-  add_rows_over_threads(
-      pixels, channels, sums, [&](std::size_t first, std::size_t rows, float* out) {
-        add_columns(y + first * channels, rows, channels, channels, nullptr, out,
-                    [](auto d, auto v, auto) {
-                      // 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))
-                      const auto inner =
-                          hn::Mul(hn::Set(d, 0.7978845608028654f),
-                                  hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), hn::Mul(v, v)), v, v));
-                      const auto half_v = hn::Mul(hn::Set(d, 0.5f), v);
-                      return hn::MulAdd(half_v, xla_tanh(d, inner), half_v);
-                    });
-      });
+  add_rows_over_threads(pixels, channels, sums,
+                        [&](std::size_t first, std::size_t rows, float* out) {
+                          add_columns(y + first * channels, rows, channels, channels, nullptr, out,
+                                      [](auto d, auto v, auto) { return gelu_tanh_lanes(d, v); });
+                        });
 }
 
 void channel_group_stats(const float* y, std::size_t pixels, std::size_t channels,

@@ -62,12 +62,8 @@ V activate(D d, V v, Activation activation) {
       return hn::IfThenElse(hn::Lt(v, hn::Zero(d)), hn::Zero(d), v);
     case Activation::kSilu:
       return hn::Div(v, hn::Add(hn::Set(d, 1.0f), exp_of_negated(d, v)));
-    case Activation::kGeluTanh: {
-      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-      const V inner = hn::Mul(hn::Set(d, 0.7978845608028654f),
-                              hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), hn::Mul(v, v)), v, v));
-      return hn::Mul(hn::Mul(hn::Set(d, 0.5f), v), hn::Add(hn::Set(d, 1.0f), xla_tanh(d, inner)));
-    }
+    case Activation::kGeluTanh:
+      return gelu_tanh_lanes(d, v);
     case Activation::kTanh:
       return xla_tanh(d, v);
     case Activation::kMish: {

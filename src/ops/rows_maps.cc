@@ -46,13 +46,6 @@ VF clamped_sigmoid_lanes(DF df, VF v) {
   return hn::Div(one, hn::Add(one, hn::Exp(df, neg)));
 }
 
-VF gelu_tanh_lanes(DF df, VF v) {
-  const VF inner = hn::Mul(hn::Set(df, kGeluScale),
-                           hn::MulAdd(hn::Mul(hn::Set(df, kGeluCubic), v), hn::Mul(v, v), v));
-  const VF half_v = hn::Mul(hn::Set(df, 0.5f), v);
-  return hn::MulAdd(half_v, xla_tanh(df, inner), half_v);
-}
-
 // Applies `lanes_fn` to x in full vectors and a padded tail, writing out[0, n).
 template <class LanesFn>
 void map_f32(const float* x, float* out, std::size_t n, LanesFn lanes_fn) {

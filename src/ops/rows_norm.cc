@@ -26,11 +26,6 @@ using VF = hn::Vec<DF>;
 // exp(-v) overflows Highway's Exp past +104; sigmoid(v) is 0 in f32 well before -88.
 constexpr float kMaxExpArgument = 88.0f;
 
-// sqrt(2/pi) and the cubic coefficient of the tanh approximation of GELU (jax.nn.gelu's
-// approximate=True form, its default).
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kGeluCubic = 0.044715f;
-
 // Applies `op(v, i)` (a vector of x[i .. i + lanes) and its offset i) to every element of x in
 // place: whole vectors, then one masked vector for the tail.
 template <class Op>
@@ -74,13 +69,6 @@ float centered_sum_of_squares(const float* x, std::size_t n, float mean) {
 VF sigmoid_times(DF df, VF v) {
   const VF e = hn::Exp(df, hn::Min(hn::Neg(v), hn::Set(df, kMaxExpArgument)));
   return hn::Div(v, hn::Add(hn::Set(df, 1.0f), e));  // v * sigmoid(v) = v / (1 + exp(-v))
-}
-
-VF gelu_tanh_lanes(DF df, VF v) {
-  const VF inner = hn::Mul(hn::Set(df, kSqrt2OverPi),
-                           hn::MulAdd(hn::Mul(hn::Set(df, kGeluCubic), hn::Mul(v, v)), v, v));
-  const VF half_v = hn::Mul(hn::Set(df, 0.5f), v);
-  return hn::MulAdd(half_v, xla_tanh(df, inner), half_v);  // 0.5 v (1 + tanh(inner))
 }
 
 }  // namespace

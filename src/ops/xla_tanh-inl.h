@@ -40,4 +40,15 @@ V xla_tanh(D d, V x) {
   return hn::IfThenElse(keep_x, x, rational);
 }
 
+// jax.nn.gelu's default (tanh) form over lanes, on xla_tanh:
+// 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))).
+template <class D, class V = hwy::HWY_NAMESPACE::Vec<D>>
+V gelu_tanh_lanes(D d, V v) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const V inner = hn::Mul(hn::Set(d, 0.7978845608028654f),
+                          hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), hn::Mul(v, v)), v, v));
+  const V half_v = hn::Mul(hn::Set(d, 0.5f), v);
+  return hn::MulAdd(half_v, xla_tanh(d, inner), half_v);
+}
+
 }  // namespace kbench::ops
