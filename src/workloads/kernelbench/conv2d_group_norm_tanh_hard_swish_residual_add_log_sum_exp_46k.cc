@@ -109,6 +109,14 @@ int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
+// r = y + hardswish(tanh(scale * y + shift)) over lanes: the elementwise part of the epilogue.
+template <class D, class V>
+V residual_lanes(D d, V y, V scale, V shift) {
+  const V t = ops::xla_tanh(d, hn::MulAdd(y, scale, shift));
+  const V relu6 = hn::Min(hn::Max(hn::Add(t, hn::Set(d, 3.0f)), hn::Zero(d)), hn::Set(d, 6.0f));
+  return hn::Add(y, hn::Mul(hn::Mul(t, relu6), hn::Set(d, 1.0f / 6.0f)));
+}
+
 // The epilogue over one pixel's channel row (channels a multiple of the vector width, as 16 groups
 // of f32 vectors always are): r = y + hardswish(tanh(scale * y + shift)), then logsumexp(r).
 float epilogue_row(const float* y, const float* scale, const float* shift, std::size_t channels) {
@@ -119,12 +127,8 @@ float epilogue_row(const float* y, const float* scale, const float* shift, std::
   const std::size_t vectors = channels / lanes;
   auto max = hn::Set(df, -HUGE_VALF);
   for (std::size_t v = 0; v < vectors; ++v) {
-    const auto yv = hn::LoadU(df, y + v * lanes);
-    const auto t = ops::xla_tanh(
-        df, hn::MulAdd(yv, hn::LoadU(df, scale + v * lanes), hn::LoadU(df, shift + v * lanes)));
-    const auto relu6 =
-        hn::Min(hn::Max(hn::Add(t, hn::Set(df, 3.0f)), hn::Zero(df)), hn::Set(df, 6.0f));
-    r[v] = hn::Add(yv, hn::Mul(hn::Mul(t, relu6), hn::Set(df, 1.0f / 6.0f)));
+    r[v] = residual_lanes(df, hn::LoadU(df, y + v * lanes), hn::LoadU(df, scale + v * lanes),
+                          hn::LoadU(df, shift + v * lanes));
     max = hn::Max(max, r[v]);
   }
   const auto m = hn::Set(df, hn::GetLane(hn::MaxOfLanes(df, max)));
@@ -146,11 +150,8 @@ void epilogue_pixels(const float* y, const float* scale, const float* shift, std
                  sizeof(float));
   auto max = hn::Set(df, -HUGE_VALF);
   for (std::size_t c = 0; c < channels; ++c) {
-    const auto yv = hn::LoadU(df, r + c * lanes);
-    const auto t = ops::xla_tanh(df, hn::MulAdd(yv, hn::Set(df, scale[c]), hn::Set(df, shift[c])));
-    const auto relu6 =
-        hn::Min(hn::Max(hn::Add(t, hn::Set(df, 3.0f)), hn::Zero(df)), hn::Set(df, 6.0f));
-    const auto residual = hn::Add(yv, hn::Mul(hn::Mul(t, relu6), hn::Set(df, 1.0f / 6.0f)));
+    const auto residual = residual_lanes(df, hn::LoadU(df, r + c * lanes), hn::Set(df, scale[c]),
+                                         hn::Set(df, shift[c]));
     hn::StoreU(residual, df, r + c * lanes);
     max = hn::Max(max, residual);
   }

@@ -134,13 +134,10 @@ int reference(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
-// gelu_tanh(x) * scaling over lanes: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// gelu_tanh(x) * scaling over lanes.
 template <class D, class V>
 V gelu_scaled(D d, V x) {
-  const V inner = hn::Mul(hn::Set(d, static_cast<float>(std::sqrt(2.0 / M_PI))),
-                          hn::MulAdd(hn::Mul(hn::Set(d, 0.044715f), hn::Mul(x, x)), x, x));
-  const V half_x = hn::Mul(hn::Set(d, static_cast<float>(0.5 * kScaling)), x);
-  return hn::MulAdd(half_x, ops::xla_tanh(d, inner), half_x);
+  return hn::Mul(ops::gelu_tanh_lanes(d, x), hn::Set(d, static_cast<float>(kScaling)));
 }
 
 // One LayerNorm + GELU row in f32: two reductions, then the normalized, scaled, activated values
