@@ -17,16 +17,21 @@
 //     online softmax, key blocks right of the diagonal never visited;  Y (T, H*kvl)
 //   out = bf16(Y Wvo)
 // At the cpu size this executes ~2.4 GFLOP against the 4.66 the spec counts (the absorbed GEMMs
-// are smaller, and masked key blocks are skipped). Everything is f32 except the bf16 rounding of
-// q', the keys and Y around the flash driver (which reads and writes bf16; the baseline rounds q,
-// k, v and the attention output too) and of the output: rel-L2 ~0.004 against the oracle, bound
-// 0.02.
+// are smaller, and masked key blocks are skipped). On the f32 path everything is f32 but the bf16
+// rounding of q', the keys and Y around the flash driver (which reads and writes bf16; the baseline
+// rounds q, k, v and the attention output too) and of the output: rel-L2 ~0.004 against the oracle,
+// bound 0.02.
 //
-// GEMMs go through oneDNN's matmul (KB_GEMM 1; OpenBLAS sgemm measured ~5% slower for these
-// shapes on one thread). Where the CPU has AMX (and ATTN 1), on bf16 operands with f32 sums:
-// the inputs as they are, cq, Wq' and Wvo rounded to bf16 (rel-L2 ~0.005 against the oracle), out
-// written as bf16 by the last GEMM; oneDNN runs them on AMX tiles, 1.9x the whole expert's f32
-// version on the AMX Xeon. Elsewhere on f32 operands widened from bf16 once. The elementwise
+// Where the CPU has AMX (and ATTN 1), the GEMMs run on bf16 operands with f32 sums and round
+// their results to bf16 in their own stores: cq, [latent, k_rope], Wq', q', Wvo and out (rel-L2
+// ~0.005 against the oracle). q' and the keys are then RoPE'd in bf16, as the original rotates its
+// bf16 q and k. With TILE_GEMM 1 (default) every GEMM but Wq' (whose B is transposed) runs on the
+// AMX tile GEMM of include/blocked_gemm.h (8p's); Wq' and, with TILE_GEMM 0, all of them on
+// oneDNN's matmul. On the AMX Xeon at the cpu size (2026-12-04, kbench eval, two runs each):
+// 1.93-2.01x the baseline with oneDNN's GEMMs writing f32 and separate rounding passes, 2.59-2.73x
+// with oneDNN rounding in its stores, 3.03-3.18x with the tile GEMM. Elsewhere the GEMMs run on
+// f32 operands widened from bf16 once, through oneDNN's matmul (GEMM 1; OpenBLAS sgemm measured
+// ~5% slower for these shapes on one thread). The elementwise
 // passes (widening, RoPE, the GEMM path's softmax, rounding) are plain loops compiled per ISA with
 // function-level target attributes (AVX-512, AVX2+FMA, baseline x86-64) and chosen by
 // isa::best_isa(); the flash driver dispatches the same way, AMX included.
@@ -50,6 +55,9 @@
 //         rounds q, k, v and the attention output. 0: stacked GEMMs per block of AQ positions
 //         (AQ*H score rows against the block's causal prefix), softmax between them, all f32.
 //   GEMM  0: OpenBLAS sgemm; 1: oneDNN f32 matmul (primitives created once per shape and kept).
+//   TILE_GEMM  (AMX) 1: the tile GEMM of include/blocked_gemm.h, its K per pass AMX_KC and panel
+//         AMX_NC (448: the 896-wide output in two panels, 3.16-3.18x against 3.05-3.08 at 256 and
+//         2.88-2.90 at 896); 0: oneDNN's bf16 matmul.
 //   BQ, BK, QK_*, PV_*: the flash driver's query / key blocks and micro-tiles (see the header);
 //         Dv = kvl = 64 is exactly four zmm vectors, so PV_NV = 4 has no padded columns.
 // clang-format off
@@ -59,11 +67,21 @@
 // tune: KB_GEMM = 0 1 (default 1)
 // tune: KB_BQ = 32 64 (default 64)
 // tune: KB_BK = 64 128 (default 64)
+// tune: KB_TILE_GEMM = 0 1 (default 1) [amx]
 // tune: KB_QK_MR = 8 (default 8) [avx512]
 // tune: KB_QK_NV = 2 (default 2) [avx512]
 // tune: KB_PV_MR = 6 (default 6) [avx512]
 // tune: KB_PV_NV = 4 (default 4) [avx512]
 // clang-format on
+#ifndef KB_TILE_GEMM
+#define KB_TILE_GEMM 1
+#endif
+#ifndef KB_AMX_KC
+#define KB_AMX_KC 256
+#endif
+#ifndef KB_AMX_NC
+#define KB_AMX_NC 448
+#endif
 #ifndef KB_ATTN
 #define KB_ATTN 1
 #endif
@@ -75,6 +93,7 @@
 #endif
 static_assert(KB_AQ >= 1, "KB_AQ: at least one query position per block");
 
+#include "include/blocked_gemm.h"
 #include "include/flash_attention.h"
 
 namespace {
@@ -223,7 +242,8 @@ RowOps select_row_ops() {
 
 struct Scratch {
   std::vector<uint16_t> qb, kvb, yb, cqb, wqb, wvob;
-  std::vector<float> x, wd, qup, kup, vup, oproj, cqkv, wq, q, scores, y, wvo, out, cs, sn;
+  std::vector<float> x, wd, qup, kup, vup, oproj, cqkv, wq, q, scores, y, wvo, out, cs, sn,
+      rope_rows;
 };
 
 template <typename T>
@@ -377,32 +397,50 @@ void project_f32(const kb_tensor* in, const Shape& s, Scratch& sc, const RowOps&
   sgemm(T, H * dk, ql, 1.0f, cqkv, wdw, wq, H * dk, false, q, H * dk);
 }
 
+// RoPE on `count` bf16 vectors of width 2*half (`stride` apart) at one position: widened into
+// `rows` (count x 2*half f32), rotated, rounded back, as the original rotates its bf16 q.
+void rope_bf16(const RowOps& row_ops, uint16_t* v, int64_t count, int64_t stride, int64_t half,
+               const float* cs, const float* sn, float* rows) {
+  const int64_t width = 2 * half;
+  row_ops.widen(v, stride, rows, width, count, width);
+  row_ops.rope(rows, count, width, half, cs, sn);
+  for (int64_t k = 0; k < count; ++k) row_ops.narrow(rows + k * width, v + k * stride, width);
+}
+
 // The same on bf16 operands with f32 sums: the inputs as they are, cq and Wq' rounded to bf16 for
 // q' = cq Wq' (the original rounds cq to bf16 too; q' is rounded for the attention either way).
 // Scale 1: the flash driver applies the score scale.
-void project_bf16(const kb_tensor* in, const Shape& s, Scratch& sc, const RowOps& row_ops,
-                  float* cqkv, float* wq, float* q) {
+bool project_bf16(const kb_tensor* in, const Shape& s, Scratch& sc, uint16_t* kvb, uint16_t* qb,
+                  int threads) {
   const int64_t T = s.tokens(), H = s.heads, E = s.emb, ql = s.ql, kvl = s.kvl, rope = s.rope;
-  const int64_t dk = s.dk(), kvw = kvl + rope, wdw = ql + kvw, qin = s.qk_in();
-  const void* x = in[0].data;
+  const int64_t dk = s.dk(), kvw = kvl + rope, qin = s.qk_in();
+  const auto* x = static_cast<const uint16_t*>(in[0].data);
   const auto* q_up = static_cast<const uint16_t*>(in[2].data);
-  gemm_onednn(1, T, ql, E, 1.0f, x, Dt::bf16, E, 0, in[1].data, Dt::bf16, ql, 0, false, cqkv,
-              Dt::f32, wdw, 0);
-  gemm_onednn(1, T, kvw, E, 1.0f, x, Dt::bf16, E, 0, in[3].data, Dt::bf16, kvw, 0, false, cqkv + ql,
-              Dt::f32, wdw, 0);
-  gemm_onednn(H, ql, kvl, s.nope, 1.0f, q_up, Dt::bf16, H * qin, qin, in[4].data, Dt::bf16,
-              H * s.nope, s.nope, true, wq, Dt::f32, H * dk, dk);
   uint16_t* wqb = sized(sc.wqb, ql * H * dk);
   uint16_t* cqb = sized(sc.cqb, T * ql);
-  for (int64_t p = 0; p < ql; ++p) {
-    row_ops.narrow(wq + p * H * dk, wqb + p * H * dk, H * dk);
+  gemm_onednn(H, ql, kvl, s.nope, 1.0f, q_up, Dt::bf16, H * qin, qin, in[4].data, Dt::bf16,
+              H * s.nope, s.nope, true, wqb, Dt::bf16, H * dk, dk);
+  for (int64_t p = 0; p < ql; ++p)
     for (int64_t h = 0; h < H; ++h)  // the rope columns are q_up's own bf16 values
       std::memcpy(wqb + p * H * dk + h * dk + kvl, q_up + p * H * qin + h * qin + s.nope,
                   static_cast<size_t>(rope) * sizeof(uint16_t));
+  if (KB_TILE_GEMM) {
+    const blocked_gemm::AmxBlocking blocking{KB_AMX_KC, KB_AMX_NC};
+    const auto* q_down = static_cast<const uint16_t*>(in[1].data);
+    const auto* kv_down = static_cast<const uint16_t*>(in[3].data);
+    const blocked_gemm::Gemm down[2] = {{x, E, q_down, ql, cqb, ql, T, E, ql},
+                                        {x, E, kv_down, kvw, kvb, kvw, T, E, kvw}};
+    const blocked_gemm::Gemm up{cqb, ql, wqb, H * dk, qb, H * dk, T, ql, H * dk};
+    return blocked_gemm::gemm_amx(down, 2, blocking, threads) &&
+           blocked_gemm::gemm_amx(&up, 1, blocking, threads);
   }
-  for (int64_t t = 0; t < T; ++t) row_ops.narrow(cqkv + t * wdw, cqb + t * ql, ql);
-  gemm_onednn(1, T, H * dk, ql, 1.0f, cqb, Dt::bf16, ql, 0, wqb, Dt::bf16, H * dk, 0, false, q,
-              Dt::f32, H * dk, 0);
+  gemm_onednn(1, T, ql, E, 1.0f, x, Dt::bf16, E, 0, in[1].data, Dt::bf16, ql, 0, false, cqb,
+              Dt::bf16, ql, 0);
+  gemm_onednn(1, T, kvw, E, 1.0f, x, Dt::bf16, E, 0, in[3].data, Dt::bf16, kvw, 0, false, kvb,
+              Dt::bf16, kvw, 0);
+  gemm_onednn(1, T, H * dk, ql, 1.0f, cqb, Dt::bf16, ql, 0, wqb, Dt::bf16, H * dk, 0, false, qb,
+              Dt::bf16, H * dk, 0);
+  return true;
 }
 
 int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
@@ -417,14 +455,20 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
   // so that its softmax runs on exp2 and the scale is free; the flash driver applies the scale
   // itself.
   const double score_scale = 1.0 / std::sqrt(static_cast<double>(qin));
-  float* cqkv = sized(sc.cqkv, T * wdw);
-  float* wq = sized(sc.wq, ql * H * dk);
-  float* q = sized(sc.q, T * H * dk);
-  if (bf16_gemms())
-    project_bf16(in, s, sc, row_ops, cqkv, wq, q);
-  else
+  // On the bf16 path q' and [latent, k_rope] are bf16 (rounded by their GEMMs and RoPE'd in
+  // bf16, as the original does); on the f32 path both are f32 until the attention.
+  const bool bf16 = bf16_gemms();
+  uint16_t* qb = sized(sc.qb, T * H * dk);
+  uint16_t* kvb = sized(sc.kvb, T * kvw);
+  float* cqkv = bf16 ? nullptr : sized(sc.cqkv, T * wdw);
+  float* q = bf16 ? nullptr : sized(sc.q, T * H * dk);
+  if (bf16) {
+    if (!project_bf16(in, s, sc, kvb, qb, threads)) return 1;
+  } else {
     project_f32(in, s, sc, row_ops,
-                KB_ATTN ? 1.0f : static_cast<float>(score_scale / std::log(2.0)), cqkv, wq, q);
+                KB_ATTN ? 1.0f : static_cast<float>(score_scale / std::log(2.0)), cqkv,
+                sized(sc.wq, ql * H * dk), q);
+  }
 
   // RoPE tables: cos, sin of pos * theta^(-2i / rope), rounded to bf16 as the original casts
   // them to x.dtype.
@@ -442,18 +486,26 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
   }
   for (int64_t t = 0; t < T; ++t) {
     const int64_t pos = t % s.seq;
-    row_ops.rope(q + t * H * dk + kvl, H, dk, half, cs + pos * half, sn + pos * half);
-    row_ops.rope(cqkv + t * wdw + ql + kvl, 1, 0, half, cs + pos * half, sn + pos * half);
+    if (bf16) {
+      float* rows = sized(sc.rope_rows, H * rope);
+      rope_bf16(row_ops, qb + t * H * dk + kvl, H, dk, half, cs + pos * half, sn + pos * half,
+                rows);
+      rope_bf16(row_ops, kvb + t * kvw + kvl, 1, rope, half, cs + pos * half, sn + pos * half,
+                rows);
+    } else {
+      row_ops.rope(q + t * H * dk + kvl, H, dk, half, cs + pos * half, sn + pos * half);
+      row_ops.rope(cqkv + t * wdw + ql + kvl, 1, 0, half, cs + pos * half, sn + pos * half);
+    }
   }
 
   // Attention: keys [latent, k_rope] and values latent, both inside cqkv's kv part (ld wdw).
   float* y = sized(sc.y, T * H * kvl);
   if (KB_ATTN) {
-    uint16_t* qb = sized(sc.qb, T * H * dk);
-    uint16_t* kvb = sized(sc.kvb, T * kvw);
     uint16_t* yb = sized(sc.yb, T * H * kvl);
-    row_ops.narrow(q, qb, T * H * dk);
-    for (int64_t t = 0; t < T; ++t) row_ops.narrow(cqkv + t * wdw + ql, kvb + t * kvw, kvw);
+    if (!bf16) {
+      row_ops.narrow(q, qb, T * H * dk);
+      for (int64_t t = 0; t < T; ++t) row_ops.narrow(cqkv + t * wdw + ql, kvb + t * kvw, kvw);
+    }
     std::vector<flash::KvHead> kv(static_cast<size_t>(s.batch));
     std::vector<flash::QueryItem> items;
     items.reserve(static_cast<size_t>(s.batch * H));
@@ -486,17 +538,35 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
   }
 
   // Wvo (H*kvl x E): per head Wv_h Wo_h; out = bf16(Y Wvo).
-  float* wvo = sized(sc.wvo, H * kvl * E);
   auto* dst = static_cast<uint16_t*>(out[0].data);
   if (bf16_gemms()) {
+    uint16_t* wvob = sized(sc.wvob, H * kvl * E);  // rounded in oneDNN's store, as cq above
+    if (KB_TILE_GEMM) {
+      std::vector<blocked_gemm::Gemm> heads(static_cast<size_t>(H));
+      for (int64_t h = 0; h < H; ++h)
+        heads[static_cast<size_t>(h)] = {v_up + h * s.vd,
+                                         H * s.vd,
+                                         o_proj + h * s.vd * E,
+                                         E,
+                                         wvob + h * kvl * E,
+                                         E,
+                                         kvl,
+                                         s.vd,
+                                         E};
+      const blocked_gemm::Gemm g{sc.yb.data(), H * kvl, wvob, E, dst, E, T, H * kvl, E};
+      const blocked_gemm::AmxBlocking blocking{KB_AMX_KC, KB_AMX_NC};
+      if (!blocked_gemm::gemm_amx(heads.data(), H, blocking, threads) ||
+          !blocked_gemm::gemm_amx(&g, 1, blocking, threads))
+        return 1;
+      return 0;
+    }
     gemm_onednn(H, kvl, E, s.vd, 1.0f, v_up, Dt::bf16, H * s.vd, s.vd, o_proj, Dt::bf16, E,
-                s.vd * E, false, wvo, Dt::f32, E, kvl * E);
-    uint16_t* wvob = sized(sc.wvob, H * kvl * E);
-    row_ops.narrow(wvo, wvob, H * kvl * E);
+                s.vd * E, false, wvob, Dt::bf16, E, kvl * E);
     gemm_onednn(1, T, E, H * kvl, 1.0f, sc.yb.data(), Dt::bf16, H * kvl, 0, wvob, Dt::bf16, E, 0,
                 false, dst, Dt::bf16, E, 0);
     return 0;
   }
+  float* wvo = sized(sc.wvo, H * kvl * E);
   float* vupf = sized(sc.vup, kvl * H * s.vd);
   float* of = sized(sc.oproj, H * s.vd * E);
   row_ops.widen(v_up, H * s.vd, vupf, H * s.vd, kvl, H * s.vd);
