@@ -807,15 +807,15 @@ void scores_amx(const BlockArgs& a) {
   }
 }
 
-// The AVX-512 softmax on scaled scores, with the probabilities rounded to bf16 (to nearest even,
-// as kb_f32_to_bf16; they are finite and >= 0) into p. The row sums add the rounded values, so
-// the output is a weighted mean of V with weights that sum to 1 exactly as P V sees them.
-KB_TARGET_AVX512 void softmax_amx(const BlockArgs& a) {
+// The AVX-512 softmax on scaled scores, with the probabilities rounded to bf16 into p by one
+// vcvtneps2bf16 per 16 (to nearest even, as kb_f32_to_bf16; it flushes f32 subnormals, which are
+// probabilities below 2^-126, to zero), against six integer instructions: 1p and 4p 5-6% faster
+// on the AMX Xeon. The row sums add the rounded values, so the output is a weighted mean of V with
+// weights that sum to 1 exactly as P V sees them.
+KB_TARGET_AVX512_BF16 void softmax_amx(const BlockArgs& a) {
   row_maxima_avx512<true>(a);
   rescale_factors_avx512(a);
   const __m512 scale = _mm512_set1_ps(a.score_scale);
-  const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
-  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
   for (int r = 0; r < a.rows; ++r) {
     const float* s = a.s + r * kBK;
     std::uint16_t* p = a.p + r * kBK;
@@ -826,13 +826,10 @@ KB_TARGET_AVX512 void softmax_amx(const BlockArgs& a) {
     for (; c0 < n; c0 += 16) {
       const __m512 e = _mm512_maskz_mov_ps(
           first_lanes(n, c0), exp2_avx512(_mm512_fmsub_ps(_mm512_load_ps(s + c0), scale, mv)));
-      __m512i bits = _mm512_castps_si512(e);
-      bits = _mm512_add_epi32(
-          bits, _mm512_add_epi32(half, _mm512_and_si512(_mm512_srli_epi32(bits, 16), one)));
-      bits = _mm512_and_si512(bits, high);
-      sum = _mm512_add_ps(sum, _mm512_castsi512_ps(bits));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(p + c0),
-                         _mm512_cvtepi32_epi16(_mm512_srli_epi32(bits, 16)));
+      const auto rounded = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(e));
+      sum = _mm512_add_ps(
+          sum, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(rounded), 16)));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(p + c0), rounded);
     }
     // P V reads whole 32-key tiles up to the last visible key of its block's last row.
     for (; c0 < kBK; c0 += 16)

@@ -21,6 +21,9 @@
 #define KB_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define KB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
 #define KB_TARGET_AMX __attribute__((target("amx-tile,amx-bf16")))
+// The AVX-512 work of an AMX path: every AMX CPU also has AVX512-BF16 (best_isa checks it).
+#define KB_TARGET_AVX512_BF16 \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx512bf16")))
 
 namespace isa {
 
@@ -44,8 +47,10 @@ inline bool amx_permitted() {
 }
 
 // The most capable ISA this CPU allows, at most `highest` (the best the expert implements) and
-// KB_MAX_ISA. AMX needs the cpuid bits and the kernel's grant of the tile state; a test's software
-// model of the tile instructions (KB_AMX_MODEL) stands in for both, its epilogue still AVX-512.
+// KB_MAX_ISA. AMX needs the cpuid bits, AVX512-BF16 (which every AMX CPU has; the AMX paths round
+// with it) and the kernel's grant of the tile state; a test's software model of the tile
+// instructions and of that rounding (KB_AMX_MODEL) stands in for all three, its epilogue still
+// AVX-512.
 inline Isa best_isa(Isa highest) {
   __builtin_cpu_init();
   const int cap = std::min(KB_MAX_ISA, static_cast<int>(highest));
@@ -54,7 +59,8 @@ inline Isa best_isa(Isa highest) {
 #ifdef KB_AMX_MODEL
   const bool amx = avx512;
 #else
-  const bool amx = avx512 && cpu_has_amx_bf16() && amx_permitted();
+  const bool amx =
+      avx512 && __builtin_cpu_supports("avx512bf16") && cpu_has_amx_bf16() && amx_permitted();
 #endif
   if (cap >= static_cast<int>(Isa::kAmx) && amx) return Isa::kAmx;
   if (cap >= static_cast<int>(Isa::kAvx512) && avx512) return Isa::kAvx512;

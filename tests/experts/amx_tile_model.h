@@ -1,5 +1,6 @@
-// Software model of the five AMX tile instructions experts/8p_GEMM.cpp uses, so its AMX path
-// (packing, tile loop, epilogue) can be checked on a CPU without AMX. Include it before the
+// Software model of the five AMX tile instructions experts/8p_GEMM.cpp uses (and of the one
+// AVX512-BF16 instruction the AMX paths round with), so its AMX path (packing, tile loop,
+// epilogue) can be checked on a CPU without AMX. Include it before the
 // expert: the macros below replace the intrinsics. Each pair product is summed in f32; hardware
 // rounding may differ in the last bit, which the check's 1-ulp slack allows.
 #include <immintrin.h>
@@ -48,6 +49,23 @@ static void emu_dp(int c, int a, int b) {
     }
   memcpy(emu_tiles[c], C, sizeof C);
 }
+// vcvtneps2bf16, which the AMX paths round with (every AMX CPU has AVX512-BF16; the CPU running
+// the model may not): to nearest even, f32 subnormals flushed to zero, as the instruction does.
+__attribute__((target("avx512f"))) static __m256bh emu_cvtneps_pbh(__m512 x) {
+  alignas(64) float in[16];
+  alignas(32) uint16_t out[16];
+  _mm512_store_ps(in, x);
+  for (int i = 0; i < 16; ++i) {
+    uint32_t b;
+    memcpy(&b, &in[i], 4);
+    if ((b & 0x7f800000u) == 0) b &= 0x80000000u;
+    out[i] = (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+  }
+  __m256bh r;
+  memcpy(&r, out, sizeof r);
+  return r;
+}
+#define _mm512_cvtneps_pbh emu_cvtneps_pbh
 #undef _tile_loadd
 #undef _tile_stored
 #undef _tile_zero
