@@ -407,9 +407,9 @@ void rope_bf16(const RowOps& row_ops, uint16_t* v, int64_t count, int64_t stride
   for (int64_t k = 0; k < count; ++k) row_ops.narrow(rows + k * width, v + k * stride, width);
 }
 
-// The same on bf16 operands with f32 sums: the inputs as they are, cq and Wq' rounded to bf16 for
-// q' = cq Wq' (the original rounds cq to bf16 too; q' is rounded for the attention either way).
-// Scale 1: the flash driver applies the score scale.
+// The same on bf16 operands with f32 sums, each GEMM rounding its result to bf16 in its store: cq
+// and Wq' (the original rounds cq too), q' = cq Wq' into qb and [latent, k_rope] into kvb, both
+// before RoPE as in the original. Scale 1: the flash driver applies the score scale.
 bool project_bf16(const kb_tensor* in, const Shape& s, Scratch& sc, uint16_t* kvb, uint16_t* qb,
                   int threads) {
   const int64_t T = s.tokens(), H = s.heads, E = s.emb, ql = s.ql, kvl = s.kvl, rope = s.rope;
@@ -498,7 +498,8 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
     }
   }
 
-  // Attention: keys [latent, k_rope] and values latent, both inside cqkv's kv part (ld wdw).
+  // Attention: keys [latent, k_rope] and values latent, both in kvb (ld kvw; the f32 path rounds
+  // them from cqkv's kv part here).
   float* y = sized(sc.y, T * H * kvl);
   if (KB_ATTN) {
     uint16_t* yb = sized(sc.yb, T * H * kvl);
@@ -540,7 +541,7 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
   // Wvo (H*kvl x E): per head Wv_h Wo_h; out = bf16(Y Wvo).
   auto* dst = static_cast<uint16_t*>(out[0].data);
   if (bf16_gemms()) {
-    uint16_t* wvob = sized(sc.wvob, H * kvl * E);  // rounded in oneDNN's store, as cq above
+    uint16_t* wvob = sized(sc.wvob, H * kvl * E);  // rounded in its GEMM's store
     if (KB_TILE_GEMM) {
       std::vector<blocked_gemm::Gemm> heads(static_cast<size_t>(H));
       for (int64_t h = 0; h < H; ++h)
