@@ -65,7 +65,7 @@ __attribute__((target("avx512f"))) static __m256bh emu_cvtneps_pbh(__m512 x) {
   memcpy(&r, out, sizeof r);
   return r;
 }
-#define _mm512_cvtneps_pbh emu_cvtneps_pbh
+#define _mm512_cvtneps_pbh(x) emu_cvtneps_pbh(x)
 #undef _tile_loadd
 #undef _tile_stored
 #undef _tile_zero
