@@ -362,6 +362,9 @@ bool shape_of(const kb_tensor* in, int32_t num_inputs, const kb_tensor* out, int
 // Whether the GEMMs run on bf16 operands (oneDNN's AMX kernels): where the CPU has AMX, with the
 // flash attention (which reads and writes bf16 already) and oneDNN chosen. The f32 GEMMs run at
 // the FMA units' rate, a sixteenth of AMX's on the AMX Xeon.
+// The tile GEMM's K per pass and panel width (TILE_GEMM 1).
+constexpr blocked_gemm::AmxBlocking kAmxBlocking{KB_AMX_KC, KB_AMX_NC};
+
 bool bf16_gemms() {
   static const bool on =
       KB_ATTN == 1 && KB_GEMM == 1 && isa::best_isa(isa::Isa::kAmx) == isa::Isa::kAmx;
@@ -425,14 +428,13 @@ bool project_bf16(const kb_tensor* in, const Shape& s, Scratch& sc, uint16_t* kv
       std::memcpy(wqb + p * H * dk + h * dk + kvl, q_up + p * H * qin + h * qin + s.nope,
                   static_cast<size_t>(rope) * sizeof(uint16_t));
   if (KB_TILE_GEMM) {
-    const blocked_gemm::AmxBlocking blocking{KB_AMX_KC, KB_AMX_NC};
     const auto* q_down = static_cast<const uint16_t*>(in[1].data);
     const auto* kv_down = static_cast<const uint16_t*>(in[3].data);
     const blocked_gemm::Gemm down[2] = {{x, E, q_down, ql, cqb, ql, T, E, ql},
                                         {x, E, kv_down, kvw, kvb, kvw, T, E, kvw}};
     const blocked_gemm::Gemm up{cqb, ql, wqb, H * dk, qb, H * dk, T, ql, H * dk};
-    return blocked_gemm::gemm_amx(down, 2, blocking, threads) &&
-           blocked_gemm::gemm_amx(&up, 1, blocking, threads);
+    return blocked_gemm::gemm_amx(down, 2, kAmxBlocking, threads) &&
+           blocked_gemm::gemm_amx(&up, 1, kAmxBlocking, threads);
   }
   gemm_onednn(1, T, ql, E, 1.0f, x, Dt::bf16, E, 0, in[1].data, Dt::bf16, ql, 0, false, cqb,
               Dt::bf16, ql, 0);
@@ -484,14 +486,14 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
       sn[pos * half + i] = kb_bf16_to_f32(kb_f32_to_bf16(static_cast<float>(std::sin(angle))));
     }
   }
+  float* rope_rows = bf16 ? sized(sc.rope_rows, H * rope) : nullptr;  // rope_bf16's scratch
   for (int64_t t = 0; t < T; ++t) {
     const int64_t pos = t % s.seq;
     if (bf16) {
-      float* rows = sized(sc.rope_rows, H * rope);
       rope_bf16(row_ops, qb + t * H * dk + kvl, H, dk, half, cs + pos * half, sn + pos * half,
-                rows);
+                rope_rows);
       rope_bf16(row_ops, kvb + t * kvw + kvl, 1, rope, half, cs + pos * half, sn + pos * half,
-                rows);
+                rope_rows);
     } else {
       row_ops.rope(q + t * H * dk + kvl, H, dk, half, cs + pos * half, sn + pos * half);
       row_ops.rope(cqkv + t * wdw + ql + kvl, 1, 0, half, cs + pos * half, sn + pos * half);
@@ -520,7 +522,7 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
     const flash::Problem fp{dk,        kvl,          static_cast<float>(score_scale),
                             kv.data(), items.data(), static_cast<int64_t>(items.size())};
     if (flash::attend(fp, threads) != 0) return 1;
-    if (!bf16_gemms()) row_ops.widen(yb, T * H * kvl, y, T * H * kvl, 1, T * H * kvl);
+    if (!bf16) row_ops.widen(yb, T * H * kvl, y, T * H * kvl, 1, T * H * kvl);
   } else {
     const int64_t bq = std::min<int64_t>(KB_AQ, s.seq);
     float* scores = sized(sc.scores, bq * H * s.seq);
@@ -540,7 +542,7 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
 
   // Wvo (H*kvl x E): per head Wv_h Wo_h; out = bf16(Y Wvo).
   auto* dst = static_cast<uint16_t*>(out[0].data);
-  if (bf16_gemms()) {
+  if (bf16) {
     uint16_t* wvob = sized(sc.wvob, H * kvl * E);  // rounded in its GEMM's store
     if (KB_TILE_GEMM) {
       std::vector<blocked_gemm::Gemm> heads(static_cast<size_t>(H));
@@ -555,9 +557,8 @@ int run(const kb_tensor* in, kb_tensor* out, const Shape& s, int threads) {
                                          s.vd,
                                          E};
       const blocked_gemm::Gemm g{sc.yb.data(), H * kvl, wvob, E, dst, E, T, H * kvl, E};
-      const blocked_gemm::AmxBlocking blocking{KB_AMX_KC, KB_AMX_NC};
-      if (!blocked_gemm::gemm_amx(heads.data(), H, blocking, threads) ||
-          !blocked_gemm::gemm_amx(&g, 1, blocking, threads))
+      if (!blocked_gemm::gemm_amx(heads.data(), H, kAmxBlocking, threads) ||
+          !blocked_gemm::gemm_amx(&g, 1, kAmxBlocking, threads))
         return 1;
       return 0;
     }
