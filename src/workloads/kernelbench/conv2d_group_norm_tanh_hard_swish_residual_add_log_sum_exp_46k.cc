@@ -163,8 +163,8 @@ void epilogue_pixels(const float* y, const float* scale, const float* shift, std
 
 // What a fusing compiler emits: per sample, the convolution with its bias fused, written
 // channels-last f32 (pixel rows of channels); a channel-sum pass and a squared-deviation pass give
-// the group statistics; one vectorized pass per pixel applies the norm, tanh, hardswish, residual
-// and the channel logsumexp, storing one value per pixel.
+// the group statistics; one vectorized pass over blocks of a vector's width of pixels applies the
+// norm, tanh, hardswish, residual and the channel logsumexp, storing one value per pixel.
 int baseline(const Shape& s, const kb_tensor* in, kb_tensor* out) {
   const ops::ConvGeometry geometry = geometry_of(s);
   const std::size_t plane = conv_kit::output_plane(geometry);
