@@ -753,23 +753,31 @@ struct PendingBlock {
   }
 };
 
+// The f32 sums that amx_panel_blocks keeps for a panel of `cols` columns: two halves, so that the
+// block waiting to be rounded is never the one the tiles fill next (a single pass alternates
+// blocks, several passes alternate strips of sums).
+inline int64_t amx_sums_ld(const Gemm& g, int64_t cols, const AmxBlocking& blocking) {
+  const int64_t k_tiles = ceil_div(g.k, kTileK);
+  const int64_t kc_tiles = std::clamp<int64_t>(blocking.kc / kTileK, 1, k_tiles);
+  return kc_tiles >= k_tiles ? kBlock : ceil_div(cols, kBlock) * kBlock;
+}
+
+inline int64_t amx_sums_elems(const Gemm& g, int64_t cols, const AmxBlocking& blocking) {
+  return 2 * kBlock * amx_sums_ld(g, cols, blocking);
+}
+
 // Product g's columns [j0, j0 + cols) (j0 a multiple of 32) from its packed A (`a_packed`, row
-// tiles over all k tiles): packs the B panel, then, strip by strip of 32 rows, runs the K passes
-// over the strip's 32x32 blocks. The strip's sums between passes (32 x NC f32) stay in L1 or L2.
-inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64_t cols,
-                      const AmxBlocking& blocking, AmxScratch& scratch) {
+// tiles over all k tiles) and its packed B panel `b` (amx_pack_panel): strip by strip of 32 rows,
+// the K passes over the strip's 32x32 blocks, the sums between passes in `sums`
+// (amx_sums_elems), which stay in L1 or L2.
+inline void amx_panel_blocks(const Gemm& g, const uint16_t* a_packed, const uint16_t* b, int64_t j0,
+                             int64_t cols, const AmxBlocking& blocking, float* sums) {
   const int64_t k_tiles = ceil_div(g.k, kTileK);
   const int64_t kc_tiles = std::clamp<int64_t>(blocking.kc / kTileK, 1, k_tiles);
   const int64_t passes = ceil_div(k_tiles, kc_tiles);
   const int64_t m_blocks = ceil_div(g.m, kBlock), n_blocks = ceil_div(cols, kBlock);
   const int64_t strip = k_tiles * kTileElems;  // one packed 16-row or 16-column tile strip
-  // Two halves, so that the block waiting to be rounded is never the one the tiles fill next: a
-  // single pass alternates blocks, several passes alternate strips of sums.
-  const int64_t ld = passes == 1 ? kBlock : n_blocks * kBlock;
-  float* sums = scratch.sums.get<float>(2 * kBlock * ld);
-  uint16_t* b = scratch.b_panel.get<uint16_t>(2 * n_blocks * strip);
-  if (sums == nullptr || b == nullptr) return false;
-  amx_pack_panel(g, j0, cols, b);
+  const int64_t ld = amx_sums_ld(g, cols, blocking);
   PendingBlock pending;
   int64_t calls = 0;
   for (int64_t ib = 0; ib < m_blocks; ++ib) {
@@ -795,6 +803,17 @@ inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64
     }
   }
   pending.flush();
+}
+
+// Product g's columns [j0, j0 + cols): packs the B panel, then its blocks (amx_panel_blocks).
+inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64_t cols,
+                      const AmxBlocking& blocking, AmxScratch& scratch) {
+  const int64_t k_tiles = ceil_div(g.k, kTileK), n_blocks = ceil_div(cols, kBlock);
+  float* sums = scratch.sums.get<float>(amx_sums_elems(g, cols, blocking));
+  uint16_t* b = scratch.b_panel.get<uint16_t>(2 * n_blocks * k_tiles * kTileElems);
+  if (sums == nullptr || b == nullptr) return false;
+  amx_pack_panel(g, j0, cols, b);
+  amx_panel_blocks(g, a_packed, b, j0, cols, blocking, sums);
   return true;
 }
 
