@@ -753,9 +753,9 @@ struct PendingBlock {
   }
 };
 
-// The f32 sums that amx_panel_blocks keeps for a panel of `cols` columns: two halves, so that the
-// block waiting to be rounded is never the one the tiles fill next (a single pass alternates
-// blocks, several passes alternate strips of sums).
+// The row stride and size of the f32 sums that amx_panel_blocks keeps for a panel of `cols`
+// columns: two halves, so that the block waiting to be rounded is never the one the tiles fill
+// next (a single pass alternates 32x32 blocks, several passes alternate 32-row strips of sums).
 inline int64_t amx_sums_ld(const Gemm& g, int64_t cols, const AmxBlocking& blocking) {
   const int64_t k_tiles = ceil_div(g.k, kTileK);
   const int64_t kc_tiles = std::clamp<int64_t>(blocking.kc / kTileK, 1, k_tiles);
