@@ -4,7 +4,7 @@
 // experts' default KC and NC. Each phase is reported as the whole call's FLOPs over the phase's
 // time (FLOP/s; compare with `kbench probe`'s AMX-BF16 peak):
 //   Call       gemm_amx as the expert calls it: everything below, in the expert's order
-//   PackA      every 16-row tile strip of every product's A over all of K (amx_pack_a)
+//   PackA      every 16-row tile strip of every product's A over all of K (amx_pack_a_all)
 //   PackB      every NC-column panel of every product's B, pair-interleaved (amx_pack_panel)
 //   BlocksL2   the tile blocks of every panel (amx_panel_blocks) over one packed A and one packed
 //              panel reused for all (wrong results, the call's data traffic): as in the call, where
@@ -53,24 +53,6 @@ struct Operands {
   }
 };
 
-std::int64_t k_tiles(const Shape& s) {
-  return ceil_div(s.k, kTileK);
-}
-
-// Elements of one product's packed A (all its 16-row strips) and of one packed panel.
-std::int64_t a_elems(const Shape& s) {
-  return 2 * ceil_div(s.m, kBlock) * k_tiles(s) * kTileElems;
-}
-
-std::int64_t panel_elems(const Shape& s) {
-  return 2 * ceil_div(s.blocking.nc, kBlock) * k_tiles(s) * kTileElems;
-}
-
-void pack_a(const Shape& s, const Gemm& g, uint16_t* a_packed) {
-  for (std::int64_t mt = 0; mt < 2 * ceil_div(s.m, kBlock); ++mt)
-    amx_pack_a(g, mt, k_tiles(s), a_packed + mt * k_tiles(s) * kTileElems);
-}
-
 bool have_amx(benchmark::State& state) {
   if (select_path() == Isa::kAmx) return true;
   state.SkipWithError("this CPU (or its kernel) gives no AMX-BF16");
@@ -93,9 +75,9 @@ void PackA(benchmark::State& state, const Shape& s) {
   if (!have_amx(state)) return;
   Operands op(s);
   AlignedBuffer a_packed;
-  uint16_t* a = a_packed.get<uint16_t>(a_elems(s));
+  uint16_t* a = a_packed.get<uint16_t>(amx_packed_a_elems(op.products[0]));
   for (auto _ : state)
-    for (const Gemm& g : op.products) pack_a(s, g, a);
+    for (const Gemm& g : op.products) amx_pack_a_all(g, a);
   report(state, s);
 }
 
@@ -103,7 +85,7 @@ void PackB(benchmark::State& state, const Shape& s) {
   if (!have_amx(state)) return;
   Operands op(s);
   AlignedBuffer panel;
-  uint16_t* b = panel.get<uint16_t>(panel_elems(s));
+  uint16_t* b = panel.get<uint16_t>(amx_panel_elems(op.products[0], s.blocking.nc));
   for (auto _ : state)
     for (const Gemm& g : op.products)
       for (std::int64_t j0 = 0; j0 < s.n; j0 += s.blocking.nc)
@@ -115,10 +97,10 @@ void BlocksL2(benchmark::State& state, const Shape& s) {
   if (!have_amx(state)) return;
   Operands op(s);
   AlignedBuffer a_packed, panel, sums;
-  uint16_t* a = a_packed.get<uint16_t>(a_elems(s));
-  uint16_t* b = panel.get<uint16_t>(panel_elems(s));
+  uint16_t* a = a_packed.get<uint16_t>(amx_packed_a_elems(op.products[0]));
+  uint16_t* b = panel.get<uint16_t>(amx_panel_elems(op.products[0], s.blocking.nc));
   float* sum = sums.get<float>(amx_sums_elems(op.products[0], s.blocking.nc, s.blocking));
-  pack_a(s, op.products[0], a);
+  amx_pack_a_all(op.products[0], a);
   amx_pack_panel(op.products[0], 0, s.blocking.nc, b);
   amx_tiles::configure();
   for (auto _ : state)
@@ -133,14 +115,13 @@ void BlocksL1(benchmark::State& state, const Shape& s) {
   if (!have_amx(state)) return;
   Operands op(s);
   // One 32 x 256 strip of A against one 256 x 32 panel of B (16 KiB each): one K pass of 8 steps.
-  constexpr std::int64_t kDepth = 256, kDepthTiles = kDepth / kTileK;
+  constexpr std::int64_t kDepth = 256;
   const Gemm block{op.a.data(), s.k, op.b.data(), s.n, op.c.data(), s.n, kBlock, kDepth, kBlock};
   AlignedBuffer a_packed, panel, sums;
-  uint16_t* a = a_packed.get<uint16_t>(2 * kDepthTiles * kTileElems);
-  uint16_t* b = panel.get<uint16_t>(2 * kDepthTiles * kTileElems);
+  uint16_t* a = a_packed.get<uint16_t>(amx_packed_a_elems(block));
+  uint16_t* b = panel.get<uint16_t>(amx_panel_elems(block, kBlock));
   float* sum = sums.get<float>(amx_sums_elems(block, kBlock, s.blocking));
-  amx_pack_a(block, 0, kDepthTiles, a);
-  amx_pack_a(block, 1, kDepthTiles, a + kDepthTiles * kTileElems);
+  amx_pack_a_all(block, a);
   amx_pack_panel(block, 0, kBlock, b);
   const std::int64_t blocks =
       s.groups * (s.m / kBlock) * (s.n / kBlock) * (s.k / kDepth);  // the call's FLOPs

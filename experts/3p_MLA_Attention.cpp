@@ -359,12 +359,12 @@ bool shape_of(const kb_tensor* in, int32_t num_inputs, const kb_tensor* out, int
          s.batch > 0 && s.seq > 0 && s.nope > 0 && s.vd > 0 && s.kvl > 0 && s.ql > 0 && s.emb > 0;
 }
 
-// Whether the GEMMs run on bf16 operands (oneDNN's AMX kernels): where the CPU has AMX, with the
-// flash attention (which reads and writes bf16 already) and oneDNN chosen. The f32 GEMMs run at
-// the FMA units' rate, a sixteenth of AMX's on the AMX Xeon.
 // The tile GEMM's K per pass and panel width (TILE_GEMM 1).
 constexpr blocked_gemm::AmxBlocking kAmxBlocking{KB_AMX_KC, KB_AMX_NC};
 
+// Whether the GEMMs run on bf16 operands (AMX tiles): where the CPU has AMX, with the flash
+// attention (which reads and writes bf16 already) and oneDNN chosen. The f32 GEMMs run at the FMA
+// units' rate, a sixteenth of AMX's on the AMX Xeon.
 bool bf16_gemms() {
   static const bool on =
       KB_ATTN == 1 && KB_GEMM == 1 && isa::best_isa(isa::Isa::kAmx) == isa::Isa::kAmx;

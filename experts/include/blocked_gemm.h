@@ -659,6 +659,18 @@ inline void amx_pack_a(const Gemm& g, int64_t mt, int64_t k_tiles, uint16_t* str
   }
 }
 
+// Elements of product g's packed A: 2 row tiles per 32-row block, each over all k tiles.
+inline int64_t amx_packed_a_elems(const Gemm& g) {
+  return 2 * ceil_div(g.m, kBlock) * ceil_div(g.k, kTileK) * kTileElems;
+}
+
+// Every row tile of product g's A into `a_packed` (amx_packed_a_elems), one after the other.
+inline void amx_pack_a_all(const Gemm& g, uint16_t* a_packed) {
+  const int64_t k_tiles = ceil_div(g.k, kTileK);
+  for (int64_t mt = 0; mt < 2 * ceil_div(g.m, kBlock); ++mt)
+    amx_pack_a(g, mt, k_tiles, a_packed + mt * k_tiles * kTileElems);
+}
+
 // The valid rows x cols of an f32 block (rows ld floats apart) rounded to bf16 into C.
 KB_TARGET_AVX512 inline void amx_store_block(const float* block, int64_t ld, int64_t rows,
                                              int64_t cols, uint16_t* c, int64_t ldc) {
@@ -688,6 +700,11 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) inline void amx_store_blo
 struct AmxScratch {
   AlignedBuffer a, b_panel, sums;
 };
+
+// Elements of a packed panel of `cols` columns of product g's B.
+inline int64_t amx_panel_elems(const Gemm& g, int64_t cols) {
+  return 2 * ceil_div(cols, kBlock) * ceil_div(g.k, kTileK) * kTileElems;
+}
 
 // Product g's columns [j0, j0 + cols) of B packed into `panel`: 16-column tile strips over all k
 // tiles, each tile row interleaving 16 columns of rows 2p and 2p+1 of B into (B[2p][n],
@@ -808,9 +825,8 @@ inline void amx_panel_blocks(const Gemm& g, const uint16_t* a_packed, const uint
 // Product g's columns [j0, j0 + cols): packs the B panel, then its blocks (amx_panel_blocks).
 inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64_t cols,
                       const AmxBlocking& blocking, AmxScratch& scratch) {
-  const int64_t k_tiles = ceil_div(g.k, kTileK), n_blocks = ceil_div(cols, kBlock);
   float* sums = scratch.sums.get<float>(amx_sums_elems(g, cols, blocking));
-  uint16_t* b = scratch.b_panel.get<uint16_t>(2 * n_blocks * k_tiles * kTileElems);
+  uint16_t* b = scratch.b_panel.get<uint16_t>(amx_panel_elems(g, cols));
   if (sums == nullptr || b == nullptr) return false;
   amx_pack_panel(g, j0, cols, b);
   amx_panel_blocks(g, a_packed, b, j0, cols, blocking, sums);
@@ -823,8 +839,7 @@ inline bool amx_panel(const Gemm& g, const uint16_t* a_packed, int64_t j0, int64
 inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, int threads) {
   if (count == 0) return true;
   const int64_t nc = std::max(kBlock, blocking.nc / kBlock * kBlock);
-  // The largest product's packed A: 2 row tiles per 32-row block, each k_tiles long.
-  int64_t a_elems = 0;
+  int64_t a_elems = 0;  // the largest product's packed A
   struct Panel {
     int64_t q, j0;
   };
@@ -832,7 +847,7 @@ inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, 
   std::vector<int64_t> cost;
   for (int64_t q = 0; q < count; ++q) {
     const int64_t m_blocks = ceil_div(g[q].m, kBlock), k_tiles = ceil_div(g[q].k, kTileK);
-    a_elems = std::max(a_elems, 2 * m_blocks * k_tiles * kTileElems);
+    a_elems = std::max(a_elems, amx_packed_a_elems(g[q]));
     for (int64_t j0 = 0; j0 < g[q].n; j0 += nc) {
       panels.push_back({q, j0});
       cost.push_back(m_blocks * ceil_div(std::min(nc, g[q].n - j0), kBlock) * k_tiles);
@@ -856,9 +871,7 @@ inline bool gemm_amx(const Gemm* g, int64_t count, const AmxBlocking& blocking, 
     for (int64_t i = first[thread]; i < first[thread + 1] && ok; ++i) {
       const auto [q, j0] = panels[static_cast<size_t>(i)];
       if (q != packed_q) {  // this thread's first panel of product q: its A, into L2
-        const int64_t k_tiles = ceil_div(g[q].k, kTileK);
-        for (int64_t mt = 0; mt < 2 * ceil_div(g[q].m, kBlock); ++mt)
-          amx_pack_a(g[q], mt, k_tiles, a_packed + mt * k_tiles * kTileElems);
+        amx_pack_a_all(g[q], a_packed);
         packed_q = q;
       }
       ok = amx_panel(g[q], a_packed, j0, std::min(nc, g[q].n - j0), blocking, scratch);
