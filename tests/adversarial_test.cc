@@ -1,13 +1,15 @@
 // Every hostile or sloppy candidate in tests/adversarial/ goes through the real `kbench eval`
 // (compiler, worker process, checker) and must get the verdict its first line promises, with kbench
 // exiting 0; and whatever the verdict, the evaluation must leave no trace outside: no secret from
-// kbench's environment in its output, no connection to a local listener, no file outside the
-// sandbox, no process of the candidate alive.
+// kbench's environment or from a key file in its output, no connection to a local listener, no file
+// outside the sandbox, no process of the candidate alive.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +39,10 @@ constexpr std::uint16_t kListenerPort = 47391;
 // In kbench's environment for every evaluation (tests/adversarial/reads_env_secret.cpp hunts it).
 constexpr const char* kSecretName = "KBENCH_ADVERSARIAL_SECRET";
 constexpr const char* kSecretValue = "kbench-secret-value";
+// A key file holding the same value, kbench's user's alone
+// (tests/adversarial/includes_host_file.cpp and incbin_host_file.cpp try to read it through the
+// build).
+constexpr const char* kSecretFile = "/tmp/kbench-adversarial-secret";
 // Prefix of every file a candidate tries to create outside its sandbox, in these directories.
 constexpr const char* kOutsidePrefix = "kbench-adversarial-outside-";
 const char* const kOutsideDirs[] = {"/tmp", "/dev/shm"};
@@ -61,11 +67,14 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-// The markers at the top of a candidate: `// expect: <status>` on the first line and, for
-// candidates whose attack would show as speed, `// expect-speedup-below: <x>` on the second.
+// The markers at the top of a candidate: `// expect: <status>` on the first line and, on the
+// second, `// expect-speedup-below: <x>` for candidates whose attack would show as speed, or
+// `// expect-needs: landlock` for those only Landlock stops (kbench's own user could read the
+// file).
 struct Expectation {
   std::string status;
   std::optional<double> speedup_below;
+  bool needs_landlock = false;
   std::vector<std::string> task_names;  // every "kbx-..." name the candidate gives its tasks
 };
 
@@ -79,6 +88,7 @@ Expectation expectation_of(const std::string& path) {
     e.status = line.substr(status_marker.size());
   if (std::getline(lines, line) && line.starts_with(speedup_marker))
     e.speedup_below = std::stod(line.substr(speedup_marker.size()));
+  e.needs_landlock = line == "// expect-needs: landlock";
   // The names are string literals in the source: "kbx-<short>".
   for (std::size_t at = source.find("\"kbx-"); at != std::string::npos;
        at = source.find("\"kbx-", at + 1)) {
@@ -226,8 +236,16 @@ TEST_P(AdversarialCandidate, GetsItsExpectedVerdictAndLeavesNothingBehind) {
   const std::string path = source_path("tests/adversarial/" + GetParam());
   const Expectation expected = expectation_of(path);
   ASSERT_FALSE(expected.status.empty()) << path << " lacks a '// expect: <status>' first line";
-  // The secret reaches kbench through its environment, as API keys do.
+  if (expected.needs_landlock && syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) < 1)
+    GTEST_SKIP() << "this kernel has no Landlock, which is what stops this attack";
+  // The secret reaches kbench through its environment, as API keys do, and is in a key file.
   ASSERT_EQ(setenv(kSecretName, kSecretValue, 1), 0);
+  {
+    std::ofstream key(kSecretFile, std::ios::trunc);
+    key << kSecretValue << "\n";
+    ASSERT_TRUE(key.good()) << "cannot write " << kSecretFile;
+  }
+  ASSERT_EQ(chmod(kSecretFile, 0600), 0);
   LocalListener listener;
   ASSERT_TRUE(listener.listening())
       << "cannot listen on 127.0.0.1:" << kListenerPort << ": " << std::strerror(errno);

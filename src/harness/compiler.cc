@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "core/sha256.h"
+#include "harness/confined_command.h"
 #include "harness/subprocess.h"
 
 namespace kbench {
@@ -58,6 +59,54 @@ const std::vector<std::string> kLinkLibraries = [] {
   return libs;
 }();
 
+// What the candidate's build may read beside its own directory: the toolchain and the system's
+// headers and libraries (/usr, /lib*, /opt), the loader's and the locale's configuration (no other
+// file of /etc: /etc/shadow stays out), and the headers and libraries of the candidate command.
+// Nothing of /home, /root, /tmp or /proc: no key file, store, compile cache or process environment.
+std::vector<std::string> build_readable() {
+  std::vector<std::string> paths = {"/usr",
+                                    "/lib",
+                                    "/lib64",
+                                    "/lib32",
+                                    "/libx32",
+                                    "/opt",
+                                    "/etc/ld.so.cache",
+                                    "/etc/ld.so.conf",
+                                    "/etc/ld.so.conf.d",
+                                    "/etc/locale.alias",
+                                    "/dev/null",
+                                    "/dev/urandom",
+                                    KBENCH_INCLUDE_DIR,
+                                    KBENCH_OPENBLAS_INCLUDE_DIR};
+  if (*KBENCH_MKL_INCLUDE_DIR) paths.push_back(KBENCH_MKL_INCLUDE_DIR);
+  const std::string mkl_runtime = KBENCH_MKL_RUNTIME;
+  if (!mkl_runtime.empty()) paths.push_back(mkl_runtime.substr(0, mkl_runtime.rfind('/')));
+  // A compiler of $KBENCH_CXX outside those trees: its own installation, two levels up from bin/.
+  const fs::path compiler = fs::path(candidate_compiler());
+  if (compiler.is_absolute()) paths.push_back(compiler.parent_path().parent_path().string());
+  return paths;
+}
+
+// The build's environment: a fixed PATH, its own directory for temporary files, and the locale of
+// its diagnostics; no API key or token of kbench's.
+std::vector<std::string> build_environment(const fs::path& work_dir) {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "TMPDIR=" + work_dir.string()};
+  for (char** e = environ; *e; ++e) {
+    const std::string_view entry(*e);
+    if (entry.starts_with("LANG=") || entry.starts_with("LC_")) env.emplace_back(entry);
+  }
+  return env;
+}
+
+// Bounds of one build: a candidate needs a few hundred MiB to compile (the largest expert, 360 MiB)
+// and writes a shared object of a few MiB; a source made to exhaust memory or fill the disk ends
+// at these with a compile error.
+constexpr long long kBuildAddressSpaceMb = 4096;
+constexpr long long kBuildFileSizeMb = 256;
+
+// Part of the cache key: an object built before the build was confined is never reused.
+constexpr const char* kBuildRecipe = "confined build 1";
+
 // The compiler's identity for the cache key: its first --version line (a compiler upgrade must not
 // reuse objects built by the old one).
 std::string compiler_identity() {
@@ -74,16 +123,19 @@ std::string compiler_identity() {
 struct CompilerRun {
   bool ok = false;
   std::string diagnostics;
+  std::vector<std::string> layers, missing;  // the build's confinement
 };
 CompilerRun run_candidate_compiler(const std::vector<std::string>& args, bool link,
-                                   double timeout_s) {
+                                   const fs::path& work_dir, double timeout_s) {
   std::vector<std::string> argv = {candidate_compiler()};
   for (const std::string& f : candidate_flags())
     if (link || (f != "-shared" && !f.starts_with("-Wl,"))) argv.push_back(f);
   argv.insert(argv.end(), args.begin(), args.end());
   if (link) argv.insert(argv.end(), kLinkLibraries.begin(), kLinkLibraries.end());
-  const CommandResult r = run_command(argv, timeout_s);
-  CompilerRun run;
+  const Confinement confinement{build_readable(), work_dir.string(), build_environment(work_dir),
+                                kBuildAddressSpaceMb, kBuildFileSizeMb};
+  const ConfinedResult r = run_confined(argv, confinement, timeout_s);
+  CompilerRun run{.layers = r.layers, .missing = r.missing};
   run.diagnostics = r.error.empty() ? r.output : r.error;
   if (r.timed_out)
     run.diagnostics = "compiler did not finish within " +
@@ -123,7 +175,7 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   bytes << in.rdbuf();
   out.source = bytes.str();
 
-  std::string key = out.source + '\0' + compiler_identity();
+  std::string key = out.source + '\0' + compiler_identity() + '\0' + kBuildRecipe;
   for (const std::string& f : candidate_flags()) key += '\0' + f;
   for (const std::string& l : kLinkLibraries) key += '\0' + l;
   out.hash = sha256_hex(key);
@@ -141,21 +193,29 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
     out.ok = out.cached = true;
     return out;
   }
-  // Compile the copy we hashed, not the user's path, which may change between read and compile.
-  // Private to this thread: the agents' pool compiles in several threads of one process.
-  const std::string stem =
-      (dir / (out.hash + "." + std::to_string(getpid()) + "-" + std::to_string(gettid()))).string();
-  const std::string src_copy = stem + ".cpp", so_tmp = stem + ".so.tmp";
+  // Compile the copy we hashed, not the user's path, which may change between read and compile, in
+  // a directory of its own, the only one the build may write (its temporary files too): private to
+  // this thread, since the agents' pool compiles in several threads of one process, and beside the
+  // cache, so that the object moves in by a rename.
+  const fs::path build = dir / ("build-" + out.hash.substr(0, 16) + "-" + std::to_string(getpid()) +
+                                "-" + std::to_string(gettid()));
+  fs::remove_all(build, ec);
+  fs::create_directory(build, ec);
+  const std::string src_copy = (build / "candidate.cpp").string(),
+                    so_tmp = (build / "candidate.so").string();
   {
     std::ofstream copy(src_copy, std::ios::binary);
     copy << out.source;
     if (!copy) {
       out.diagnostics = "cannot write " + src_copy;
+      fs::remove_all(build, ec);
       return out;
     }
   }
-  const CompilerRun r = run_candidate_compiler({"-o", so_tmp, src_copy}, true, options.timeout_s);
-  fs::remove(src_copy, ec);
+  const CompilerRun r =
+      run_candidate_compiler({"-o", so_tmp, src_copy}, true, build, options.timeout_s);
+  out.build_layers = r.layers;
+  out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
   // Point diagnostics at the user's file rather than the cache's private copy of it.
   for (std::size_t at = out.diagnostics.find(src_copy); at != std::string::npos;
@@ -166,7 +226,7 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
     out.ok = !ec;
     if (ec) out.diagnostics += "cannot move the object into the cache: " + ec.message();
   }
-  if (!out.ok) fs::remove(so_tmp, ec);
+  fs::remove_all(build, ec);
   return out;
 }
 
@@ -185,7 +245,7 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
     out_copy << in.rdbuf();
   }
   const CompilerRun r = run_candidate_compiler({"-g", "-S", "-o", assembly.string(), copy.string()},
-                                               false, timeout_s);
+                                               false, dir, timeout_s);
   out.diagnostics = r.diagnostics;
   if (r.ok) {
     std::ifstream text(assembly);
@@ -210,7 +270,9 @@ CompileOutcome compile_assembly(const std::string& assembly, const std::string& 
   std::ofstream(extra_path) << extra_source;
   std::vector<std::string> args = extra_flags;
   args.insert(args.end(), {"-o", so.string(), asm_path.string(), extra_path.string()});
-  const CompilerRun r = run_candidate_compiler(args, true, timeout_s);
+  const CompilerRun r = run_candidate_compiler(args, true, dir, timeout_s);
+  out.build_layers = r.layers;
+  out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
   out.ok = r.ok;
   out.so_path = so.string();

@@ -19,6 +19,9 @@ struct CompileOutcome {
   std::string source;       // exactly the bytes compiled and hashed
   std::string hash;         // sha256 hex
   std::string diagnostics;  // compiler output (warnings or errors), or why it could not run
+  // The build's confinement (docs/security.md, "The build"), when this call built the object; a
+  // cached object was built under the same confinement (it is part of the cache key).
+  std::vector<std::string> build_layers, build_missing;
 };
 
 // The compiler executable: $KBENCH_CXX, else the C++ compiler kbench was built with.
@@ -29,8 +32,9 @@ std::vector<std::string> candidate_flags();
 // One line for docs and `kbench scaffold`: the full command with placeholders.
 std::string candidate_command_line();
 
-// Reads `source_path` once and compiles those bytes. Never throws for a bad source; an unreadable
-// path gives ok=false with the reason in diagnostics.
+// Reads `source_path` once and compiles those bytes, the build confined
+// (harness/confined_command.h). Never throws for a bad source; an unreadable path gives ok=false
+// with the reason in diagnostics.
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options);
 
 // A shared object built from `assembly` (a candidate's, changed by a tool: instrumented) and

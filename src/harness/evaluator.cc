@@ -320,6 +320,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     r.candidate_source = compiled.source;
     r.candidate_hash = compiled.hash;
     r.diagnostics = compiled.diagnostics;
+    if (!compiled.cached) r.sandbox = SandboxReport{compiled.build_layers, compiled.build_missing};
     if (!compiled.ok) {
       fail(r, Status::kCompileError, "compilation failed");
       return finish();
@@ -342,7 +343,12 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     fail(r, build_problem ? Status::kCompileError : status_of(failure), failure.message);
     return finish();
   }
-  r.sandbox = candidate.worker->sandbox();
+  SandboxReport confinement = r.sandbox.value_or(SandboxReport{});  // the build's, if it ran now
+  const SandboxReport& worker = candidate.worker->sandbox();
+  confinement.layers.insert(confinement.layers.end(), worker.layers.begin(), worker.layers.end());
+  confinement.missing.insert(confinement.missing.end(), worker.missing.begin(),
+                             worker.missing.end());
+  r.sandbox = std::move(confinement);
   if (!start_worker(baseline, seat, "", failure))
     throw HarnessError("baseline worker failed to start: " + failure.message);
 

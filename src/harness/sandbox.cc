@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -343,14 +344,12 @@ void limit_resources(const Limits& limits, Applied& applied) {
   (ok ? applied.layers : applied.missing) |= kResourceLimits;
 }
 
-void restrict_filesystem(int shared_object_fd, const std::string& library_dir, Applied& applied) {
-  const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
-  const std::uint32_t wanted = kLandlockFiles | kLandlockNetwork | kLandlockSignals;
-  if (abi < 1) {
-    applied.missing |= wanted;
-    return;
-  }
-  applied.landlock_abi = static_cast<int>(abi);
+namespace {
+
+// A ruleset handling every file-system right this kernel's Landlock knows, TCP bind and connect
+// (ABI 4) and, when `scoped`, signals and abstract sockets (ABI 6); -1 where there is no Landlock.
+int new_ruleset(long abi, bool scoped) {
+  if (abi < 1) return -1;
   RulesetAttr attr;
   attr.handled_access_fs = kFsExecute | kFsWriteFile | kFsReadFile | kFsReadDir | kFsRemoveDir |
                            kFsRemoveFile | kFsMakeChar | kFsMakeDir | kFsMakeReg | kFsMakeSock |
@@ -363,29 +362,51 @@ void restrict_filesystem(int shared_object_fd, const std::string& library_dir, A
     attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
     attr_size = offsetof(RulesetAttr, scoped);
   }
-  if (abi >= 6) {
+  if (abi >= 6 && scoped) {
     attr.scoped = kScopeAbstractUnixSocket | kScopeSignal;
     attr_size = sizeof attr;
   }
-  const int ruleset = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0));
+  return static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0));
+}
+
+// Grants `access` beneath `fd` (a directory, or a file for the file rights alone).
+bool allow(int ruleset, int fd, std::uint64_t access) {
+  PathBeneathAttr rule{access, fd};
+  return syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0) == 0;
+}
+
+// Grants reading (and executing) beneath `path`, a directory or a file; a path that does not exist
+// grants nothing and is no error (/lib64 or /opt may not exist).
+bool allow_reading(int ruleset, const std::string& path) {
+  const int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+  if (fd < 0) return true;
+  struct stat st {};
+  const bool directory = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+  const bool ok = allow(ruleset, fd, kFsExecute | kFsReadFile | (directory ? kFsReadDir : 0));
+  close(fd);
+  return ok;
+}
+
+long landlock_abi() {
+  return syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
+}
+
+}  // namespace
+
+void restrict_filesystem(int shared_object_fd, const std::string& library_dir, Applied& applied) {
+  const long abi = landlock_abi();
+  const std::uint32_t wanted = kLandlockFiles | kLandlockNetwork | kLandlockSignals;
+  const int ruleset = new_ruleset(abi, /*scoped=*/true);
   if (ruleset < 0) {
     applied.missing |= wanted;
     return;
   }
+  applied.landlock_abi = static_cast<int>(abi);
   bool ok = true;
   std::vector<std::string> trees(kReadableTrees.begin(), kReadableTrees.end());
   if (!library_dir.empty()) trees.push_back(library_dir);
-  for (const std::string& tree : trees) {
-    const int dir = open(tree.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
-    if (dir < 0) continue;  // /lib64 or /opt may not exist
-    PathBeneathAttr rule{kFsExecute | kFsReadFile | kFsReadDir, dir};
-    ok = syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0) == 0 && ok;
-    close(dir);
-  }
-  if (shared_object_fd >= 0) {
-    PathBeneathAttr rule{kFsExecute | kFsReadFile, shared_object_fd};
-    ok = syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &rule, 0) == 0 && ok;
-  }
+  for (const std::string& tree : trees) ok = allow_reading(ruleset, tree) && ok;
+  if (shared_object_fd >= 0) ok = allow(ruleset, shared_object_fd, kFsExecute | kFsReadFile) && ok;
   ok = ok && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
        syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
   close(ruleset);
@@ -396,6 +417,31 @@ void restrict_filesystem(int shared_object_fd, const std::string& library_dir, A
   applied.layers |= kLandlockFiles;
   (abi >= 4 ? applied.layers : applied.missing) |= kLandlockNetwork;
   (abi >= 6 ? applied.layers : applied.missing) |= kLandlockSignals;
+}
+
+int build_ruleset(const std::vector<std::string>& readable, const std::string& writable,
+                  std::string& why_not) {
+  const long abi = landlock_abi();
+  const int ruleset = new_ruleset(abi, /*scoped=*/false);
+  if (ruleset < 0) {
+    why_not = abi < 1 ? "the kernel has no Landlock (ABI " + std::to_string(abi < 0 ? 0 : abi) + ")"
+                      : std::string("landlock_create_ruleset: ") + std::strerror(errno);
+    return -1;
+  }
+  bool ok = true;
+  for (const std::string& path : readable) ok = allow_reading(ruleset, path) && ok;
+  const int dir = open(writable.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
+  std::uint64_t everything = kFsExecute | kFsWriteFile | kFsReadFile | kFsReadDir | kFsRemoveDir |
+                             kFsRemoveFile | kFsMakeDir | kFsMakeReg;
+  if (abi >= 3) everything |= kFsTruncate;
+  ok = dir >= 0 && allow(ruleset, dir, everything) && ok;
+  if (dir >= 0) close(dir);
+  if (!ok) {
+    why_not = std::string("landlock_add_rule: ") + std::strerror(errno);
+    close(ruleset);
+    return -1;
+  }
+  return ruleset;
 }
 
 void install_syscall_filter(int control_fd, Applied& applied) {

@@ -51,6 +51,13 @@ void limit_resources(const Limits& limits, Applied& applied);
 // abstract sockets beyond this process. Missing from the kernel: recorded in `applied.missing`.
 void restrict_filesystem(int shared_object_fd, const std::string& library_dir, Applied& applied);
 
+// A Landlock ruleset for another process, the candidate's build: reading and executing beneath
+// each of `readable` (directories or files), everything but special files beneath `writable`, no
+// TCP. Returns its descriptor, for landlock_restrict_self in that process before it executes the
+// build, or -1 with the reason in `why_not` (no Landlock in this kernel, a refused rule).
+int build_ruleset(const std::vector<std::string>& readable, const std::string& writable,
+                  std::string& why_not);
+
 // The seccomp allowlist, inherited by every thread: what compute kernels need succeeds, what would
 // reach outside the worker (sockets, exec, new processes, ptrace, writes to the file system,
 // signals to others, namespaces, io_uring, ...) ends the worker with kExitForbiddenSyscall, and

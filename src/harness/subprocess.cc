@@ -17,12 +17,14 @@
 extern char** environ;
 
 namespace kbench {
-namespace {
 
 // The first three quarters and the last quarter of `max_output` bytes of what the tool wrote, with
 // a line saying what was left out between them: a compiler's first error comes first (the rest
 // often follows from it), a crash's cause comes last.
-std::string kept_output(int fd, std::size_t size, std::size_t max_output) {
+std::string kept_output(int fd, std::size_t max_output) {
+  struct stat st {};
+  fstat(fd, &st);
+  const auto size = static_cast<std::size_t>(st.st_size);
   const auto read_at = [fd](std::size_t offset, std::size_t n) {
     std::string text(n, '\0');
     const ssize_t got = pread(fd, text.data(), n, static_cast<off_t>(offset));
@@ -34,8 +36,6 @@ std::string kept_output(int fd, std::size_t size, std::size_t max_output) {
   return read_at(0, head) + "\n[... " + std::to_string(size - head - tail) +
          " bytes of output left out ...]\n" + read_at(size - tail, tail);
 }
-
-}  // namespace
 
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_s,
                           std::size_t max_output) {
@@ -74,9 +74,7 @@ CommandResult run_command(const std::vector<std::string>& argv, double timeout_s
   }
   kill(-pid, SIGKILL);  // anything the tool left running in its group
   if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  struct stat st {};
-  fstat(out_fd, &st);
-  result.output = kept_output(out_fd, static_cast<std::size_t>(st.st_size), max_output);
+  result.output = kept_output(out_fd, max_output);
   close(out_fd);
   return result;
 }

@@ -22,6 +22,10 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_s,
                           std::size_t max_output = 16384);
 
+// What a tool wrote to `fd` (a memfd read from its start), cut to `max_output` bytes as
+// CommandResult::output is.
+std::string kept_output(int fd, std::size_t max_output);
+
 // Starts argv (argv[0] looked up on PATH when it has no slash) in a process group of its own, so
 // that a kill of the group reaches everything it starts and a terminal's signals reach it only
 // through its parent, with `actions` applied to its descriptors and the signals in `defaults`

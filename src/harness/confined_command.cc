@@ -1,0 +1,179 @@
+// A confined tool: everything is prepared in kbench (paths, the Landlock ruleset, argv and
+// environment), then a cloned child applies it with async-signal-safe calls only, since kbench may
+// have other threads (the agents' pool builds in several), and executes the tool.
+#include "harness/confined_command.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "core/timer.h"
+#include "harness/sandbox.h"
+
+namespace kbench {
+namespace {
+
+struct ChildPlan {
+  const char* exe;
+  char** argv;
+  char** envp;
+  const char* work_dir;
+  int stdin_fd, output_fd;
+  int ruleset;  // -1: no Landlock
+  rlim_t address_space, file_size, cpu_seconds;
+};
+
+// Writes `what` and exits: the tool's output then says why it never ran.
+[[noreturn]] void child_fails(const char* what) {
+  const char prefix[] = "kbench: the confined build could not start: ";
+  (void)!write(STDERR_FILENO, prefix, sizeof prefix - 1);
+  (void)!write(STDERR_FILENO, what, std::strlen(what));
+  (void)!write(STDERR_FILENO, "\n", 1);
+  _exit(126);
+}
+
+int child_main(void* arg) {
+  const auto* plan = static_cast<const ChildPlan*>(arg);
+  sigset_t empty;
+  sigemptyset(&empty);
+  sigprocmask(SIG_SETMASK, &empty, nullptr);
+  struct sigaction defaults {};
+  defaults.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &defaults, nullptr);
+  setpgid(0, 0);  // without a PID namespace, a kill of the group still reaches all it starts
+  if (dup2(plan->stdin_fd, STDIN_FILENO) < 0 || dup2(plan->output_fd, STDOUT_FILENO) < 0 ||
+      dup2(plan->output_fd, STDERR_FILENO) < 0)
+    _exit(126);
+  if (chdir(plan->work_dir) != 0) child_fails("chdir to its directory");
+  const auto limit = [](int resource, rlim_t value) {
+    const rlimit both{value, value};
+    return setrlimit(resource, &both) == 0;
+  };
+  if (!limit(RLIMIT_CORE, 0) || (plan->file_size && !limit(RLIMIT_FSIZE, plan->file_size)) ||
+      (plan->address_space && !limit(RLIMIT_AS, plan->address_space)) ||
+      !limit(RLIMIT_CPU, plan->cpu_seconds))
+    child_fails("setrlimit");
+  if (plan->ruleset >= 0 && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+                             syscall(SYS_landlock_restrict_self, plan->ruleset, 0) != 0))
+    child_fails("landlock_restrict_self");
+  execve(plan->exe, plan->argv, plan->envp);
+  child_fails("execve");
+}
+
+// argv[0] as execve needs it: a path, or the first executable of that name on kbench's PATH.
+std::string executable_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return name;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+}  // namespace
+
+ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinement& confinement,
+                            double timeout_s, std::size_t max_output) {
+  ConfinedResult result;
+  const std::string exe = executable_path(argv.at(0));
+  std::vector<std::string> args = argv, env = confinement.environment;
+  std::vector<char*> c_argv = c_strings(args), c_env = c_strings(env);
+
+  std::string why_not;
+  const int ruleset = sandbox::build_ruleset(confinement.readable, confinement.work_dir, why_not);
+  if (ruleset >= 0)
+    result.layers.push_back("build_landlock_files");
+  else
+    result.missing.push_back("build_landlock_files: " + why_not);
+  result.layers.insert(result.layers.end(),
+                       {"build_environment_allowlist", "build_resource_limits"});
+
+  const int output_fd = memfd_create("kbench-build-output", MFD_CLOEXEC);
+  const int stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  constexpr std::size_t kStackBytes = 256 << 10;
+  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  const auto release = [&] {
+    for (int fd : {ruleset, stdin_fd, output_fd})
+      if (fd >= 0) close(fd);
+    if (stack != MAP_FAILED) munmap(stack, kStackBytes);
+  };
+  if (output_fd < 0 || stdin_fd < 0 || stack == MAP_FAILED) {
+    result.error = std::string("cannot prepare the build: ") + std::strerror(errno);
+    release();
+    return result;
+  }
+  const auto mebibytes = [](long long mb) { return static_cast<rlim_t>(mb) << 20; };
+  ChildPlan plan{exe.c_str(),
+                 c_argv.data(),
+                 c_env.data(),
+                 confinement.work_dir.c_str(),
+                 stdin_fd,
+                 output_fd,
+                 ruleset,
+                 mebibytes(confinement.address_space_mb),
+                 mebibytes(confinement.file_size_mb),
+                 static_cast<rlim_t>(timeout_s) + 10};
+  char* stack_top = static_cast<char*>(stack) + kStackBytes;
+  // A PID namespace ends everything the build started when the compiler's driver ends; a network
+  // namespace leaves it no network. Both need root here: in a user namespace of its own without a
+  // mapping, kbench's user could not create the build's files.
+  pid_t pid = -1;
+  if (geteuid() == 0) {
+    pid = clone(child_main, stack_top, CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
+    if (pid >= 0)
+      result.layers.push_back("build_namespaces");
+    else
+      result.missing.push_back(std::string("build_namespaces: clone refused them (") +
+                               std::strerror(errno) + ")");
+  } else {
+    result.missing.push_back("build_namespaces: kbench is not root");
+  }
+  if (pid < 0) pid = clone(child_main, stack_top, SIGCHLD, &plan);
+  if (pid < 0) {
+    result.error = "cannot run " + argv[0] + ": " + std::strerror(errno);
+    release();
+    return result;
+  }
+
+  const double deadline = now_seconds() + timeout_s;
+  int status = 0;
+  for (;;) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    if (now_seconds() > deadline) {
+      kill(pid, SIGKILL);  // in a PID namespace, its end takes all the build started along
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      result.timed_out = true;
+      break;
+    }
+    usleep(2000);
+  }
+  kill(-pid, SIGKILL);  // anything left in its group
+  if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  result.output = kept_output(output_fd, max_output);
+  release();
+  return result;
+}
+
+}  // namespace kbench

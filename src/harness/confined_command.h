@@ -1,0 +1,35 @@
+// Runs a trusted tool on untrusted input, confined: the candidate's build. The compiler is trusted,
+// the source it reads is not: `#include "/root/.ssh/id_rsa"` would print the key in the
+// diagnostics, `.incbin` would carry a file into the candidate's object, a 16 GiB array would fill
+// the disk. So the build reads only what a build needs, writes only its own directory, and gets
+// neither kbench's environment nor a network (docs/security.md, "The build").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "harness/subprocess.h"
+
+namespace kbench {
+
+struct Confinement {
+  std::vector<std::string> readable;     // directories and files it may read and execute
+  std::string work_dir;                  // its working directory, the one tree it may write
+  std::vector<std::string> environment;  // all of its environment ("NAME=value")
+  long long address_space_mb = 0;        // RLIMIT_AS of each of its processes; 0: unlimited
+  long long file_size_mb = 0;  // RLIMIT_FSIZE, the largest file it may write; 0: unlimited
+};
+
+struct ConfinedResult : CommandResult {
+  std::vector<std::string> layers;   // the confinement's layers in place ("build_landlock_files")
+  std::vector<std::string> missing;  // one line each for those this machine refused, with why
+};
+
+// run_command's contract (argv[0] looked up on kbench's PATH when it has no slash; a deadline that
+// kills all the tool started), with the tool confined: Landlock to `confinement`'s trees (where
+// the kernel has it), new PID and network namespaces (where kbench is root), its environment and
+// resource limits.
+ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinement& confinement,
+                            double timeout_s, std::size_t max_output = 16384);
+
+}  // namespace kbench
