@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <system_error>
 
@@ -81,9 +82,12 @@ std::vector<std::string> build_readable() {
   if (*KBENCH_MKL_INCLUDE_DIR) paths.push_back(KBENCH_MKL_INCLUDE_DIR);
   const std::string mkl_runtime = KBENCH_MKL_RUNTIME;
   if (!mkl_runtime.empty()) paths.push_back(mkl_runtime.substr(0, mkl_runtime.rfind('/')));
-  // A compiler of $KBENCH_CXX outside those trees: its own installation, two levels up from bin/.
+  // A compiler of $KBENCH_CXX outside those trees: its own installation, two levels up from bin/
+  // (/opt/llvm for /opt/llvm/bin/clang++; never / itself, for a compiler in /bin).
   const fs::path compiler = fs::path(candidate_compiler());
-  if (compiler.is_absolute()) paths.push_back(compiler.parent_path().parent_path().string());
+  const fs::path installation = compiler.parent_path().parent_path();
+  if (compiler.is_absolute() && std::distance(installation.begin(), installation.end()) > 2)
+    paths.push_back(installation.string());
   return paths;
 }
 

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 #include "core/timer.h"
@@ -30,7 +31,8 @@ struct ChildPlan {
   char** envp;
   const char* work_dir;
   int stdin_fd, output_fd;
-  int ruleset;  // -1: no Landlock
+  int go_read, go_write;  // a byte on go_read once kbench has set the child's namespaces up
+  int ruleset;            // -1: no Landlock
   rlim_t address_space, file_size, cpu_seconds;
 };
 
@@ -45,6 +47,9 @@ struct ChildPlan {
 
 int child_main(void* arg) {
   const auto* plan = static_cast<const ChildPlan*>(arg);
+  close(plan->go_write);  // so that kbench's end alone keeps the pipe open: were kbench gone, EOF
+  char go = 0;
+  if (read(plan->go_read, &go, 1) != 1) _exit(126);
   sigset_t empty;
   sigemptyset(&empty);
   sigprocmask(SIG_SETMASK, &empty, nullptr);
@@ -83,6 +88,21 @@ std::string executable_path(const std::string& name) {
   return name;
 }
 
+// Maps kbench's user and group onto themselves in child `pid`'s new user namespace, so that the
+// files the build creates belong to kbench's user (unmapped, creating them fails with EOVERFLOW).
+bool map_own_ids(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  const auto put = [&](const std::string& file, const std::string& text) {
+    std::ofstream out(proc + file);
+    out << text;
+    out.flush();
+    return out.good();
+  };
+  const std::string uid = std::to_string(geteuid()), gid = std::to_string(getegid());
+  return put("/setgroups", "deny") && put("/uid_map", uid + " " + uid + " 1\n") &&
+         put("/gid_map", gid + " " + gid + " 1\n");
+}
+
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
   std::vector<char*> pointers;
   for (std::string& s : strings) pointers.push_back(s.data());
@@ -110,15 +130,17 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
 
   const int output_fd = memfd_create("kbench-build-output", MFD_CLOEXEC);
   const int stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int go[2] = {-1, -1};
+  const bool piped = pipe2(go, O_CLOEXEC) == 0;
   constexpr std::size_t kStackBytes = 256 << 10;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   const auto release = [&] {
-    for (int fd : {ruleset, stdin_fd, output_fd})
+    for (int fd : {ruleset, stdin_fd, output_fd, go[0], go[1]})
       if (fd >= 0) close(fd);
     if (stack != MAP_FAILED) munmap(stack, kStackBytes);
   };
-  if (output_fd < 0 || stdin_fd < 0 || stack == MAP_FAILED) {
+  if (output_fd < 0 || stdin_fd < 0 || !piped || stack == MAP_FAILED) {
     result.error = std::string("cannot prepare the build: ") + std::strerror(errno);
     release();
     return result;
@@ -130,31 +152,38 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
                  confinement.work_dir.c_str(),
                  stdin_fd,
                  output_fd,
+                 go[0],
+                 go[1],
                  ruleset,
                  mebibytes(confinement.address_space_mb),
                  mebibytes(confinement.file_size_mb),
                  static_cast<rlim_t>(timeout_s) + 10};
   char* stack_top = static_cast<char*>(stack) + kStackBytes;
   // A PID namespace ends everything the build started when the compiler's driver ends; a network
-  // namespace leaves it no network. Both need root here: in a user namespace of its own without a
-  // mapping, kbench's user could not create the build's files.
-  pid_t pid = -1;
-  if (geteuid() == 0) {
-    pid = clone(child_main, stack_top, CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
-    if (pid >= 0)
-      result.layers.push_back("build_namespaces");
-    else
-      result.missing.push_back(std::string("build_namespaces: clone refused them (") +
-                               std::strerror(errno) + ")");
-  } else {
-    result.missing.push_back("build_namespaces: kbench is not root");
+  // namespace leaves it no network. Without root, a user namespace (kbench's user mapped onto
+  // itself) is what lets kbench make them.
+  const bool root = geteuid() == 0;
+  pid_t pid = clone(child_main, stack_top,
+                    (root ? 0 : CLONE_NEWUSER) | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
+  std::string refused =
+      pid < 0 ? std::string("clone refused them (") + std::strerror(errno) + ")" : "";
+  if (pid >= 0 && !root && !map_own_ids(pid)) {
+    refused = "cannot map kbench's user into them";
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    pid = -1;
   }
+  if (refused.empty())
+    result.layers.push_back("build_namespaces");
+  else
+    result.missing.push_back("build_namespaces: " + refused);
   if (pid < 0) pid = clone(child_main, stack_top, SIGCHLD, &plan);
   if (pid < 0) {
     result.error = "cannot run " + argv[0] + ": " + std::strerror(errno);
     release();
     return result;
   }
+  if (write(go[1], "g", 1) != 1) kill(pid, SIGKILL);  // the child then ends with "did not run"
 
   const double deadline = now_seconds() + timeout_s;
   int status = 0;

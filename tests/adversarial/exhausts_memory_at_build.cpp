@@ -1,10 +1,10 @@
 // expect: compile_error
 // Attack class: exhausting the machine's memory through the build. Each macro below expands to
 // twice the one before, so the array's initialiser is 2^28 tokens, which the C++ front end holds
-// all at once: about 10 GiB for the compiler, enough to start the out-of-memory killer on a small
-// machine, which may pick kbench or another evaluation. Each process of the build has 4 GiB of
-// address space (RLIMIT_AS), so the compiler stops with "out of memory" in a few seconds and the
-// build fails. Without the limit the build would run until the compile deadline or the killer.
+// all at once: unbounded, the compiler grew past 8.8 GiB resident and 14 GiB of address space in
+// 85 s, enough to start the out-of-memory killer on a small machine, which may pick kbench or
+// another evaluation. Each process of the build has 4 GiB of address space (RLIMIT_AS), so the
+// compiler stops with "virtual memory exhausted" in a few seconds and the build fails.
 #include <cmath>
 #include <cstdint>
 

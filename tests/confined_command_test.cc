@@ -1,0 +1,148 @@
+// run_confined, the candidate build's confinement, one layer at a time on small shell commands:
+// reads only where it is told, writes only in its directory, sees only its environment, is bounded
+// in file size and time, and runs alike for kbench's user when that is not root.
+#include "harness/confined_command.h"
+
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace kbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool have_landlock() {
+  return syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) >= 1;
+}
+
+// A private directory for the build (its work_dir) beside a file outside it, holding a secret.
+class ConfinedCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/kbench-confined-test-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    root_ = dir;
+    work_ = root_ / "work";
+    fs::create_directory(work_);
+    secret_ = root_ / "secret";
+    std::ofstream(secret_) << "kbench-confined-secret\n";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // The build's trees for a shell: /usr, /lib*, the loader's cache and /dev/null.
+  Confinement shell_confinement() const {
+    return {{"/usr", "/lib", "/lib64", "/etc/ld.so.cache", "/dev/null"},
+            work_.string(),
+            {"PATH=/usr/bin:/bin", "KBENCH_CONFINED_TEST=1"},
+            1024,
+            1};
+  }
+  ConfinedResult sh(const std::string& script, const Confinement& confinement,
+                    double timeout_s = 30) const {
+    return run_confined({"sh", "-c", script}, confinement, timeout_s);
+  }
+
+  fs::path root_, work_, secret_;
+};
+
+TEST_F(ConfinedCommand, ReadsOnlyTheTreesItIsGiven) {
+  if (!have_landlock()) GTEST_SKIP() << "this kernel has no Landlock";
+  const ConfinedResult r =
+      sh("cat " + secret_.string() + "; cat /etc/hostname", shell_confinement());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.output.find("kbench-confined-secret"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Permission denied"), std::string::npos) << r.output;
+  EXPECT_NE(std::find(r.layers.begin(), r.layers.end(), "build_landlock_files"), r.layers.end());
+  // The control: given the secret's directory, the same command reads it.
+  Confinement wider = shell_confinement();
+  wider.readable.push_back(root_.string());
+  EXPECT_NE(sh("cat " + secret_.string(), wider).output.find("kbench-confined-secret"),
+            std::string::npos);
+}
+
+TEST_F(ConfinedCommand, WritesOnlyInItsOwnDirectory) {
+  if (!have_landlock()) GTEST_SKIP() << "this kernel has no Landlock";
+  const ConfinedResult r = sh("echo in > inside; echo out > " + (root_ / "outside").string() +
+                                  "; mkdir sub && echo deeper > sub/file && rm inside",
+                              shell_confinement());
+  EXPECT_FALSE(fs::exists(root_ / "outside")) << r.output;
+  EXPECT_TRUE(fs::exists(work_ / "sub" / "file")) << r.output;
+  EXPECT_FALSE(fs::exists(work_ / "inside")) << "removing in its directory is allowed";
+}
+
+TEST_F(ConfinedCommand, SeesOnlyItsEnvironment) {
+  ASSERT_EQ(setenv("KBENCH_CONFINED_SECRET", "kbench-confined-secret", 1), 0);
+  const ConfinedResult r = sh("env", shell_confinement());
+  unsetenv("KBENCH_CONFINED_SECRET");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("kbench-confined-secret"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("KBENCH_CONFINED_TEST=1"), std::string::npos) << r.output;
+}
+
+TEST_F(ConfinedCommand, AFileBeyondItsSizeLimitEndsTheWriter) {
+  Confinement one_mib = shell_confinement();
+  one_mib.readable.push_back("/dev/zero");
+  const ConfinedResult r = sh("head -c 2097152 /dev/zero > big", one_mib);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_LE(fs::file_size(work_ / "big"), 1u << 20);
+}
+
+TEST_F(ConfinedCommand, TheDeadlineEndsAllItStarted) {
+  const auto start = std::chrono::steady_clock::now();
+  // The shell waits on a child that would outlive it: the deadline must not wait for either.
+  const ConfinedResult r = sh("sleep 30 & sleep 30; wait", shell_confinement(), 0.5);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_LT(seconds, 5.0);
+}
+
+TEST_F(ConfinedCommand, RunsInNewNamespacesForAUserWhoIsNotRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  // A user of no account, owning the build's directory, runs the build from a child of this test.
+  constexpr uid_t kUser = 64999;
+  ASSERT_EQ(chmod(root_.c_str(), 0755), 0);
+  ASSERT_EQ(chown(work_.c_str(), kUser, kUser), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(kUser, kUser, kUser) != 0 ||
+        setresuid(kUser, kUser, kUser) != 0)
+      _exit(2);
+    // As a process started by that user would be: changing user made this one undumpable, which
+    // would leave its children's /proc files (uid_map among them) to root.
+    prctl(PR_SET_DUMPABLE, 1);
+    const ConfinedResult r = sh("echo made > made; echo pid=$$", shell_confinement());
+    const bool namespaced =
+        std::find(r.layers.begin(), r.layers.end(), "build_namespaces") != r.layers.end();
+    // In its PID namespace the shell is process 1.
+    const bool first = r.output.find("pid=1\n") != std::string::npos;
+    std::fprintf(stderr, "%s%s\n", r.output.c_str(), r.error.c_str());
+    for (const std::string& line : r.missing) std::fprintf(stderr, "missing %s\n", line.c_str());
+    _exit(r.exit_code == 0 && namespaced && first ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the confined build failed for a user who is not root";
+  struct stat made {};
+  ASSERT_EQ(stat((work_ / "made").c_str(), &made), 0);
+  EXPECT_EQ(made.st_uid, kUser) << "the build's files belong to kbench's user";
+}
+
+}  // namespace
+}  // namespace kbench
