@@ -1,5 +1,8 @@
 // `kbench analyze`: the innermost loops read off a compiler's assembly, llvm-mca's report read
 // back, llvm-mca itself on loops whose bound is known, and the command on a shipped example.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -180,6 +183,27 @@ TEST(Mca, AChainRunsAtItsLatencyAndIndependentWorkAtItsPortsPace) {
   EXPECT_TRUE(parallel.bound.starts_with("port Zn3FP")) << parallel.bound;
 
   EXPECT_THROW(simulate_loop({"not an instruction"}, "znver3"), std::runtime_error);
+}
+
+// A loop's lines are a candidate's text, and llvm-mca reads directives after a ';' as an assembler
+// does: unconfined, `.incbin` reads any file kbench's user can (and "/dev/zero", 0, 10^9 takes
+// gigabytes). Confined like the build, llvm-mca cannot open a file outside the system's trees.
+TEST(Mca, ReadsNoFileThatALoopNames) {
+  if (syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) < 1)
+    GTEST_SKIP() << "this kernel has no Landlock";
+  char dir[] = "/tmp/kbench-mca-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string secret = std::string(dir) + "/key";
+  std::ofstream(secret) << "kbench-mca-secret\n";
+  const std::vector<std::string> loop = {"nop; .incbin \"" + secret + "\"", "addq $32, %rax",
+                                         "cmpq %rax, %rdx", "jne .L1"};
+  try {
+    simulate_loop(loop, "znver3");
+    ADD_FAILURE() << "llvm-mca read " << secret;
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).find("kbench-mca-secret"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 PeakReport probe_of(const std::string& isa, double fp32_gflops) {

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "harness/subprocess.h"
+#include "harness/confined_command.h"
 
 namespace kbench::analysis {
 namespace {
@@ -113,20 +113,23 @@ std::string llvm_mca_tool() {
 }
 
 LoopCost simulate_loop(const std::vector<std::string>& instructions, const std::string& mcpu) {
-  std::string path = (std::filesystem::temp_directory_path() / "kbench-mca-XXXXXX.s").string();
-  const int fd = mkstemps(path.data(), 2);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file for llvm-mca");
-  close(fd);
+  // The loop's lines are the candidate's text: an instruction line may carry directives after a
+  // ';' (".incbin" of a key file, ".rept" without end), so llvm-mca runs confined as the build
+  // does, in a directory of its own that holds only the loop.
+  std::string dir = (std::filesystem::temp_directory_path() / "kbench-mca-XXXXXX").string();
+  if (mkdtemp(dir.data()) == nullptr)
+    throw std::runtime_error("cannot create a temporary directory for llvm-mca");
+  const std::string path = dir + "/loop.s";
   {
     std::ofstream body(path);
     for (const std::string& instruction : instructions) body << instruction << '\n';
   }
   const CommandResult r =
-      run_command({llvm_mca_tool(), "-mcpu=" + mcpu, "-iterations=200", "--all-views=false",
-                   "--summary-view", "--bottleneck-analysis", "--resource-pressure", path},
-                  60, 1 << 20);
+      run_confined({llvm_mca_tool(), "-mcpu=" + mcpu, "-iterations=200", "--all-views=false",
+                    "--summary-view", "--bottleneck-analysis", "--resource-pressure", path},
+                   tool_confinement(llvm_mca_tool(), dir), 60, 1 << 20);
   std::error_code ec;
-  std::filesystem::remove(path, ec);
+  std::filesystem::remove_all(dir, ec);
   if (!r.error.empty()) throw std::runtime_error(llvm_mca_tool() + ": " + r.error);
   if (r.timed_out || r.exit_code != 0)
     throw std::runtime_error(llvm_mca_tool() + " failed: " + r.output.substr(0, 400));

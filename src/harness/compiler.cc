@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <system_error>
 
@@ -60,53 +59,15 @@ const std::vector<std::string> kLinkLibraries = [] {
   return libs;
 }();
 
-// What the candidate's build may read beside its own directory: the toolchain and the system's
-// headers and libraries (/usr, /lib*, /opt), the loader's and the locale's configuration (no other
-// file of /etc: /etc/shadow stays out), and the headers and libraries of the candidate command.
-// Nothing of /home, /root, /tmp or /proc: no key file, store, compile cache or process environment.
-std::vector<std::string> build_readable() {
-  std::vector<std::string> paths = {"/usr",
-                                    "/lib",
-                                    "/lib64",
-                                    "/lib32",
-                                    "/libx32",
-                                    "/opt",
-                                    "/etc/ld.so.cache",
-                                    "/etc/ld.so.conf",
-                                    "/etc/ld.so.conf.d",
-                                    "/etc/locale.alias",
-                                    "/dev/null",
-                                    "/dev/urandom",
-                                    KBENCH_INCLUDE_DIR,
-                                    KBENCH_OPENBLAS_INCLUDE_DIR};
-  if (*KBENCH_MKL_INCLUDE_DIR) paths.push_back(KBENCH_MKL_INCLUDE_DIR);
+// The build's confinement: a tool's (harness/confined_command.h), with the headers and libraries
+// of the candidate command readable too.
+Confinement build_confinement(const fs::path& work_dir) {
+  std::vector<std::string> readable = {KBENCH_INCLUDE_DIR, KBENCH_OPENBLAS_INCLUDE_DIR};
+  if (*KBENCH_MKL_INCLUDE_DIR) readable.push_back(KBENCH_MKL_INCLUDE_DIR);
   const std::string mkl_runtime = KBENCH_MKL_RUNTIME;
-  if (!mkl_runtime.empty()) paths.push_back(mkl_runtime.substr(0, mkl_runtime.rfind('/')));
-  // A compiler of $KBENCH_CXX outside those trees: its own installation, two levels up from bin/
-  // (/opt/llvm for /opt/llvm/bin/clang++; never / itself, for a compiler in /bin).
-  const fs::path compiler = fs::path(candidate_compiler());
-  const fs::path installation = compiler.parent_path().parent_path();
-  if (compiler.is_absolute() && std::distance(installation.begin(), installation.end()) > 2)
-    paths.push_back(installation.string());
-  return paths;
+  if (!mkl_runtime.empty()) readable.push_back(mkl_runtime.substr(0, mkl_runtime.rfind('/')));
+  return tool_confinement(candidate_compiler(), work_dir.string(), readable);
 }
-
-// The build's environment: a fixed PATH, its own directory for temporary files, and the locale of
-// its diagnostics; no API key or token of kbench's.
-std::vector<std::string> build_environment(const fs::path& work_dir) {
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "TMPDIR=" + work_dir.string()};
-  for (char** e = environ; *e; ++e) {
-    const std::string_view entry(*e);
-    if (entry.starts_with("LANG=") || entry.starts_with("LC_")) env.emplace_back(entry);
-  }
-  return env;
-}
-
-// Bounds of one build: a candidate needs a few hundred MiB to compile (the largest expert, 360 MiB)
-// and writes a shared object of a few MiB; a source made to exhaust memory or fill the disk ends
-// at these with a compile error.
-constexpr long long kBuildAddressSpaceMb = 4096;
-constexpr long long kBuildFileSizeMb = 256;
 
 // Part of the cache key: an object built before the build was confined is never reused.
 constexpr const char* kBuildRecipe = "confined build 1";
@@ -136,9 +97,7 @@ CompilerRun run_candidate_compiler(const std::vector<std::string>& args, bool li
     if (link || (f != "-shared" && !f.starts_with("-Wl,"))) argv.push_back(f);
   argv.insert(argv.end(), args.begin(), args.end());
   if (link) argv.insert(argv.end(), kLinkLibraries.begin(), kLinkLibraries.end());
-  const Confinement confinement{build_readable(), work_dir.string(), build_environment(work_dir),
-                                kBuildAddressSpaceMb, kBuildFileSizeMb};
-  const ConfinedResult r = run_confined(argv, confinement, timeout_s);
+  const ConfinedResult r = run_confined(argv, build_confinement(work_dir), timeout_s);
   CompilerRun run{.layers = r.layers, .missing = r.missing};
   run.diagnostics = r.error.empty() ? r.output : r.error;
   if (r.timed_out)

@@ -16,7 +16,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "core/timer.h"
@@ -111,6 +113,28 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 }
 
 }  // namespace
+
+Confinement tool_confinement(const std::string& tool, const std::string& work_dir,
+                             std::vector<std::string> readable) {
+  for (const char* system :
+       {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/opt", "/etc/ld.so.cache",
+        "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/locale.alias", "/dev/null", "/dev/urandom"})
+    readable.emplace_back(system);
+  // A tool outside those trees ($KBENCH_CXX, $KBENCH_LLVM_MCA): its installation, two levels up
+  // from bin/ (/home/me/llvm for /home/me/llvm/bin/clang++; never / itself, for a tool in /bin).
+  const std::filesystem::path path(tool), installation = path.parent_path().parent_path();
+  if (path.is_absolute() && std::distance(installation.begin(), installation.end()) > 2)
+    readable.push_back(installation.string());
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "TMPDIR=" + work_dir};
+  for (char** e = environ; *e; ++e) {
+    const std::string_view entry(*e);
+    if (entry.starts_with("LANG=") || entry.starts_with("LC_")) env.emplace_back(entry);
+  }
+  // A candidate needs a few hundred MiB to compile (the largest expert, 360 MiB) and writes a
+  // shared object of a few MiB; a source made to exhaust memory or fill the disk ends at these.
+  constexpr long long kAddressSpaceMb = 4096, kFileSizeMb = 256;
+  return {std::move(readable), work_dir, std::move(env), kAddressSpaceMb, kFileSizeMb};
+}
 
 ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinement& confinement,
                             double timeout_s, std::size_t max_output) {

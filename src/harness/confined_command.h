@@ -25,6 +25,15 @@ struct ConfinedResult : CommandResult {
   std::vector<std::string> missing;  // one line each for those this machine refused, with why
 };
 
+// The confinement of a tool that kbench runs on a candidate's text (the compiler, llvm-mca):
+// reading the system's trees (/usr, /lib*, /opt), the loader's and the locale's files of /etc (not
+// /etc/shadow), /dev/null and /dev/urandom, `tool`'s installation where it lies outside them, and
+// `readable`; writing only `work_dir`, also its TMPDIR; PATH and the locale's variables for
+// environment; 4 GiB of address space a process and 256 MiB a file. Nothing of /home, /root, /tmp
+// or /proc: no key file, store, compile cache or process environment.
+Confinement tool_confinement(const std::string& tool, const std::string& work_dir,
+                             std::vector<std::string> readable = {});
+
 // run_command's contract (argv[0] looked up on kbench's PATH when it has no slash; a deadline that
 // kills all the tool started), with the tool confined: Landlock to `confinement`'s trees (where
 // the kernel has it), new PID and network namespaces (where kbench is root), its environment and
