@@ -40,7 +40,7 @@ struct ChildPlan {
 
 // Writes `what` and exits: the tool's output then says why it never ran.
 [[noreturn]] void child_fails(const char* what) {
-  const char prefix[] = "kbench: the confined build could not start: ";
+  const char prefix[] = "kbench: the confined tool could not start: ";
   (void)!write(STDERR_FILENO, prefix, sizeof prefix - 1);
   (void)!write(STDERR_FILENO, what, std::strlen(what));
   (void)!write(STDERR_FILENO, "\n", 1);
@@ -207,7 +207,7 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
     release();
     return result;
   }
-  if (write(go[1], "g", 1) != 1) kill(pid, SIGKILL);  // the child then ends with "did not run"
+  if (write(go[1], "g", 1) != 1) kill(pid, SIGKILL);  // it must not run unprepared
 
   const double deadline = now_seconds() + timeout_s;
   int status = 0;

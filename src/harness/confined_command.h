@@ -20,6 +20,7 @@ struct Confinement {
   long long file_size_mb = 0;  // RLIMIT_FSIZE, the largest file it may write; 0: unlimited
 };
 
+// The layers are named as the eval record lists the build's, "build_*".
 struct ConfinedResult : CommandResult {
   std::vector<std::string> layers;   // the confinement's layers in place ("build_landlock_files")
   std::vector<std::string> missing;  // one line each for those this machine refused, with why
