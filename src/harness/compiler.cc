@@ -107,6 +107,23 @@ CompilerRun run_candidate_compiler(const std::vector<std::string>& args, bool li
   return run;
 }
 
+// Removes the build directories (build-<hash>-<pid>-<tid>) of kbench processes that are gone: a
+// kbench killed during a build leaves its directory, up to the build's file-size limit in each
+// file. A directory whose process is alive, or whose name does not parse, stays.
+void remove_abandoned_builds(const fs::path& cache) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(cache, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("build-") || !entry.is_directory(ec)) continue;
+    const std::size_t tid_dash = name.rfind('-');
+    const std::size_t pid_dash = name.rfind('-', tid_dash - 1);
+    if (pid_dash == std::string::npos || pid_dash < 6) continue;
+    const std::string pid = name.substr(pid_dash + 1, tid_dash - pid_dash - 1);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (!fs::exists("/proc/" + pid, ec)) fs::remove_all(entry.path(), ec);
+  }
+}
+
 // A directory of this thread's own for a tool's build (the agents' pool compiles in several
 // threads of one process).
 fs::path private_build_dir(const std::string& prefix) {
@@ -160,6 +177,7 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   // a directory of its own, the only one the build may write (its temporary files too): private to
   // this thread, since the agents' pool compiles in several threads of one process, and beside the
   // cache, so that the object moves in by a rename.
+  remove_abandoned_builds(dir);
   const fs::path build = dir / ("build-" + out.hash.substr(0, 16) + "-" + std::to_string(getpid()) +
                                 "-" + std::to_string(gettid()));
   fs::remove_all(build, ec);

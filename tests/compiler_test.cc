@@ -1,0 +1,82 @@
+// compile_candidate: the build's confinement is reported, the build's directory never outlives it,
+// and directories that killed kbench processes left behind are removed by the next build.
+#include "harness/compiler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace kbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Compiler : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/kbench-compiler-test-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    root_ = dir;
+    source_ = root_ / "kernel.cpp";
+    std::ofstream(source_)
+        << "#include \"kbench/kernel.h\"\n"
+           "extern \"C\" int kb_run(const kb_config*, const kb_tensor*, int32_t,\n"
+           "                        kb_tensor*, int32_t) { return 0; }\n";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // The build directories in the cache's object directory.
+  std::vector<std::string> builds() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(root_ / "cache" / "so"))
+      if (entry.path().filename().string().starts_with("build-"))
+        names.push_back(entry.path().filename().string());
+    return names;
+  }
+
+  fs::path root_, source_;
+};
+
+TEST_F(Compiler, BuildsConfinedAndLeavesOnlyTheObject) {
+  const CompileOutcome built = compile_candidate(source_.string(), {(root_ / "cache").string()});
+  ASSERT_TRUE(built.ok) << built.diagnostics;
+  EXPECT_FALSE(built.cached);
+  EXPECT_TRUE(fs::exists(built.so_path));
+  EXPECT_TRUE(builds().empty()) << "the build's directory outlived it";
+  for (const char* layer : {"build_environment_allowlist", "build_resource_limits"})
+    EXPECT_NE(std::find(built.build_layers.begin(), built.build_layers.end(), layer),
+              built.build_layers.end())
+        << layer;
+  if (syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) >= 1)
+    EXPECT_NE(
+        std::find(built.build_layers.begin(), built.build_layers.end(), "build_landlock_files"),
+        built.build_layers.end());
+
+  const CompileOutcome again = compile_candidate(source_.string(), {(root_ / "cache").string()});
+  EXPECT_TRUE(again.cached);
+  EXPECT_EQ(again.so_path, built.so_path);
+}
+
+TEST_F(Compiler, RemovesWhatKilledBuildsLeftAndKeepsLiveOnes) {
+  const fs::path objects = root_ / "cache" / "so";
+  // No process has a pid above the kernel's largest pid_max (2^22).
+  const fs::path abandoned = objects / "build-0123456789abcdef-4194305-4194305";
+  const fs::path live =
+      objects / ("build-0123456789abcdef-" + std::to_string(getpid()) + "-" + std::to_string(1));
+  for (const fs::path& dir : {abandoned, live}) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "candidate.so") << "partial";
+  }
+  ASSERT_TRUE(compile_candidate(source_.string(), {(root_ / "cache").string()}).ok);
+  EXPECT_FALSE(fs::exists(abandoned)) << "a dead process's build directory stayed";
+  EXPECT_TRUE(fs::exists(live)) << "a live process's build directory was removed";
+}
+
+}  // namespace
+}  // namespace kbench
