@@ -20,7 +20,7 @@ struct CompileOutcome {
   std::string hash;         // sha256 hex
   std::string diagnostics;  // compiler output (warnings or errors), or why it could not run
   // The build's confinement (docs/security.md, "The build"), when this call built the object; a
-  // cached object was built under the same confinement (it is part of the cache key).
+  // cached object was built by the same confined build (its version is part of the cache key).
   std::vector<std::string> build_layers, build_missing;
 };
 

@@ -1,4 +1,5 @@
-// The worker's self-confinement: rlimits, Landlock rulesets and the seccomp allowlist (libseccomp).
+// The worker's self-confinement: rlimits, Landlock rulesets and the seccomp allowlist (libseccomp);
+// and the Landlock ruleset of the candidate's build (harness/confined_command.cc).
 #include "harness/sandbox.h"
 
 #include <fcntl.h>
@@ -396,12 +397,12 @@ long landlock_abi() {
 void restrict_filesystem(int shared_object_fd, const std::string& library_dir, Applied& applied) {
   const long abi = landlock_abi();
   const std::uint32_t wanted = kLandlockFiles | kLandlockNetwork | kLandlockSignals;
+  if (abi >= 1) applied.landlock_abi = static_cast<int>(abi);
   const int ruleset = new_ruleset(abi, /*scoped=*/true);
   if (ruleset < 0) {
     applied.missing |= wanted;
     return;
   }
-  applied.landlock_abi = static_cast<int>(abi);
   bool ok = true;
   std::vector<std::string> trees(kReadableTrees.begin(), kReadableTrees.end());
   if (!library_dir.empty()) trees.push_back(library_dir);
@@ -430,14 +431,18 @@ int build_ruleset(const std::vector<std::string>& readable, const std::string& w
   }
   bool ok = true;
   for (const std::string& path : readable) ok = allow_reading(ruleset, path) && ok;
-  const int dir = open(writable.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
   std::uint64_t everything = kFsExecute | kFsWriteFile | kFsReadFile | kFsReadDir | kFsRemoveDir |
                              kFsRemoveFile | kFsMakeDir | kFsMakeReg;
   if (abi >= 3) everything |= kFsTruncate;
-  ok = dir >= 0 && allow(ruleset, dir, everything) && ok;
-  if (dir >= 0) close(dir);
-  if (!ok) {
-    why_not = std::string("landlock_add_rule: ") + std::strerror(errno);
+  const int dir = open(writable.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
+  if (dir < 0) {
+    why_not = "cannot open " + writable + ": " + std::strerror(errno);
+  } else {
+    ok = allow(ruleset, dir, everything) && ok;
+    close(dir);
+    if (!ok) why_not = std::string("landlock_add_rule: ") + std::strerror(errno);
+  }
+  if (!why_not.empty()) {
     close(ruleset);
     return -1;
   }

@@ -1,6 +1,7 @@
 // The confinement a candidate's worker puts itself under before it loads the candidate: resource
-// limits, Landlock and a seccomp allowlist (docs/security.md). kbench's side of the sandbox (the
-// namespaces, the scrubbed environment, the private directory) is in worker_process.cc.
+// limits, Landlock and a seccomp allowlist (docs/security.md); and the Landlock ruleset its build
+// runs under. kbench's side of the sandbox (the namespaces, the scrubbed environment, the private
+// directory) is in worker_process.cc.
 #pragma once
 
 #include <cstdint>
