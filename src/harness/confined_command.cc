@@ -4,7 +4,6 @@
 #include "harness/confined_command.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -17,11 +16,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <sstream>
 
 #include "core/timer.h"
+#include "harness/namespaced_child.h"
 #include "harness/sandbox.h"
 
 namespace kbench {
@@ -52,13 +51,7 @@ int child_main(void* arg) {
   close(plan->go_write);  // so that kbench's end alone keeps the pipe open: were kbench gone, EOF
   char go = 0;
   if (read(plan->go_read, &go, 1) != 1) _exit(126);
-  sigset_t empty;
-  sigemptyset(&empty);
-  sigprocmask(SIG_SETMASK, &empty, nullptr);
-  struct sigaction defaults {};
-  defaults.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &defaults, nullptr);
-  setpgid(0, 0);  // without a PID namespace, a kill of the group still reaches all it starts
+  reset_signals_and_group();  // without a PID namespace, a kill of the group reaches all it starts
   if (dup2(plan->stdin_fd, STDIN_FILENO) < 0 || dup2(plan->output_fd, STDOUT_FILENO) < 0 ||
       dup2(plan->output_fd, STDERR_FILENO) < 0)
     _exit(126);
@@ -88,21 +81,6 @@ std::string executable_path(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return name;
-}
-
-// Maps kbench's user and group onto themselves in child `pid`'s new user namespace, so that the
-// files the build creates belong to kbench's user (unmapped, creating them fails with EOVERFLOW).
-bool map_own_ids(pid_t pid) {
-  const std::string proc = "/proc/" + std::to_string(pid);
-  const auto put = [&](const std::string& file, const std::string& text) {
-    std::ofstream out(proc + file);
-    out << text;
-    out.flush();
-    return out.good();
-  };
-  const std::string uid = std::to_string(geteuid()), gid = std::to_string(getegid());
-  return put("/setgroups", "deny") && put("/uid_map", uid + " " + uid + " 1\n") &&
-         put("/gid_map", gid + " " + gid + " 1\n");
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -156,15 +134,11 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
   const int stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   int go[2] = {-1, -1};
   const bool piped = pipe2(go, O_CLOEXEC) == 0;
-  constexpr std::size_t kStackBytes = 256 << 10;
-  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   const auto release = [&] {
     for (int fd : {ruleset, stdin_fd, output_fd, go[0], go[1]})
       if (fd >= 0) close(fd);
-    if (stack != MAP_FAILED) munmap(stack, kStackBytes);
   };
-  if (output_fd < 0 || stdin_fd < 0 || !piped || stack == MAP_FAILED) {
+  if (output_fd < 0 || stdin_fd < 0 || !piped) {
     result.error = std::string("cannot prepare the build: ") + std::strerror(errno);
     release();
     return result;
@@ -182,26 +156,15 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
                  mebibytes(confinement.address_space_mb),
                  mebibytes(confinement.file_size_mb),
                  static_cast<rlim_t>(timeout_s) + 10};
-  char* stack_top = static_cast<char*>(stack) + kStackBytes;
   // A PID namespace ends everything the build started when the compiler's driver ends; a network
-  // namespace leaves it no network. Without root, a user namespace (kbench's user mapped onto
-  // itself) is what lets kbench make them.
-  const bool root = geteuid() == 0;
-  pid_t pid = clone(child_main, stack_top,
-                    (root ? 0 : CLONE_NEWUSER) | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
-  std::string refused =
-      pid < 0 ? std::string("clone refused them (") + std::strerror(errno) + ")" : "";
-  if (pid >= 0 && !root && !map_own_ids(pid)) {
-    refused = "cannot map kbench's user into them";
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    pid = -1;
-  }
+  // namespace leaves it no network. kbench's user is mapped into them, since the build creates
+  // files; the child waits on `go` until then.
+  std::string refused;
+  const pid_t pid = clone_namespaced(child_main, &plan, /*map_own_ids=*/true, refused);
   if (refused.empty())
     result.layers.push_back("build_namespaces");
   else
     result.missing.push_back("build_namespaces: " + refused);
-  if (pid < 0) pid = clone(child_main, stack_top, SIGCHLD, &plan);
   if (pid < 0) {
     result.error = "cannot run " + argv[0] + ": " + std::strerror(errno);
     release();

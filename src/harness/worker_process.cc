@@ -24,6 +24,7 @@
 #include <sstream>
 
 #include "core/timer.h"
+#include "harness/namespaced_child.h"
 #include "harness/sandbox.h"
 #include "harness/worker_protocol.h"
 
@@ -153,14 +154,7 @@ struct ChildPlan {
 
 int child_main(void* arg) {
   const auto* plan = static_cast<const ChildPlan*>(arg);
-  sigset_t empty;
-  sigemptyset(&empty);
-  sigprocmask(SIG_SETMASK, &empty, nullptr);
-  struct sigaction defaults {};
-  defaults.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig)
-    sigaction(sig, &defaults, nullptr);  // kbench ignores SIGPIPE
-  setpgid(0, 0);  // its own group, so one signal reaches every thread and anything it forked
+  reset_signals_and_group();
   // Before the dup2 calls, which may reuse the directory's descriptor number.
   if (fchdir(plan->work_dir_fd) != 0) _exit(127);
   for (int target = 0; target < static_cast<int>(plan->fds.size()); ++target)
@@ -170,26 +164,15 @@ int child_main(void* arg) {
 }
 
 // Starts the child in new PID and network namespaces (falling back, with the reasons in `missing`,
-// where the kernel or kbench's privileges refuse them).
+// where the kernel or kbench's privileges refuse them). Without root, its user namespace stays
+// unmapped: the worker keeps kbench's user outside it, and creates no file.
 pid_t clone_child(ChildPlan& plan, std::vector<std::string>& missing) {
-  constexpr std::size_t kStackBytes = 256 << 10;
-  void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) return -1;
-  char* top = static_cast<char*>(stack) + kStackBytes;
-  // Without root, a user namespace (unmapped: the worker keeps kbench's user outside it) is what
-  // lets an unprivileged process make the other two.
-  const int user = geteuid() == 0 ? 0 : CLONE_NEWUSER;
-  pid_t pid = clone(child_main, top, user | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, &plan);
-  if (pid < 0) {
-    const std::string why = std::strerror(errno);
-    missing.push_back("pid_namespace: clone refused it (" + why + ")");
-    missing.push_back("net_namespace: clone refused it (" + why + ")");
-    pid = clone(child_main, top, SIGCHLD, &plan);
+  std::string refused;
+  const pid_t pid = clone_namespaced(child_main, &plan, /*map_own_ids=*/false, refused);
+  if (!refused.empty()) {
+    missing.push_back("pid_namespace: " + refused);
+    missing.push_back("net_namespace: " + refused);
   }
-  const int saved = errno;
-  munmap(stack, kStackBytes);  // the child runs on its own copy (no CLONE_VM)
-  errno = saved;
   return pid;
 }
 
