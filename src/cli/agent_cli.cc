@@ -1,6 +1,8 @@
 // Flags of `kbench agent` (fixed: other tools depend on them) and its two subcommands.
 #include "cli/agent_cli.h"
 
+#include "cli/shared_options.h"
+
 namespace kbench::cli {
 
 void add_agent_commands(CLI::App& app, AgentCli& cli) {
@@ -21,7 +23,7 @@ void add_agent_commands(CLI::App& app, AgentCli& cli) {
   agent->add_option("--api-key-env", o.llm.api_key_env,
                     "Environment variable holding the API key (default OPENAI_API_KEY or "
                     "ANTHROPIC_API_KEY; unset: no key)");
-  agent->add_option("--size", o.size, "smoke, cpu or full")->capture_default_str();
+  add_size_option(agent, o.size);
   agent->add_option("--samples", o.samples, "Budget: samples per workload")->capture_default_str();
   agent->add_option("--beam-width", o.beam_width, "beam: kernels kept per step")
       ->capture_default_str();
@@ -57,7 +59,7 @@ void add_agent_commands(CLI::App& app, AgentCli& cli) {
   agent->add_flag("--analyze", o.analyze,
                   "Analyze each correct sample's loops as `kbench analyze` does (docs/analyze.md), "
                   "record the analysis and feed its top loops back with the verdict");
-  agent->add_option("--db", o.db, "Results database");
+  add_db_option(agent, o.db);
   agent->footer(
       "Rerunning an interrupted command resumes its run: stored samples are replayed, not asked "
       "again.\nSee docs/agents.md.");
@@ -68,7 +70,7 @@ void add_agent_commands(CLI::App& app, AgentCli& cli) {
   report->add_option("--run", r.runs, "Agent run ids (repeatable; default: every run)");
   report->add_option("--format", r.format, "markdown, json or html")->capture_default_str();
   report->add_option("--out,-o", r.out, "File to write (default: stdout)");
-  report->add_option("--db", r.db, "Results database");
+  add_db_option(report, r.db);
   cli.report_cmd = report;
 
   AgentContextOptions& c = cli.context;

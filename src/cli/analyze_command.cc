@@ -10,6 +10,7 @@
 #include "analysis/candidate_analysis.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "core/environment.h"
 #include "experts/expert.h"
 
@@ -71,19 +72,17 @@ Subcommand add_analyze_command(CLI::App& app) {
   auto options = std::make_shared<AnalyzeOptions>();
   auto* cmd = app.add_subcommand(
       "analyze", "Where a candidate's cycles go: its innermost loops, simulated by llvm-mca");
-  cmd->add_option("-w,--workload", options->workload, "Workload id or name")->required();
-  cmd->add_option("-c,--candidate", options->candidate, "Candidate C++ file");
+  add_workload_option(cmd, options->workload);
+  cmd->add_option("--candidate,-c", options->candidate, "Candidate C++ source file");
   cmd->add_flag("--expert", options->expert,
                 "Analyze the workload's expert (experts/) at its default configuration");
-  cmd->add_option("--size", options->size,
-                  "Size whose one call counts the loops' trips (smoke, cpu, full)")
-      ->capture_default_str();
+  add_size_option(cmd, options->size, "the one call whose loops' trips are counted");
   cmd->add_flag("--static", options->static_only,
                 "Machine code only: no instrumented run, so no trip counts");
   cmd->add_option("--model", options->model,
                   "llvm-mca CPU model (default: chosen from this CPU's vendor and ISA and checked "
                   "against its probe)");
-  cmd->add_flag("--json", options->json, "JSON output");
+  add_json_flag(cmd, options->json, "one JSON object");
   return {cmd, [options] { return analyze_command(*options); }};
 }
 

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "cli/timing_options.h"
 #include "core/environment.h"
 #include "core/number_format.h"
@@ -212,20 +213,18 @@ int calibrate_command(const CalibrateOptions& options) {
 
 Subcommand add_calibrate_command(CLI::App& app) {
   auto calibrate = std::make_shared<CalibrateOptions>();
-  auto* calibrate_cmd = app.add_subcommand(
+  auto* cmd = app.add_subcommand(
       "calibrate",
       "Repeated A/A runs (the baseline against itself): how far this machine's speedups scatter");
-  calibrate_cmd->add_option("--workload,-w", calibrate->workload, "Workload id or name")
-      ->required();
-  calibrate_cmd->add_option("--runs", calibrate->runs, "A/A evaluations")->capture_default_str();
-  add_timing_options(calibrate_cmd, calibrate->timing, "pairs", " per run");
-  calibrate_cmd->add_option("--trials", calibrate->trials, "Correctness input sets per run")
+  add_workload_option(cmd, calibrate->workload);
+  cmd->add_option("--runs", calibrate->runs, "A/A evaluations")->capture_default_str();
+  add_timing_options(cmd, calibrate->timing, "pairs", " per run");
+  cmd->add_option("--trials", calibrate->trials, "Correctness input sets per run")
       ->capture_default_str();
-  calibrate_cmd->add_flag("--json", calibrate->json, "Print one JSON object");
-  calibrate_cmd->add_flag("--no-record", calibrate->no_record,
-                          "Do not write the runs to the database (kind 'calibrate')");
-  calibrate_cmd->add_option("--db", calibrate->db, "Results database");
-  return {calibrate_cmd, [calibrate] { return calibrate_command(*calibrate); }};
+  add_json_flag(cmd, calibrate->json, "one JSON object");
+  add_no_record_flag(cmd, calibrate->no_record, "the runs (kind 'calibrate')");
+  add_db_option(cmd, calibrate->db);
+  return {cmd, [calibrate] { return calibrate_command(*calibrate); }};
 }
 
 }  // namespace kbench::cli

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "core/environment.h"
 #include "harness/interop.h"
 
@@ -41,18 +42,17 @@ Subcommand add_check_command(CLI::App& app) {
   auto* check_cmd = app.add_subcommand(
       "check",
       "Check outputs computed elsewhere (.npy) against the oracle, by the rule of `kbench eval`");
-  check_cmd->add_option("--workload,-w", check->workload, "Workload id or name")->required();
-  check_cmd->add_option("--size", check->size, "smoke, cpu or full (as exported)")
-      ->capture_default_str();
+  add_workload_option(check_cmd, check->workload);
+  add_size_option(check_cmd, check->size, "as exported");
   check_cmd->add_option(
       "--seed", check->seed,
       "Seed the inputs were exported with (default: the seed in DIR/workload.json)");
   check_cmd->add_option("--outputs", check->outputs, "Directory holding the output files")
       ->type_name("DIR")
       ->required();
-  check_cmd->add_flag("--json", check->json, "Print the result as one JSON object");
-  check_cmd->add_flag("--no-record", check->no_record, "Do not write the result to the database");
-  check_cmd->add_option("--db", check->db, "Results database");
+  add_json_flag(check_cmd, check->json, "the result as one JSON object");
+  add_no_record_flag(check_cmd, check->no_record, "the result");
+  add_db_option(check_cmd, check->db);
   check_cmd->footer(
       kbench::output_naming_rules() +
       "\nA missing or malformed file gets the verdict 'incorrect' (exit 0), like wrong values.\n"

@@ -8,6 +8,7 @@
 #include "analysis/candidate_analysis.h"
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "cli/timing_options.h"
 #include "core/environment.h"
 #include "experts/expert.h"
@@ -80,7 +81,7 @@ Subcommand add_eval_command(CLI::App& app) {
   auto eval = std::make_shared<EvalCommandOptions>();
   auto* eval_cmd = app.add_subcommand(
       "eval", "Evaluate a candidate: compiles? correct? faster than the baseline?");
-  eval_cmd->add_option("--workload,-w", eval->workload, "Workload id or name")->required();
+  add_workload_option(eval_cmd, eval->workload);
   eval_cmd->add_option("--candidate,-c", eval->candidate, "Candidate C++ source file");
   eval_cmd->add_flag("--aa", eval->aa,
                      "A/A check: evaluate the baseline as a candidate against itself");
@@ -100,9 +101,9 @@ Subcommand add_eval_command(CLI::App& app) {
       ->add_option("--mem-limit-mb", eval->mem_limit_mb,
                    "Address-space limit of the candidate's process")
       ->capture_default_str();
-  eval_cmd->add_flag("--json", eval->json, "Print the result as one JSON object");
-  eval_cmd->add_flag("--no-record", eval->no_record, "Do not write the result to the database");
-  eval_cmd->add_option("--db", eval->db, "Results database");
+  add_json_flag(eval_cmd, eval->json, "the result as one JSON object");
+  add_no_record_flag(eval_cmd, eval->no_record, "the result");
+  add_db_option(eval_cmd, eval->db);
   return {eval_cmd, [eval] { return eval_command(*eval); }};
 }
 

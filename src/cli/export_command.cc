@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "core/npy.h"
 #include "harness/interop.h"
 
@@ -62,13 +63,12 @@ int export_command(const ExportOptions& options) {
 
 Subcommand add_export_command(CLI::App& app) {
   auto export_options = std::make_shared<ExportOptions>();
-  auto* export_cmd = app.add_subcommand("export",
-                                        "Write a workload's inputs and fp32 oracle outputs as .npy "
-                                        "files, for kernels in other frameworks");
-  export_cmd->add_option("--workload,-w", export_options->workload, "Workload id or name")
-      ->required();
-  export_cmd->add_option("--size", export_options->size, "smoke, cpu or full")
-      ->capture_default_str();
+  auto* export_cmd = app.add_subcommand(
+      "export",
+      "Write a workload's inputs and fp32 oracle outputs as .npy files, for kernels in other "
+      "frameworks");
+  add_workload_option(export_cmd, export_options->workload);
+  add_size_option(export_cmd, export_options->size);
   export_cmd->add_option("--seed", export_options->seed,
                          "Input seed (default: drawn fresh and printed)");
   export_cmd->add_option("--out,-o", export_options->out, "Directory to write (created if missing)")

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/shared_options.h"
 #include "workloads/registry.h"
 
 namespace kbench::cli {
@@ -47,7 +48,7 @@ int list_command(const ListOptions& options) {
 Subcommand add_list_command(CLI::App& app) {
   auto list = std::make_shared<ListOptions>();
   auto* list_cmd = app.add_subcommand("list", "List the workloads");
-  list_cmd->add_flag("--json", list->json, "Print a JSON array");
+  add_json_flag(list_cmd, list->json, "a JSON array");
   return {list_cmd, [list] { return list_command(*list); }};
 }
 

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "core/amx.h"
 #include "core/environment.h"
 
@@ -76,7 +77,7 @@ Subcommand add_probe_command(CLI::App& app) {
   probe_cmd->add_option("--threads", probe->threads, "Threads to measure with")
       ->capture_default_str();
   probe_cmd->add_flag("--force", probe->force, "Measure again even when cached");
-  probe_cmd->add_flag("--json", probe->json, "Print JSON");
+  add_json_flag(probe_cmd, probe->json, "one JSON object");
   return {probe_cmd, [probe] { return probe_command(*probe); }};
 }
 

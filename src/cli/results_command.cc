@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "store/result_json.h"
 #include "store/sinks.h"
 
@@ -36,7 +37,7 @@ Subcommand add_results_command(CLI::App& app) {
                           "Only 'eval', 'run', 'check' or 'calibrate' records");
   results_cmd->add_option("--format", results->format, "table, json or csv")->capture_default_str();
   results_cmd->add_flag("--json", results->json, "Same as --format json");
-  results_cmd->add_option("--db", results->db, "Results database");
+  add_db_option(results_cmd, results->db);
   return {results_cmd, [results] { return results_command(*results); }};
 }
 

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "cli/timing_options.h"
 #include "core/environment.h"
 #include "core/stop_signals.h"
@@ -264,12 +265,11 @@ Subcommand add_run_command(CLI::App& app) {
   auto run = std::make_shared<RunCommandOptions>();
   auto* run_cmd =
       app.add_subcommand("run", "Time the baselines (each checked against its reference first)");
-  run_cmd->add_option("--workload,-w", run->workloads,
-                      "Workload ids or names (default: the suite)");
+  add_workloads_option(run_cmd, run->workloads, "the suite");
   run_cmd->add_option("--suite", run->suite, "all, production or kernelbench")
       ->capture_default_str();
   add_timing_options(run_cmd, run->timing, "calls", " per workload");
-  run_cmd->add_flag("--json", run->json, "Print JSON");
+  add_json_flag(run_cmd, run->json, "one JSON object");
   run_cmd->add_flag("--markdown", run->markdown,
                     "Print docs/baselines.md's table (machine, sizes, roofline, XLA:CPU, TPU)");
   run_cmd
@@ -278,11 +278,11 @@ Subcommand add_run_command(CLI::App& app) {
       ->type_name("FILE");
   run_cmd->add_flag("--no-experts", run->no_experts,
                     "Do not evaluate the expert kernels beside their baselines");
-  run_cmd->add_flag("--no-record", run->no_record, "Do not write results to the database");
+  add_no_record_flag(run_cmd, run->no_record, "the results");
   run_cmd->add_flag("--breakdown", run->breakdown,
                     "Split each baseline's time into its library calls and the passes between "
                     "them (measured after the timed run, not recorded)");
-  run_cmd->add_option("--db", run->db, "Results database");
+  add_db_option(run_cmd, run->db);
   return {run_cmd, [run] { return run_command(*run); }};
 }
 

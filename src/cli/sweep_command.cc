@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "cli/sweep.h"
 #include "cli/timing_options.h"
 #include "core/number_format.h"
@@ -185,7 +186,7 @@ Subcommand add_sweep_command(CLI::App& app) {
       "Run a matrix of cells (workloads x baselines, agents or tuning), each into its own "
       "shard database, on this machine or as a Slurm array job");
   cmd->require_subcommand(0, 1);
-  cmd->add_option("--workload,-w", o->workloads, "Workload ids or names (default: the suite)");
+  add_workloads_option(cmd, o->workloads, "the suite");
   cmd->add_option("--suite", o->suite, "all, production or kernelbench")->capture_default_str();
   add_timing_options(cmd, o->timing, "calls", " per workload");
   cmd->add_flag("--no-experts", o->no_experts, "Baseline cells: no expert kernels beside them");
@@ -225,7 +226,7 @@ Subcommand add_sweep_command(CLI::App& app) {
   auto status = std::make_shared<StatusOptions>();
   auto* status_cmd = cmd->add_subcommand("status", "Cells done, running, failed and pending");
   status_cmd->add_option("dir", status->dir, "The sweep's directory")->required();
-  status_cmd->add_flag("--json", status->json, "Print JSON");
+  add_json_flag(status_cmd, status->json, "one JSON object");
 
   struct CellOptions {
     std::string dir;

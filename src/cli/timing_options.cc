@@ -1,10 +1,12 @@
 #include "cli/timing_options.h"
 
+#include "cli/shared_options.h"
+
 namespace kbench::cli {
 
 void add_timing_options(CLI::App* command, TimingOptions& options, const std::string& step,
                         const std::string& scope) {
-  command->add_option("--size", options.size, "smoke, cpu or full")->capture_default_str();
+  add_size_option(command, options.size);
   command->add_option("--threads", options.threads, "Threads (cores the kernels are pinned to)")
       ->capture_default_str();
   command->add_option("--warmup", options.warmup, "Untimed " + step + scope + " before timing")

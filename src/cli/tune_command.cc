@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "core/environment.h"
 #include "experts/tuner.h"
 #include "harness/compiler.h"
@@ -147,8 +148,8 @@ Subcommand add_tune_command(CLI::App& app) {
       "tune",
       "Grid-search an expert kernel's declared space; keep the fastest correct point, or the "
       "default when that is not clearly faster");
-  tune_cmd->add_option("--workload,-w", tune->workload, "Workload id or name")->required();
-  tune_cmd->add_option("--size", tune->size, "smoke, cpu or full")->capture_default_str();
+  add_workload_option(tune_cmd, tune->workload);
+  add_size_option(tune_cmd, tune->size);
   tune_cmd->add_option("--threads", tune->threads, "Threads")->capture_default_str();
   tune_cmd
       ->add_option("--max-configs", tune->max_configs,
@@ -159,9 +160,9 @@ Subcommand add_tune_command(CLI::App& app) {
       ->capture_default_str();
   tune_cmd->add_option("--jobs", tune->jobs, "Evaluations in flight (0: as the CPUs allow)")
       ->capture_default_str();
-  tune_cmd->add_flag("--json", tune->json, "Print one JSON object");
+  add_json_flag(tune_cmd, tune->json, "one JSON object");
   tune_cmd->add_flag("--no-save", tune->no_save, "Do not keep the winner for this machine");
-  tune_cmd->add_option("--db", tune->db, "Results database");
+  add_db_option(tune_cmd, tune->db);
   return {tune_cmd, [tune] { return tune_command(*tune); }};
 }
 

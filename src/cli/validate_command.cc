@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/shared_options.h"
 #include "core/number_format.h"
 #include "core/timer.h"
 #include "harness/checker.h"
@@ -170,13 +171,12 @@ Subcommand add_validate_command(CLI::App& app) {
       "validate",
       "Check each baseline against its reference, each workload's bf16 program and degenerate "
       "outputs against its rule");
-  validate_cmd->add_option("--workload,-w", validate->workloads,
-                           "Workload ids or names (default: all)");
-  validate_cmd->add_option("--size", validate->size, "smoke, cpu or full")->capture_default_str();
+  add_workloads_option(validate_cmd, validate->workloads, "all");
+  add_size_option(validate_cmd, validate->size);
   validate_cmd->add_option("--seeds", validate->seeds, "Input sets for the bf16 program")
       ->capture_default_str();
   validate_cmd->add_option("--seed", validate->seed, "First seed (default: drawn fresh)");
-  validate_cmd->add_flag("--json", validate->json, "Print a JSON array");
+  add_json_flag(validate_cmd, validate->json, "a JSON array");
   validate_cmd->footer(
       "Columns are fractions of the workload's tolerance used (below 1 passes): the baseline "
       "against the\nreference (f32 and bf16 outputs), the bf16 program against the oracle (worst "
