@@ -6,8 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs="$(nproc)"
-# Tests write their databases and compiled candidates here, never into the user's own store.
-export KBENCH_CACHE="${KBENCH_CACHE:-$(mktemp -d /tmp/kbench-test-cache.XXXXXX)}"
+# Tests write their databases and compiled candidates here, never into the user's own store; a
+# directory made here goes when the script ends, however it ends.
+if [[ -z "${KBENCH_CACHE:-}" ]]; then
+  KBENCH_CACHE="$(mktemp -d /tmp/kbench-test-cache.XXXXXX)"
+  trap 'rm -rf "$KBENCH_CACHE"' EXIT
+fi
+export KBENCH_CACHE
 export KBENCH_DB="$KBENCH_CACHE/results.db"
 
 scripts/build.sh -DKBENCH_WERROR=ON

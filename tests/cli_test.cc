@@ -158,14 +158,21 @@ TEST(Cli, CalibrateReportsTheSpreadOfAaRunsAndRecordsThem) {
 
 TEST(Cli, UsageErrorsExitTwoWithOneLine) {
   const std::string db = temp_db("usage");
-  for (const std::string& args :
-       std::vector<std::string>{"eval --workload 99z_Nope --candidate x.cpp",
-                                "eval --workload 8p --candidate /nonexistent/k.cpp",
-                                "eval --workload 8p --candidate " +
-                                    source_path("examples/8p_GEMM_fast.cpp") + " --size huge",
-                                "eval --workload 8p", "run --suite nonsense", "list --bogus-flag",
-                                "scaffold 0x", "results --format xml", "calibrate -w 12p --runs 0",
-                                "eval --workload 8p --aa --iters 9 --max-iters 3"}) {
+  for (const std::string& args : std::vector<std::string>{
+           "eval --workload 99z_Nope --candidate x.cpp",
+           "eval --workload 8p --candidate /nonexistent/k.cpp",
+           "eval --workload 8p --candidate " + source_path("examples/8p_GEMM_fast.cpp") +
+               " --size huge",
+           "eval --workload 8p", "run --suite nonsense", "list --bogus-flag", "scaffold 0x",
+           "results --format xml", "calibrate -w 12p --runs 0",
+           "eval --workload 8p --aa --iters 9 --max-iters 3",
+           // A deadline that never comes, or no memory bound, is refused.
+           "eval --workload 12p --aa --timeout-s nan", "eval --workload 12p --aa --timeout-s inf",
+           "eval --workload 12p --aa --timeout-s 1e300",
+           "eval --workload 12p --aa --time-budget-s inf",
+           "eval --workload 12p --aa --mem-limit-mb 0",
+           "eval --workload 12p --aa --mem-limit-mb -5", "run -w 12p --time-budget-s nan",
+           "tune -w 8p --time-budget-s inf", "results --limit -5", "results --kind evals"}) {
     const std::string cmd = kbench_exe() + " " + args + " --db " + db + " 2>&1 1>/dev/null";
     FILE* pipe = ::popen(cmd.c_str(), "r");
     ASSERT_NE(pipe, nullptr);

@@ -3,7 +3,6 @@
 #include "harness/compiler.h"
 
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -12,39 +11,38 @@
 
 #include <gtest/gtest.h>
 
+#include "scratch_dir_support.h"
+#include "temp_dir_test.h"
+
 namespace kbench {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Compiler : public ::testing::Test {
+class Compiler : public testing::TempDirTest {
  protected:
   void SetUp() override {
-    char dir[] = "/tmp/kbench-compiler-test-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    root_ = dir;
-    source_ = root_ / "kernel.cpp";
+    source_ = root() / "kernel.cpp";
     std::ofstream(source_)
         << "#include \"kbench/kernel.h\"\n"
            "extern \"C\" int kb_run(const kb_config*, const kb_tensor*, int32_t,\n"
            "                        kb_tensor*, int32_t) { return 0; }\n";
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   // The build directories in the cache's object directory.
   std::vector<std::string> builds() const {
     std::vector<std::string> names;
-    for (const auto& entry : fs::directory_iterator(root_ / "cache" / "so"))
+    for (const auto& entry : fs::directory_iterator(root() / "cache" / "so"))
       if (entry.path().filename().string().starts_with("build-"))
         names.push_back(entry.path().filename().string());
     return names;
   }
 
-  fs::path root_, source_;
+  fs::path source_;
 };
 
 TEST_F(Compiler, BuildsConfinedAndLeavesOnlyTheObject) {
-  const CompileOutcome built = compile_candidate(source_.string(), {(root_ / "cache").string()});
+  const CompileOutcome built = compile_candidate(source_.string(), {(root() / "cache").string()});
   ASSERT_TRUE(built.ok) << built.diagnostics;
   EXPECT_FALSE(built.cached);
   EXPECT_TRUE(fs::exists(built.so_path));
@@ -59,24 +57,19 @@ TEST_F(Compiler, BuildsConfinedAndLeavesOnlyTheObject) {
     EXPECT_TRUE(has_layer("build_landlock_files"));
   }
 
-  const CompileOutcome again = compile_candidate(source_.string(), {(root_ / "cache").string()});
+  const CompileOutcome again = compile_candidate(source_.string(), {(root() / "cache").string()});
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.so_path, built.so_path);
 }
 
 TEST_F(Compiler, RemovesWhatKilledBuildsLeftAndKeepsLiveOnes) {
-  const fs::path objects = root_ / "cache" / "so";
-  // No process has a pid above the kernel's largest pid_max (2^22).
-  const fs::path abandoned = objects / "build-0123456789abcdef-4194305-4194305";
-  const fs::path live =
-      objects / ("build-0123456789abcdef-" + std::to_string(getpid()) + "-" + std::to_string(1));
-  for (const fs::path& dir : {abandoned, live}) {
-    fs::create_directories(dir);
-    std::ofstream(dir / "candidate.so") << "partial";
-  }
-  ASSERT_TRUE(compile_candidate(source_.string(), {(root_ / "cache").string()}).ok);
-  EXPECT_FALSE(fs::exists(abandoned)) << "a dead process's build directory stayed";
-  EXPECT_TRUE(fs::exists(live)) << "a live process's build directory was removed";
+  const fs::path objects = root() / "cache" / "so";
+  const fs::path abandoned = testing::abandoned_scratch_dir(objects, "build");
+  std::ofstream(abandoned / "candidate.so") << "partial";
+  const ScratchDir live(objects, "build");  // a concurrent build, in this process or another
+  ASSERT_TRUE(compile_candidate(source_.string(), {(root() / "cache").string()}).ok);
+  EXPECT_FALSE(fs::exists(abandoned)) << "a killed build's directory stayed";
+  EXPECT_TRUE(fs::exists(live.path())) << "a live build's directory was removed";
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "agents/candidate_sources.h"
+#include "scratch_dir_support.h"
 #include "workloads/registry.h"
 
 namespace kbench {
@@ -109,25 +110,20 @@ TEST_F(ExecutorTest, OneAtATimeKeepsTheWorkersWhereTheyAre) {
 }
 
 // A SIGKILLed kbench leaves its batch directory behind: the next executor removes it, and leaves
-// a live process's alone.
-TEST_F(ExecutorTest, ABatchOfADeadProcessIsRemovedAndALiveOnesKept) {
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) _exit(0);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+// a live one's alone.
+TEST_F(ExecutorTest, ABatchOfAKilledProcessIsRemovedAndALiveOnesKept) {
   const auto root = dir_ / "work";
-  const auto dead = root / ("batch-" + std::to_string(child) + "-abcdef");
-  const auto live = root / ("batch-" + std::to_string(getppid()) + "-abcdef");
-  std::filesystem::create_directories(dead);
-  std::filesystem::create_directories(live);
-  std::ofstream(dead / "candidate-0.cpp") << "int x;";
+  const auto abandoned = testing::abandoned_scratch_dir(root, "batch");
+  std::ofstream(abandoned / "candidate-0.cpp") << "int x;";
+  LocalPoolExecutor live(base_options(dir_), std::nullopt, root.string(), 1);
   {
     LocalPoolExecutor executor(base_options(dir_), std::nullopt, root.string(), 1);
-    EXPECT_FALSE(std::filesystem::exists(dead));
-    EXPECT_TRUE(std::filesystem::exists(live));
+    EXPECT_FALSE(std::filesystem::exists(abandoned));
   }
-  std::filesystem::remove_all(live);
+  int batches = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root))
+    batches += entry.path().filename().string().starts_with("batch-");
+  EXPECT_EQ(batches, 1) << "the live executor's batch was removed, or the ended one's kept";
 }
 
 TEST_F(ExecutorTest, ResultsComeBackInTheOrderOfTheSources) {

@@ -51,6 +51,8 @@ int in_child(const std::function<void()>& setup, const std::function<int()>& bod
 }
 
 void filtered() {
+  // The channel is open in the worker, so no other descriptor can take its number there; here too.
+  if (dup2(STDERR_FILENO, kChannel) != kChannel) _exit(97);
   Applied applied;
   install_syscall_filter(kChannel, applied);
   if (!(applied.layers & kSeccomp)) _exit(98);

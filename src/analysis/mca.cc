@@ -1,13 +1,12 @@
 #include "analysis/mca.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "core/scratch_dir.h"
 #include "harness/confined_command.h"
 
 namespace kbench::analysis {
@@ -116,10 +115,8 @@ LoopCost simulate_loop(const std::vector<std::string>& instructions, const std::
   // The loop's lines are the candidate's text: an instruction line may carry directives after a
   // ';' (".incbin" of a key file, ".rept" without end), so llvm-mca runs confined as the build
   // does, in a directory of its own that holds only the loop.
-  std::string dir = (std::filesystem::temp_directory_path() / "kbench-mca-XXXXXX").string();
-  if (mkdtemp(dir.data()) == nullptr)
-    throw std::runtime_error("cannot create a temporary directory for llvm-mca");
-  const std::string path = dir + "/loop.s";
+  const ScratchDir dir(std::filesystem::temp_directory_path(), "kbench-mca");
+  const std::string path = (dir.path() / "loop.s").string();
   {
     std::ofstream body(path);
     for (const std::string& instruction : instructions) body << instruction << '\n';
@@ -127,9 +124,7 @@ LoopCost simulate_loop(const std::vector<std::string>& instructions, const std::
   const CommandResult r =
       run_confined({llvm_mca_tool(), "-mcpu=" + mcpu, "-iterations=200", "--all-views=false",
                     "--summary-view", "--bottleneck-analysis", "--resource-pressure", path},
-                   tool_confinement(llvm_mca_tool(), dir), 60, 1 << 20);
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+                   tool_confinement(llvm_mca_tool(), dir.path().string()), 60, 1 << 20);
   if (!r.error.empty()) throw std::runtime_error(llvm_mca_tool() + ": " + r.error);
   if (r.timed_out || r.exit_code != 0)
     throw std::runtime_error(llvm_mca_tool() + " failed: " + r.output.substr(0, 400));

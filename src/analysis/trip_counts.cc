@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "core/scratch_dir.h"
 #include "harness/compiler.h"
 #include "harness/single_call.h"
 
@@ -140,14 +141,13 @@ std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
   std::vector<std::optional<std::int64_t>> trips(loops.size());
   if (loops.empty()) return trips;
   const InstrumentedAssembly instrumented = instrument(assembly, loops);
-  const CompileOutcome built =
-      compile_assembly(instrumented.assembly, trip_count_wrapper(loops.size()), {}, 120);
+  const ScratchDir build_dir(std::filesystem::temp_directory_path(), "kbench-trips");
+  const CompileOutcome built = compile_assembly(
+      instrumented.assembly, trip_count_wrapper(loops.size()), {}, build_dir.path(), 120);
   if (!built.ok)
     throw std::runtime_error("the instrumented build failed: " + built.diagnostics.substr(0, 400));
   std::string error;
   const auto calls = call_candidate(options, built.so_path, seed, 1, error);
-  std::error_code ec;
-  std::filesystem::remove_all(std::filesystem::path(built.so_path).parent_path(), ec);
   if (!calls) throw std::runtime_error("the instrumented run failed: " + error);
   std::vector<std::byte> bytes;
   for (const auto& output : calls->outputs) bytes.insert(bytes.end(), output.begin(), output.end());

@@ -41,12 +41,12 @@ void check_agent_options(const AgentOptions& o) {
     throw UsageError("--menu-dropout must be in [0, 1)");
   if (o.jobs < 0) throw UsageError("--jobs must be at least 0");
   if (o.llm.max_concurrency < 1) throw UsageError("--max-concurrency must be at least 1");
-  if (!(o.llm.timeout_s > 0)) throw UsageError("--request-timeout-s must be positive");
+  seconds_or_usage_error("--request-timeout-s", o.llm.timeout_s, kShortestTimeoutS, kLongestCallS);
   if (o.llm.max_retries < 0) throw UsageError("--max-retries must be at least 0");
   if (o.max_tokens < 1) throw UsageError("--max-tokens must be at least 1");
   if (!(o.temperature >= 0 && o.temperature <= 2))
     throw UsageError("--temperature must be in [0, 2]");
-  if (!(o.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+  seconds_or_usage_error("--time-budget-s", o.time_budget_s, 0, kLongestBudgetS);
 }
 
 // Everything that determines the run's samples: a rerun with the same key resumes it.

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/environment.h"
+#include "core/number_format.h"
 #include "harness/evaluator.h"
 #include "store/result_json.h"
 #include "store/sinks.h"
@@ -60,6 +61,14 @@ int threads_or_usage_error(int threads) {
   return threads;
 }
 
+double seconds_or_usage_error(const std::string& option, double seconds, double lowest,
+                              double highest) {
+  if (!(seconds >= lowest && seconds <= highest))
+    throw UsageError(option + " must be from " + exact(lowest) + " to " + exact(highest) +
+                     " seconds");
+  return seconds;
+}
+
 std::string self_executable() {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -91,7 +100,7 @@ EvalOptions timed_eval_options(const TimingOptions& options) {
   if (options.iters < 1 || options.warmup < 0)
     throw UsageError("--iters must be at least 1, --warmup at least 0");
   if (options.max_iters < options.iters) throw UsageError("--max-iters must be at least --iters");
-  if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+  seconds_or_usage_error("--time-budget-s", options.time_budget_s, 0, kLongestBudgetS);
   eval.warmup = options.warmup;
   eval.iters = options.iters;
   eval.max_iters = options.max_iters;

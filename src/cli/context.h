@@ -32,6 +32,13 @@ std::vector<const Workload*> selected_workloads(const std::vector<std::string>& 
 Size size_or_usage_error(const std::string& text);
 // --threads must be between 1 and the number of CPUs this process may run on (workers are pinned).
 int threads_or_usage_error(int threads);
+// A duration option: a finite number of seconds from `lowest` to `highest`. NaN and infinity are
+// refused, since a deadline that never comes is no deadline and the worker's CPU-time limit is
+// derived from these; so is a value too large to be one.
+double seconds_or_usage_error(const std::string& option, double seconds, double lowest,
+                              double highest);
+// The bounds of the duration options: a call, a timing phase, an HTTP request.
+inline constexpr double kShortestTimeoutS = 0.001, kLongestCallS = 3600, kLongestBudgetS = 86400;
 
 // EvalOptions with the size, threads, warmup, iteration bounds, time budget and seed of `options`;
 // throws UsageError for a value out of range.

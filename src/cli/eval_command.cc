@@ -29,7 +29,9 @@ int eval_command(const EvalCommandOptions& options) {
       throw UsageError("cannot read candidate file '" + options.candidate + "'");
   }
   if (options.trials < 1) throw UsageError("--trials must be at least 1");
-  if (options.timeout_s <= 0) throw UsageError("--timeout-s must be positive");
+  seconds_or_usage_error("--timeout-s", options.timeout_s, kShortestTimeoutS, kLongestCallS);
+  // 0 or less used to mean no address-space limit at all; the candidate always has one.
+  if (options.mem_limit_mb < 1) throw UsageError("--mem-limit-mb must be at least 1");
   eval.candidate_path = options.candidate;
   eval.baseline_as_candidate = options.aa;
   eval.trials = options.trials;

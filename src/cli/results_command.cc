@@ -1,6 +1,9 @@
 // `kbench results`: recent records from the store as a table, JSON or CSV.
+#include <algorithm>
+#include <array>
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +20,11 @@ int results_command(const ResultsOptions& options) {
       options.json ? std::optional<Format>(Format::kJson) : parse_format(options.format);
   if (!format) throw UsageError("unknown format '" + options.format + "' (table, json or csv)");
   if (!options.workload.empty()) workload_or_usage_error(options.workload);
+  // SQLite reads a negative LIMIT as none: -n -5 would have listed every record.
+  if (options.limit < 0) throw UsageError("--limit must be at least 0");
+  const std::array<std::string_view, 4> kinds = {"eval", "run", "check", "calibrate"};
+  if (!options.kind.empty() && std::find(kinds.begin(), kinds.end(), options.kind) == kinds.end())
+    throw UsageError("unknown kind '" + options.kind + "' (eval, run, check or calibrate)");
   ResultStore store = open_store_for_reading(options.db);
   std::optional<std::string> workload, kind;
   if (!options.workload.empty())

@@ -52,7 +52,7 @@ int tune_command(const TuneOptions& options) {
   threads_or_usage_error(options.threads);
   if (options.max_configs < 0) throw UsageError("--max-configs must be at least 0");
   if (options.jobs < 0) throw UsageError("--jobs must be at least 0");
-  if (!(options.time_budget_s >= 0)) throw UsageError("--time-budget-s must be at least 0");
+  seconds_or_usage_error("--time-budget-s", options.time_budget_s, 0, kLongestBudgetS);
   const std::optional<experts::ExpertKernel> expert =
       experts::find_expert(experts::default_experts_dir(), workload);
   if (!expert)

@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <system_error>
 
+#include "core/scratch_dir.h"
 #include "core/sha256.h"
 #include "harness/confined_command.h"
 #include "harness/subprocess.h"
@@ -107,33 +110,6 @@ CompilerRun run_candidate_compiler(const std::vector<std::string>& args, bool li
   return run;
 }
 
-// Removes the build directories (build-<hash>-<pid>-<tid>) of kbench processes that are gone: a
-// kbench killed during a build leaves its directory, up to the build's file-size limit in each
-// file. A directory whose process is alive, or whose name does not parse, stays.
-void remove_abandoned_builds(const fs::path& cache) {
-  std::error_code ec;
-  for (const fs::directory_entry& entry : fs::directory_iterator(cache, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with("build-") || !entry.is_directory(ec)) continue;
-    const std::size_t tid_dash = name.rfind('-');
-    const std::size_t pid_dash = name.rfind('-', tid_dash - 1);
-    if (pid_dash == std::string::npos || pid_dash < 6) continue;
-    const std::string pid = name.substr(pid_dash + 1, tid_dash - pid_dash - 1);
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (!fs::exists("/proc/" + pid, ec)) fs::remove_all(entry.path(), ec);
-  }
-}
-
-// A directory of this thread's own for a tool's build (the agents' pool compiles in several
-// threads of one process).
-fs::path private_build_dir(const std::string& prefix) {
-  const fs::path dir = fs::temp_directory_path() /
-                       (prefix + std::to_string(getpid()) + "-" + std::to_string(gettid()));
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  return dir;
-}
-
 }  // namespace
 
 std::string candidate_command_line() {
@@ -175,26 +151,27 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   }
   // Compile the copy we hashed, not the user's path, which may change between read and compile, in
   // a directory of its own, the only one the build may write (its temporary files too): private to
-  // this thread, since the agents' pool compiles in several threads of one process, and beside the
+  // this build, since the agents' pool compiles in several threads of one process, and beside the
   // cache, so that the object moves in by a rename.
-  remove_abandoned_builds(dir);
-  const fs::path build = dir / ("build-" + out.hash.substr(0, 16) + "-" + std::to_string(getpid()) +
-                                "-" + std::to_string(gettid()));
-  fs::remove_all(build, ec);
-  fs::create_directory(build, ec);
-  const std::string src_copy = (build / "candidate.cpp").string(),
-                    so_tmp = (build / "candidate.so").string();
+  std::optional<ScratchDir> build;
+  try {
+    build.emplace(dir, "build");
+  } catch (const std::runtime_error& e) {
+    out.diagnostics = e.what();
+    return out;
+  }
+  const std::string src_copy = (build->path() / "candidate.cpp").string(),
+                    so_tmp = (build->path() / "candidate.so").string();
   {
     std::ofstream copy(src_copy, std::ios::binary);
     copy << out.source;
     if (!copy) {
       out.diagnostics = "cannot write " + src_copy;
-      fs::remove_all(build, ec);
       return out;
     }
   }
   const CompilerRun r =
-      run_candidate_compiler({"-o", so_tmp, src_copy}, true, build, options.timeout_s);
+      run_candidate_compiler({"-o", so_tmp, src_copy}, true, build->path(), options.timeout_s);
   out.build_layers = r.layers;
   out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
@@ -207,7 +184,6 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
     out.ok = !ec;
     if (ec) out.diagnostics += "cannot move the object into the cache: " + ec.message();
   }
-  fs::remove_all(build, ec);
   return out;
 }
 
@@ -219,14 +195,22 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
     return out;
   }
   // The compiler reads a private copy, as compile_candidate's does, named for the user's file.
-  const fs::path dir = private_build_dir("kbench-asm-");
-  const fs::path copy = dir / fs::path(source_path).filename(), assembly = dir / "kernel.s";
+  std::optional<ScratchDir> scratch;
+  try {
+    scratch.emplace(fs::temp_directory_path(), "kbench-asm");
+  } catch (const std::runtime_error& e) {
+    out.diagnostics = e.what();
+    return out;
+  }
+  const ScratchDir& dir = *scratch;
+  const fs::path copy = dir.path() / fs::path(source_path).filename(),
+                 assembly = dir.path() / "kernel.s";
   {
     std::ofstream out_copy(copy, std::ios::binary);
     out_copy << in.rdbuf();
   }
   const CompilerRun r = run_candidate_compiler({"-g", "-S", "-o", assembly.string(), copy.string()},
-                                               false, dir, timeout_s);
+                                               false, dir.path(), timeout_s);
   out.diagnostics = r.diagnostics;
   if (r.ok) {
     std::ifstream text(assembly);
@@ -235,32 +219,26 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
     out.assembly = buffer.str();
     out.ok = !out.assembly.empty();
   }
-  std::error_code ec;
-  fs::remove_all(dir, ec);
   return out;
 }
 
 CompileOutcome compile_assembly(const std::string& assembly, const std::string& extra_source,
-                                const std::vector<std::string>& extra_flags, double timeout_s) {
+                                const std::vector<std::string>& extra_flags,
+                                const fs::path& build_dir, double timeout_s) {
   CompileOutcome out;
   out.source = assembly;
-  const fs::path dir = private_build_dir("kbench-tool-");
-  const fs::path asm_path = dir / "kernel.s", extra_path = dir / "extra.cpp",
-                 so = dir / "kernel.so";
+  const fs::path asm_path = build_dir / "kernel.s", extra_path = build_dir / "extra.cpp",
+                 so = build_dir / "kernel.so";
   std::ofstream(asm_path) << assembly;
   std::ofstream(extra_path) << extra_source;
   std::vector<std::string> args = extra_flags;
   args.insert(args.end(), {"-o", so.string(), asm_path.string(), extra_path.string()});
-  const CompilerRun r = run_candidate_compiler(args, true, dir, timeout_s);
+  const CompilerRun r = run_candidate_compiler(args, true, build_dir, timeout_s);
   out.build_layers = r.layers;
   out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
   out.ok = r.ok;
   out.so_path = so.string();
-  std::error_code ec;
-  fs::remove(asm_path, ec);
-  fs::remove(extra_path, ec);
-  if (!out.ok) fs::remove_all(dir, ec);
   return out;
 }
 

@@ -2,6 +2,7 @@
 // hash of (source, compiler identity, flags).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -38,10 +39,12 @@ std::string candidate_command_line();
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options);
 
 // A shared object built from `assembly` (a candidate's, changed by a tool: instrumented) and
-// `extra_source` (C++ compiled with the candidate flags beside it), linked as candidates are, in a
-// private temporary directory; so_path is kept until the caller removes it.
+// `extra_source` (C++ compiled with the candidate flags beside it), linked as candidates are, in
+// `build_dir`, the caller's (a ScratchDir: the only directory the build may write), where so_path
+// stays as long as the caller keeps it.
 CompileOutcome compile_assembly(const std::string& assembly, const std::string& extra_source,
-                                const std::vector<std::string>& extra_flags, double timeout_s);
+                                const std::vector<std::string>& extra_flags,
+                                const std::filesystem::path& build_dir, double timeout_s);
 
 struct AssemblyOutcome {
   bool ok = false;

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace kbench {
@@ -32,54 +33,39 @@ CpuPlan plan_cpus(int threads) {
   return plan;
 }
 
-// The directories of executors whose kbench died without its destructor running (SIGKILL, a
-// crash): named batch-<pid>-*, removed once that process is gone. A live one's is never touched.
-void remove_orphaned_batches(const std::string& root) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("batch-", 0) != 0) continue;
-    const long owner = std::strtol(name.c_str() + 6, nullptr, 10);
-    if (owner <= 0 || (kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH)) {
-      std::error_code ignored;
-      std::filesystem::remove_all(entry.path(), ignored);
-    }
+namespace {
+
+// A directory of the executor's own: concurrent kbench processes (or runs with the same id in other
+// databases) share the root, and a source file overwritten under a compile would be evaluated as
+// another candidate.
+ScratchDir batch_dir(const std::string& work_root) {
+  try {
+    return ScratchDir(work_root, "batch");
+  } catch (const std::runtime_error& e) {
+    throw HarnessError(e.what());
   }
 }
 
+}  // namespace
+
 LocalPoolExecutor::LocalPoolExecutor(EvalOptions base, std::optional<PeakReport> peaks,
-                                     std::string work_dir, int jobs)
+                                     const std::string& work_root, int jobs)
     : base_(std::move(base)),
       peaks_(std::move(peaks)),
-      work_dir_(std::move(work_dir)),
+      work_dir_(batch_dir(work_root)),
       cpus_(plan_cpus(base_.threads)) {
   const int most = cpus_.checking.empty() ? 1 : 1 + static_cast<int>(cpus_.checking.size());
   jobs_ = jobs > 0 ? std::min(jobs, most) : most;
-  // A directory of this executor's own: concurrent kbench processes (or runs with the same id in
-  // other databases) share the root, and a source file overwritten under a compile would be
-  // evaluated as another candidate.
-  std::filesystem::create_directories(work_dir_);
-  remove_orphaned_batches(work_dir_);
-  const std::string prefix = "batch-" + std::to_string(getpid()) + "-";
-  std::string private_dir = (std::filesystem::path(work_dir_) / (prefix + "XXXXXX")).string();
-  if (!mkdtemp(private_dir.data()))
-    throw HarnessError("cannot create a work directory under " + work_dir_ + ": " +
-                       std::strerror(errno));
-  work_dir_ = private_dir;
 }
 
-LocalPoolExecutor::~LocalPoolExecutor() {
-  std::error_code ec;
-  std::filesystem::remove_all(work_dir_, ec);
-}
+LocalPoolExecutor::~LocalPoolExecutor() = default;
 
 std::vector<EvalResult> LocalPoolExecutor::evaluate(const std::vector<std::string>& sources,
                                                     const OnDone& on_done) {
   std::vector<std::string> paths;
   for (const std::string& source : sources) {
     const std::string path =
-        (std::filesystem::path(work_dir_) / ("candidate-" + std::to_string(written_++) + ".cpp"))
-            .string();
+        (work_dir_.path() / ("candidate-" + std::to_string(written_++) + ".cpp")).string();
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << source;
     if (!out.flush()) throw HarnessError("cannot write candidate source " + path);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/scratch_dir.h"
 #include "harness/evaluator.h"
 
 namespace kbench {
@@ -39,9 +40,9 @@ class LocalPoolExecutor : public Executor {
  public:
   // `base` carries everything but the candidate path (workload, size, threads, worker, cache,
   // gemm plan, ...). `jobs` 0: one per checking CPU plus the timing one. Sources are written to a
-  // private directory created under `work_root` (batch-<pid>-*) and removed with the executor;
-  // those of dead kbench processes are removed when the next executor starts.
-  LocalPoolExecutor(EvalOptions base, std::optional<PeakReport> peaks, std::string work_root,
+  // private directory created under `work_root` (a ScratchDir, batch-*) and removed with the
+  // executor; those of killed kbench processes are removed when the next executor starts.
+  LocalPoolExecutor(EvalOptions base, std::optional<PeakReport> peaks, const std::string& work_root,
                     int jobs = 0);
   ~LocalPoolExecutor() override;
   LocalPoolExecutor(const LocalPoolExecutor&) = delete;
@@ -59,14 +60,11 @@ class LocalPoolExecutor : public Executor {
  private:
   EvalOptions base_;
   std::optional<PeakReport> peaks_;
-  std::string work_dir_;
+  ScratchDir work_dir_;
   CpuPlan cpus_;
   int jobs_ = 1;
   int written_ = 0;  // sources written so far: their file names
   Followup followup_;
 };
-
-// Removes the batch-<pid>-* directories under `root` whose process no longer exists.
-void remove_orphaned_batches(const std::string& root);
 
 }  // namespace kbench

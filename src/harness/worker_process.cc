@@ -37,6 +37,9 @@ namespace {
 // so end-of-file alone does not prove the worker is alive or dead.
 constexpr int kPollSliceMs = 20;
 
+// The largest CPU-time limit a worker is given (about 30 years): any larger deadline is this one.
+constexpr double kLongestCpuLimitS = 1e9;
+
 std::string join_cpus(const std::vector<int>& cpus) {
   std::string s;
   for (int c : cpus) {
@@ -226,21 +229,13 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   close(sockets[1]);
 
   std::vector<std::string> args = {
-      seat.worker_exe,
-      "--workload",
-      std::string(seat.workload->id()),
-      "--size",
-      size_name(seat.size),
-      "--threads",
-      std::to_string(seat.threads),
-      "--cpus",
-      join_cpus(seat.cpus),
-      "--mem-limit-mb",
-      std::to_string(seat.mem_limit_mb),
-      "--cpu-limit-s",
-      std::to_string(static_cast<long long>(std::ceil(seat.cpu_limit_s))),
-      "--sandbox-id",
-      std::to_string(next_sandbox_id())};
+      seat.worker_exe, "--workload", std::string(seat.workload->id()), "--size",
+      size_name(seat.size), "--threads", std::to_string(seat.threads), "--cpus",
+      join_cpus(seat.cpus), "--mem-limit-mb", std::to_string(seat.mem_limit_mb), "--cpu-limit-s",
+      // Saturated: a deadline too far (or not a number) must not convert to 0, which means none.
+      std::to_string(static_cast<long long>(
+          std::ceil(seat.cpu_limit_s < kLongestCpuLimitS ? seat.cpu_limit_s : kLongestCpuLimitS))),
+      "--sandbox-id", std::to_string(next_sandbox_id())};
   if (candidate) args.insert(args.end(), {"--candidate", "1"});
   if (!seat.gemm_plan.empty()) args.insert(args.end(), {"--gemm-plan", seat.gemm_plan});
   std::vector<char*> argv;

@@ -448,6 +448,8 @@ TEST(AgentCli, UsageErrorsExitTwoBeforeAnythingRuns) {
         "agent --method beam --workload 12p --model m --samples 0",
         "agent --method beam --workload 12p --model m --provider gemini",
         "agent --method beam --workload 12p --model m --menu-dropout 1",
+        "agent --method beam --workload 12p --model m --request-timeout-s inf",
+        "agent --method beam --workload 12p --model m --time-budget-s nan",
         "agent report --format pdf"}) {
     const auto run = run_kbench(args + " --db " + db + " 2>&1");
     EXPECT_EQ(run.exit_code, 2) << args << ": " << run.out;
