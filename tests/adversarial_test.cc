@@ -282,6 +282,82 @@ TEST_P(AdversarialCandidate, GetsItsExpectedVerdictAndLeavesNothingBehind) {
   }
 }
 
+// The fields of a process's stat file after its name: state, ppid, ... (field 3 onwards); empty
+// if it is gone.
+std::vector<std::string> stat_fields(pid_t pid) {
+  std::string stat;
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), stat);
+  const std::size_t close_paren = stat.rfind(')');
+  std::vector<std::string> fields;
+  if (close_paren == std::string::npos) return fields;
+  std::istringstream rest(stat.substr(close_paren + 1));
+  for (std::string field; rest >> field;) fields.push_back(field);
+  return fields;
+}
+
+// kbench's workers (children named kbench-worker) and the CPU ticks each has used.
+std::map<pid_t, long> workers_of(pid_t kbench) {
+  std::map<pid_t, long> workers;
+  for (const std::string& entry : entries_of("/proc")) {
+    if (!std::isdigit(static_cast<unsigned char>(entry[0]))) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(entry));
+    std::string comm;
+    std::getline(std::ifstream("/proc/" + entry + "/comm"), comm);
+    const std::vector<std::string> f = stat_fields(pid);
+    // f[0] state, f[1] ppid, f[11] utime, f[12] stime.
+    if (comm == "kbench-worker" && f.size() > 12 && std::stol(f[1]) == kbench)
+      workers[pid] = std::stol(f[11]) + std::stol(f[12]);
+  }
+  return workers;
+}
+
+// kbench killed mid-call (SIGKILL; SIGTERM and Ctrl-C end it the same way outside a suite's
+// pauses) takes its workers along, the candidate spinning in kb_run among them. The worker's drop
+// to a user of its own clears the parent-death signal; without it set again, the worker ran on.
+TEST(AdversarialKill, AKilledKbenchLeavesNoWorkerRunning) {
+  const std::string exe = kbench_exe(), db = temp_db("killed_kbench"),
+                    candidate = source_path("tests/adversarial/infinite_loop.cpp");
+  const pid_t kbench = fork();
+  ASSERT_GE(kbench, 0);
+  if (kbench == 0) {
+    freopen("/dev/null", "w", stdout);
+    freopen("/dev/null", "w", stderr);
+    execl(exe.c_str(), exe.c_str(), "eval", "--workload", "12p", "--size", "smoke", "--candidate",
+          candidate.c_str(), "--timeout-s", "120", "--db", db.c_str(), nullptr);
+    _exit(127);
+  }
+  // Until the candidate's worker has spun for a second of CPU time inside kb_run.
+  std::map<pid_t, long> workers;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  const long ticks_per_second = sysconf(_SC_CLK_TCK);
+  while (std::chrono::steady_clock::now() < deadline) {
+    workers = workers_of(kbench);
+    if (std::any_of(workers.begin(), workers.end(),
+                    [&](const auto& w) { return w.second >= ticks_per_second; }))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(kill(kbench, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(kbench, &status, 0), kbench);
+  ASSERT_FALSE(workers.empty()) << "no worker spun in kb_run within 120 s";
+
+  std::vector<pid_t> running;
+  for (auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       std::chrono::steady_clock::now() < stop;) {
+    running.clear();
+    for (const auto& [pid, ticks] : workers) {
+      const std::vector<std::string> f = stat_fields(pid);
+      if (!f.empty() && f[0] != "Z" && f[0] != "X") running.push_back(pid);
+    }
+    if (running.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (const pid_t pid : running) kill(pid, SIGKILL);
+  EXPECT_TRUE(running.empty()) << running.size() << " of " << workers.size()
+                               << " workers outlived their killed kbench (now killed)";
+}
+
 INSTANTIATE_TEST_SUITE_P(Files, AdversarialCandidate, ::testing::ValuesIn(adversarial_files()),
                          [](const ::testing::TestParamInfo<std::string>& file) {
                            std::string name = file.param.substr(0, file.param.size() - 4);

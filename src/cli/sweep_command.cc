@@ -154,6 +154,7 @@ sweep::Plan plan_or_usage_error(const std::filesystem::path& dir) {
 sweep::Plan sweep_plan(const SweepOptions& options) {
   if (options.agent && options.tune) throw UsageError("--agent and --tune exclude each other");
   if (options.max_attempts < 1) throw UsageError("--max-attempts must be at least 1");
+  if (options.slurm.cpus_per_task < 1) throw UsageError("--cpus-per-task must be at least 1");
   size_or_usage_error(options.timing.size);
   sweep::Plan plan;
   plan.max_attempts = options.max_attempts;

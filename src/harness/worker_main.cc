@@ -3,6 +3,7 @@
 // evaluation run alike), answering one request at a time.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -130,6 +131,13 @@ void drop_privileges(const Args& args, sandbox::Applied& applied) {
   // Changing credentials marks the process non-dumpable, which makes /proc/self/fd unreadable to
   // it; the loader needs /proc/self/fd/N to open the shared object.
   prctl(PR_SET_DUMPABLE, 1);
+  // It also clears the parent-death signal set in main(): without it again, a worker whose kbench
+  // was killed ran on, a spinning candidate until its CPU-time limit, hours away. A kbench that
+  // died in between sends no signal any more, but its end of the channel is closed by then.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  pollfd channel{kControlFd, POLLRDHUP, 0};
+  if (poll(&channel, 1, 0) > 0 && (channel.revents & (POLLHUP | POLLRDHUP | POLLERR)) != 0)
+    _exit(EXIT_FAILURE);  // nobody is left to read a status
   // Counted against this worker's own user: a thread bomb stops here and hurts no other worker.
   const auto max_processes = static_cast<rlim_t>(256 + 64 * args.threads);
   const rlimit processes{max_processes, max_processes};
