@@ -4,6 +4,7 @@
 #include "harness/confined_command.h"
 
 #include <grp.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -11,11 +12,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -109,6 +112,49 @@ TEST_F(ConfinedCommand, TheDeadlineEndsAllItStarted) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(seconds, 5.0);
+}
+
+// The pid of the process whose command line is `command` (its arguments joined by spaces), or 0.
+pid_t process_running(const std::string& command) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (!std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::string cmdline;
+    std::getline(std::ifstream(entry.path() / "cmdline"), cmdline);
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    std::string stat;
+    std::getline(std::ifstream(entry.path() / "stat"), stat);
+    const std::size_t close_paren = stat.rfind(')');
+    const bool zombie = close_paren == std::string::npos || close_paren + 2 >= stat.size() ||
+                        stat[close_paren + 2] == 'Z';
+    if (!zombie && cmdline == command + " ") return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+
+TEST_F(ConfinedCommand, TheToolDiesWithKbench) {
+  // A tool that writes nothing and uses no CPU, run by a child standing for kbench, which is
+  // killed.
+  const std::string command = "sleep 61.2345";
+  const pid_t kbench = fork();
+  ASSERT_GE(kbench, 0);
+  if (kbench == 0) {
+    sh("exec " + command, shell_confinement(), 120);
+    _exit(0);
+  }
+  pid_t tool = 0;
+  for (int tries = 0; tries < 200 && tool == 0; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    tool = process_running(command);
+  }
+  ASSERT_EQ(kill(kbench, SIGKILL), 0);
+  ASSERT_EQ(waitpid(kbench, nullptr, 0), kbench);
+  ASSERT_NE(tool, 0) << "the tool never started";
+  for (int tries = 0; tries < 100 && process_running(command) != 0; ++tries)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const pid_t survivor = process_running(command);
+  if (survivor != 0) kill(survivor, SIGKILL);
+  EXPECT_EQ(survivor, 0) << "the confined tool outlived the kbench that ran it";
 }
 
 TEST_F(ConfinedCommand, RunsInNewNamespacesForAUserWhoIsNotRoot) {

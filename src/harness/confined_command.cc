@@ -48,6 +48,9 @@ struct ChildPlan {
 
 int child_main(void* arg) {
   const auto* plan = static_cast<const ChildPlan*>(arg);
+  // Dies with kbench, as the worker does: a tool that writes nothing (a long constexpr loop, a
+  // sleep) would otherwise run on until its CPU limit.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   close(plan->go_write);  // so that kbench's end alone keeps the pipe open: were kbench gone, EOF
   char go = 0;
   if (read(plan->go_read, &go, 1) != 1) _exit(126);
