@@ -30,6 +30,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_support.h"
+#include "proc_support.h"
 
 namespace kbench::testing {
 namespace {
@@ -282,19 +283,6 @@ TEST_P(AdversarialCandidate, GetsItsExpectedVerdictAndLeavesNothingBehind) {
   }
 }
 
-// The fields of a process's stat file after its name: state, ppid, ... (field 3 onwards); empty
-// if it is gone.
-std::vector<std::string> stat_fields(pid_t pid) {
-  std::string stat;
-  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), stat);
-  const std::size_t close_paren = stat.rfind(')');
-  std::vector<std::string> fields;
-  if (close_paren == std::string::npos) return fields;
-  std::istringstream rest(stat.substr(close_paren + 1));
-  for (std::string field; rest >> field;) fields.push_back(field);
-  return fields;
-}
-
 // kbench's workers (children named kbench-worker) and the CPU ticks each has used.
 std::map<pid_t, long> workers_of(pid_t kbench) {
   std::map<pid_t, long> workers;
@@ -346,10 +334,8 @@ TEST(AdversarialKill, AKilledKbenchLeavesNoWorkerRunning) {
   for (auto stop = std::chrono::steady_clock::now() + std::chrono::seconds(5);
        std::chrono::steady_clock::now() < stop;) {
     running.clear();
-    for (const auto& [pid, ticks] : workers) {
-      const std::vector<std::string> f = stat_fields(pid);
-      if (!f.empty() && f[0] != "Z" && f[0] != "X") running.push_back(pid);
-    }
+    for (const auto& [pid, ticks] : workers)
+      if (process_alive(pid)) running.push_back(pid);
     if (running.empty()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

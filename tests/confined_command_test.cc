@@ -23,6 +23,8 @@
 
 #include <gtest/gtest.h>
 
+#include "proc_support.h"
+
 namespace kbench {
 namespace {
 
@@ -122,12 +124,8 @@ pid_t process_running(const std::string& command) {
     std::string cmdline;
     std::getline(std::ifstream(entry.path() / "cmdline"), cmdline);
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    std::string stat;
-    std::getline(std::ifstream(entry.path() / "stat"), stat);
-    const std::size_t close_paren = stat.rfind(')');
-    const bool zombie = close_paren == std::string::npos || close_paren + 2 >= stat.size() ||
-                        stat[close_paren + 2] == 'Z';
-    if (!zombie && cmdline == command + " ") return static_cast<pid_t>(std::stol(name));
+    const auto pid = static_cast<pid_t>(std::stol(name));
+    if (cmdline == command + " " && testing::process_alive(pid)) return pid;
   }
   return 0;
 }
