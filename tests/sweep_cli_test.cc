@@ -195,6 +195,7 @@ TEST_F(SweepCli, BadInputIsAUsageError) {
   EXPECT_EQ(
       run_kbench_stderr("sweep -w 12p --executor slurm --cpus-per-task 0 --out " + dir_).exit_code,
       2);
+  EXPECT_EQ(run_kbench_stderr("sweep -w 12p --time-budget-s nan --out " + dir_).exit_code, 2);
   const CliRun r = run_kbench_stderr("sweep status " + dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("not a sweep directory"), std::string::npos) << r.out;

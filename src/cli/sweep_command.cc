@@ -156,6 +156,9 @@ sweep::Plan sweep_plan(const SweepOptions& options) {
   if (options.max_attempts < 1) throw UsageError("--max-attempts must be at least 1");
   if (options.slurm.cpus_per_task < 1) throw UsageError("--cpus-per-task must be at least 1");
   size_or_usage_error(options.timing.size);
+  // Checked here, not only by each cell: a bad value would otherwise fail every cell after the
+  // sweep was submitted. --threads is the cells' machines' to judge.
+  seconds_or_usage_error("--time-budget-s", options.timing.time_budget_s, 0, kLongestBudgetS);
   sweep::Plan plan;
   plan.max_attempts = options.max_attempts;
   for (const Workload* w : selected_workloads(options.workloads, options.suite)) {
