@@ -1,8 +1,6 @@
 // The fixed candidate build: read once, hash, compile to a temporary name, rename into the cache.
 #include "harness/compiler.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +108,18 @@ CompilerRun run_candidate_compiler(const std::vector<std::string>& args, bool li
   return run;
 }
 
+// A build's own directory, or none with why in `diagnostics`: a build that cannot have one has
+// failed, which its outcome says, as for every other failure; it is not an exception.
+std::optional<ScratchDir> build_dir(const fs::path& root, const std::string& prefix,
+                                    std::string& diagnostics) {
+  try {
+    return ScratchDir(root, prefix);
+  } catch (const std::runtime_error& e) {
+    diagnostics = e.what();
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 std::string candidate_command_line() {
@@ -153,13 +163,8 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   // a directory of its own, the only one the build may write (its temporary files too): private to
   // this build, since the agents' pool compiles in several threads of one process, and beside the
   // cache, so that the object moves in by a rename.
-  std::optional<ScratchDir> build;
-  try {
-    build.emplace(dir, "build");
-  } catch (const std::runtime_error& e) {
-    out.diagnostics = e.what();
-    return out;
-  }
+  const std::optional<ScratchDir> build = build_dir(dir, "build", out.diagnostics);
+  if (!build) return out;
   const std::string src_copy = (build->path() / "candidate.cpp").string(),
                     so_tmp = (build->path() / "candidate.so").string();
   {
@@ -195,13 +200,9 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
     return out;
   }
   // The compiler reads a private copy, as compile_candidate's does, named for the user's file.
-  std::optional<ScratchDir> scratch;
-  try {
-    scratch.emplace(fs::temp_directory_path(), "kbench-asm");
-  } catch (const std::runtime_error& e) {
-    out.diagnostics = e.what();
-    return out;
-  }
+  const std::optional<ScratchDir> scratch =
+      build_dir(fs::temp_directory_path(), "kbench-asm", out.diagnostics);
+  if (!scratch) return out;
   const ScratchDir& dir = *scratch;
   const fs::path copy = dir.path() / fs::path(source_path).filename(),
                  assembly = dir.path() / "kernel.s";

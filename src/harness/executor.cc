@@ -3,13 +3,10 @@
 #include "harness/executor.h"
 
 #include <sched.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
