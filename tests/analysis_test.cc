@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +13,7 @@
 #include "analysis/analyze.h"
 #include "analysis/asm_loops.h"
 #include "analysis/calibration.h"
+#include "analysis/confined_steps.h"
 #include "analysis/mca.h"
 #include "analysis/trip_counts.h"
 #include "cli_support.h"
@@ -206,6 +208,34 @@ TEST(Mca, ReadsNoFileThatALoopNames) {
   std::filesystem::remove_all(dir);
 }
 
+// Over several runs of a step, a layer counts only where every run had it, and every refusal any
+// run met stays: one unconfined run of llvm-mca is all an attack needs.
+TEST(ConfinedSteps, AStepKeepsTheLayersEveryRunHadAndEveryRefusal) {
+  const std::string refusal = "build_landlock_files: kernel without Landlock (ENOSYS)";
+  std::vector<ConfinedStep> steps;
+  record_step(steps, "assembly build", {{"build_landlock_files", "build_namespaces"}, {}});
+  record_step(steps, "llvm-mca", {{"build_landlock_files", "build_namespaces"}, {}});
+  record_step(steps, "llvm-mca", {{"build_namespaces"}, {refusal}});
+  record_step(steps, "llvm-mca", {{"build_landlock_files", "build_namespaces"}, {}});
+  record_step(steps, "llvm-mca", {{"build_namespaces"}, {refusal}});
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].runs, 1);
+  EXPECT_EQ(steps[0].sandbox.layers.size(), 2u);
+  EXPECT_EQ(steps[1].runs, 4);
+  EXPECT_EQ(steps[1].sandbox.layers, std::vector<std::string>{"build_namespaces"});
+  EXPECT_EQ(steps[1].sandbox.missing, std::vector<std::string>{refusal});
+
+  EXPECT_EQ(to_text(steps),
+            "sandbox: assembly build (2 layers), llvm-mca (4 runs, 1 layer)\n"
+            "! llvm-mca ran without " +
+                refusal + "\n");
+  const nlohmann::json j = to_json(steps);
+  EXPECT_EQ(j[1]["step"], "llvm-mca");
+  EXPECT_EQ(j[1]["runs"], 4);
+  EXPECT_EQ(j[1]["missing"][0], refusal);
+  EXPECT_TRUE(j[0]["missing"].empty());
+}
+
 PeakReport probe_of(const std::string& isa, double fp32_gflops) {
   PeakReport p;
   p.isa_used = isa;
@@ -334,9 +364,25 @@ TEST(AnalyzeCommand, CountsALoopsTripsInOneSandboxedCall) {
   EXPECT_NEAR(hottest["predicted_ms"].get<double>(),
               hottest["cycles"].get<double>() / (clock * 1e6), 1e-9);
 
+  // Each step that built, simulated or ran the candidate's text says how it was confined, as
+  // `kbench eval` does: a layer this machine refused would show, not only a failure.
+  std::vector<std::string> steps;
+  for (const auto& step : j["sandbox"]) {
+    steps.push_back(step["step"]);
+    EXPECT_FALSE(step["layers"].empty()) << step.dump();
+    EXPECT_GE(step["runs"].get<int>(), 1) << step.dump();
+  }
+  ASSERT_FALSE(steps.empty()) << j.dump(2);
+  EXPECT_EQ(steps.front(), "assembly build");
+  for (const char* step : {"llvm-mca", "instrumented build", "instrumented run", "timed run"})
+    EXPECT_NE(std::find(steps.begin(), steps.end(), step), steps.end()) << step;
+
   const auto without = run_kbench("analyze -w 12p -c " + candidate + " --static --json");
   ASSERT_EQ(without.exit_code, 0) << without.out;
   const nlohmann::json s = nlohmann::json::parse(without.out);
+  ASSERT_EQ(s["sandbox"].size(), 2u) << s["sandbox"].dump();
+  EXPECT_EQ(s["sandbox"][0]["step"], "assembly build");
+  EXPECT_EQ(s["sandbox"][1]["step"], "llvm-mca");
   EXPECT_TRUE(s["trips_size"].is_null());
   EXPECT_TRUE(s["loops"][0]["trips"].is_null());
   EXPECT_TRUE(s["clock_ghz"].is_null());

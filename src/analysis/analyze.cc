@@ -73,6 +73,7 @@ Analysis analyze_assembly(std::string_view assembly, const std::string& model,
     LoopReport report;
     try {
       report.cost = simulate_loop(loop.instructions, model);
+      record_step(analysis.sandbox, "llvm-mca", {report.cost.layers, report.cost.missing});
     } catch (const std::runtime_error& e) {
       analysis.loops_error = e.what();
       continue;
@@ -211,6 +212,7 @@ nlohmann::json to_json(const Analysis& analysis) {
                      {"compute_unit", u->peak_flops_kind},
                      {"bandwidth_gbps", u->peak_gbps},
                      {"pct_of_measured", u->pct_roofline}};
+  j["sandbox"] = to_json(analysis.sandbox);
   return j;
 }
 
@@ -237,6 +239,7 @@ std::string to_text(const Analysis& analysis) {
     if (!c->bf16_warning.empty()) text += "! " + c->bf16_warning + "\n";
   }
   if (!analysis.timing_error.empty()) text += "not timed: " + analysis.timing_error + "\n";
+  text += to_text(analysis.sandbox);
   if (const auto& u = analysis.roofline; u && !u->bound.empty())
     text += "roofline " + fixed(u->roofline_ms, 3) + " ms, " + u->bound + "-bound (" +
             fixed(u->peak_gflops, 1) + " GFLOP/s " + u->peak_flops_kind + ", " +

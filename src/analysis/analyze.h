@@ -14,6 +14,7 @@
 
 #include "analysis/asm_loops.h"
 #include "analysis/calibration.h"
+#include "analysis/confined_steps.h"
 #include "analysis/mca.h"
 #include "harness/eval_result.h"
 
@@ -43,6 +44,8 @@ struct Analysis {
   std::string timing_error;                // why it was not timed
   // The workload's roofline at the size timed, and the measured time against it.
   std::optional<Utilization> roofline;
+  // Each step that built, simulated or ran the candidate's text, in the order they ran.
+  std::vector<ConfinedStep> sandbox;
 };
 
 // Every innermost loop of `assembly` simulated on `model`.

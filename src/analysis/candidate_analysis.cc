@@ -31,12 +31,26 @@ std::optional<double> measured_ms(Analysis& a, const EvalOptions& eval) {
   CompileOptions compile;
   compile.cache_dir = eval.cache_dir;
   const CompileOutcome built = compile_candidate(eval.candidate_path, compile);
-  std::string error = built.ok ? "" : "the candidate does not build";
-  if (built.ok)
-    if (const auto calls = call_candidate(eval, built.so_path, 1, 5, error))
-      return calls->best_seconds * 1e3;
-  a.timing_error = error;
-  return std::nullopt;
+  if (!built.cached) record_step(a.sandbox, "build", {built.build_layers, built.build_missing});
+  if (!built.ok) {
+    a.timing_error = "the candidate does not build";
+    return std::nullopt;
+  }
+  const CandidateCalls calls = call_candidate(eval, built.so_path, 1, 5);
+  if (calls.sandbox) record_step(a.sandbox, "timed run", *calls.sandbox);
+  if (!calls.ok()) {
+    a.timing_error = calls.error;
+    return std::nullopt;
+  }
+  return calls.best_seconds * 1e3;
+}
+
+// Where the build that failed ran less confined than it should, the failure says so: its
+// diagnostics quote whatever the source made the compiler read.
+std::string refusals_of(const std::vector<std::string>& missing) {
+  std::string text;
+  for (const std::string& refusal : missing) text += "\nthe build ran without " + refusal;
+  return text;
 }
 
 }  // namespace
@@ -45,7 +59,8 @@ Analysis analyze_candidate(const EvalOptions& base, const CandidateAnalysisOptio
   const AssemblyOutcome compiled = candidate_assembly(base.candidate_path, 120);
   if (!compiled.ok)
     throw std::runtime_error("the candidate does not compile:\n" +
-                             first_lines_safe(compiled.diagnostics, 20));
+                             first_lines_safe(compiled.diagnostics, 20) +
+                             refusals_of(compiled.build_missing));
   const std::optional<PeakReport>& peaks = options.peaks;
   ModelChoice choice = choose_model(peaks);
   if (!options.model.empty()) {
@@ -55,6 +70,8 @@ Analysis analyze_candidate(const EvalOptions& base, const CandidateAnalysisOptio
   }
   Analysis a = analyze_assembly(compiled.assembly, choice.model, choice.reason);
   a.candidate_file = std::filesystem::path(base.candidate_path).filename().string();
+  a.sandbox.insert(a.sandbox.begin(),
+                   {"assembly build", 1, {compiled.build_layers, compiled.build_missing}});
   if (!a.loops_error.empty() && a.loops.empty())
     throw std::runtime_error("llvm-mca could not simulate the loops: " + a.loops_error);
   if (!peaks) return a;
@@ -65,7 +82,8 @@ Analysis analyze_candidate(const EvalOptions& base, const CandidateAnalysisOptio
   std::vector<AsmLoop> loops;
   for (const LoopReport& r : a.loops) loops.push_back(r.loop);
   try {
-    attach_trips(a, count_trips(compiled.assembly, loops, eval, 1), size_name(eval.size));
+    attach_trips(a, count_trips(compiled.assembly, loops, eval, 1, a.sandbox),
+                 size_name(eval.size));
   } catch (const std::runtime_error& e) {
     a.trips_error = e.what();
   }

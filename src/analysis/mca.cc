@@ -121,14 +121,17 @@ LoopCost simulate_loop(const std::vector<std::string>& instructions, const std::
     std::ofstream body(path);
     for (const std::string& instruction : instructions) body << instruction << '\n';
   }
-  const CommandResult r =
+  const ConfinedResult r =
       run_confined({llvm_mca_tool(), "-mcpu=" + mcpu, "-iterations=200", "--all-views=false",
                     "--summary-view", "--bottleneck-analysis", "--resource-pressure", path},
                    tool_confinement(llvm_mca_tool(), dir.path().string()), 60, 1 << 20);
   if (!r.error.empty()) throw std::runtime_error(llvm_mca_tool() + ": " + r.error);
   if (r.timed_out || r.exit_code != 0)
     throw std::runtime_error(llvm_mca_tool() + " failed: " + r.output.substr(0, 400));
-  return parse_mca_report(r.output);
+  LoopCost cost = parse_mca_report(r.output);
+  cost.layers = r.layers;
+  cost.missing = r.missing;
+  return cost;
 }
 
 }  // namespace kbench::analysis

@@ -22,6 +22,8 @@ struct LoopCost {
   std::string bound;             // "front end", "latency chain", or "port <resource>"
   std::string busiest_resource;  // the resource with the most cycles per iteration
   double busiest_resource_cycles = 0;
+  // The confinement llvm-mca ran under (harness/confined_command.h), set by simulate_loop.
+  std::vector<std::string> layers, missing;
 };
 
 // Reads llvm-mca's text report (run with --bottleneck-analysis); throws std::runtime_error when it

@@ -136,21 +136,22 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 
 std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
                                                      const std::vector<AsmLoop>& loops,
-                                                     const EvalOptions& options,
-                                                     std::uint64_t seed) {
+                                                     const EvalOptions& options, std::uint64_t seed,
+                                                     std::vector<ConfinedStep>& steps) {
   std::vector<std::optional<std::int64_t>> trips(loops.size());
   if (loops.empty()) return trips;
   const InstrumentedAssembly instrumented = instrument(assembly, loops);
   const ScratchDir build_dir(std::filesystem::temp_directory_path(), "kbench-trips");
   const CompileOutcome built = compile_assembly(
       instrumented.assembly, trip_count_wrapper(loops.size()), {}, build_dir.path(), 120);
+  record_step(steps, "instrumented build", {built.build_layers, built.build_missing});
   if (!built.ok)
     throw std::runtime_error("the instrumented build failed: " + built.diagnostics.substr(0, 400));
-  std::string error;
-  const auto calls = call_candidate(options, built.so_path, seed, 1, error);
-  if (!calls) throw std::runtime_error("the instrumented run failed: " + error);
+  const CandidateCalls calls = call_candidate(options, built.so_path, seed, 1);
+  if (calls.sandbox) record_step(steps, "instrumented run", *calls.sandbox);
+  if (!calls.ok()) throw std::runtime_error("the instrumented run failed: " + calls.error);
   std::vector<std::byte> bytes;
-  for (const auto& output : calls->outputs) bytes.insert(bytes.end(), output.begin(), output.end());
+  for (const auto& output : calls.outputs) bytes.insert(bytes.end(), output.begin(), output.end());
   if (bytes.size() < 8 * loops.size())
     throw std::runtime_error("the outputs are too small to carry the loops' counters");
   for (std::size_t i = 0; i < loops.size(); ++i) {

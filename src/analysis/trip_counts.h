@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analysis/asm_loops.h"
+#include "analysis/confined_steps.h"
 #include "harness/evaluator.h"
 
 namespace kbench::analysis {
@@ -33,10 +34,11 @@ InstrumentedAssembly instrument(std::string_view assembly, const std::vector<Asm
 std::string trip_count_wrapper(std::size_t loops);
 
 // The trip count of each of `loops` (nullopt where it has no counter) over one call of the
-// candidate at options.size; throws std::runtime_error when it cannot build or run.
+// candidate at options.size; throws std::runtime_error when it cannot build or run. The build and
+// the run go into `steps` as they happen, a failed one too.
 std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
                                                      const std::vector<AsmLoop>& loops,
-                                                     const EvalOptions& options,
-                                                     std::uint64_t seed);
+                                                     const EvalOptions& options, std::uint64_t seed,
+                                                     std::vector<ConfinedStep>& steps);
 
 }  // namespace kbench::analysis

@@ -212,6 +212,8 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
   }
   const CompilerRun r = run_candidate_compiler({"-g", "-S", "-o", assembly.string(), copy.string()},
                                                false, dir.path(), timeout_s);
+  out.build_layers = r.layers;
+  out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
   if (r.ok) {
     std::ifstream text(assembly);

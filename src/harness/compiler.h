@@ -50,6 +50,7 @@ struct AssemblyOutcome {
   bool ok = false;
   std::string assembly;     // the compiler's assembly, with the .loc lines of -g
   std::string diagnostics;  // compiler output, or why it could not run
+  std::vector<std::string> build_layers, build_missing;  // as CompileOutcome's
 };
 
 // The assembly of `source_path` compiled as compile_candidate compiles it (the same flags, with -g,
