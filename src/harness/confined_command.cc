@@ -4,6 +4,7 @@
 #include "harness/confined_command.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -26,14 +28,23 @@
 namespace kbench {
 namespace {
 
+// The child does not execute the tool itself: it executes this shell, which executes the tool once
+// kbench's go arrives on descriptor 3 (and never, were kbench gone: EOF). Without root, kbench maps
+// its user into the child's user namespace in between, which it can do only once the child has
+// executed something (until then the child is a copy of kbench, which is not dumpable, so its /proc
+// files are root's), and which must be done before the tool creates a file.
+constexpr const char* kShell = "/bin/sh";
+constexpr const char* kTrampoline = "read -r go <&3 && exec \"$@\" 3<&-";
+constexpr int kGoFd = 3;
+
 struct ChildPlan {
-  const char* exe;
-  char** argv;
+  char** argv;  // kShell's: the trampoline, then the tool's path and arguments
   char** envp;
   const char* work_dir;
   int stdin_fd, output_fd;
-  int go_read, go_write;  // a byte on go_read once kbench has set the child's namespaces up
-  int ruleset;            // -1: no Landlock
+  int go_read, go_write;      // a line on go_read once kbench has set the child's namespaces up
+  int exec_read, exec_write;  // close-on-exec: kbench reads EOF once the child has executed kShell
+  int ruleset;                // -1: no Landlock
   rlim_t address_space, file_size, cpu_seconds;
 };
 
@@ -49,11 +60,10 @@ struct ChildPlan {
 int child_main(void* arg) {
   const auto* plan = static_cast<const ChildPlan*>(arg);
   // Dies with kbench, as the worker does: a tool that writes nothing (a long constexpr loop, a
-  // sleep) would otherwise run on until its CPU limit.
+  // sleep) would otherwise run on until its CPU limit. Kept across both execve calls.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   close(plan->go_write);  // so that kbench's end alone keeps the pipe open: were kbench gone, EOF
-  char go = 0;
-  if (read(plan->go_read, &go, 1) != 1) _exit(126);
+  close(plan->exec_read);
   reset_signals_and_group();  // without a PID namespace, a kill of the group reaches all it starts
   if (dup2(plan->stdin_fd, STDIN_FILENO) < 0 || dup2(plan->output_fd, STDOUT_FILENO) < 0 ||
       dup2(plan->output_fd, STDERR_FILENO) < 0)
@@ -70,8 +80,33 @@ int child_main(void* arg) {
   if (plan->ruleset >= 0 && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
                              syscall(SYS_landlock_restrict_self, plan->ruleset, 0) != 0))
     child_fails("landlock_restrict_self");
-  execve(plan->exe, plan->argv, plan->envp);
+  // The go moves to kGoFd, open across execve; the exec pipe's end must stay open until then.
+  if (plan->exec_write == kGoFd && fcntl(kGoFd, F_DUPFD_CLOEXEC, kGoFd + 1) < 0)
+    child_fails("fcntl");
+  if (plan->go_read == kGoFd ? fcntl(kGoFd, F_SETFD, 0) != 0 : dup2(plan->go_read, kGoFd) < 0)
+    child_fails("dup2");
+  execve(kShell, plan->argv, plan->envp);
   child_fails("execve");
+}
+
+// Waits until the child has executed kShell or ended (EOF on the exec pipe), until `deadline`.
+bool await_exec(int exec_read, double deadline) {
+  for (;;) {
+    pollfd ready{exec_read, POLLIN, 0};
+    const int wait_ms = static_cast<int>(std::max(0.0, deadline - now_seconds()) * 1e3);
+    const int n = poll(&ready, 1, wait_ms);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    char byte = 0;
+    return read(exec_read, &byte, 1) == 0;
+  }
+}
+
+// Whether `pid`, a child not yet waited for, has ended.
+bool has_ended(pid_t pid) {
+  siginfo_t info{};
+  return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
 }
 
 // argv[0] as execve needs it: a path, or the first executable of that name on kbench's PATH.
@@ -120,12 +155,16 @@ Confinement tool_confinement(const std::string& tool, const std::string& work_di
 ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinement& confinement,
                             double timeout_s, std::size_t max_output) {
   ConfinedResult result;
-  const std::string exe = executable_path(argv.at(0));
-  std::vector<std::string> args = argv, env = confinement.environment;
+  std::vector<std::string> args = {kShell, "-c", kTrampoline, "kbench-confined",
+                                   executable_path(argv.at(0))};
+  args.insert(args.end(), argv.begin() + 1, argv.end());
+  std::vector<std::string> env = confinement.environment;
   std::vector<char*> c_argv = c_strings(args), c_env = c_strings(env);
 
+  std::vector<std::string> readable = confinement.readable;
+  readable.emplace_back(kShell);
   std::string why_not;
-  const int ruleset = sandbox::build_ruleset(confinement.readable, confinement.work_dir, why_not);
+  const int ruleset = sandbox::build_ruleset(readable, confinement.work_dir, why_not);
   if (ruleset >= 0)
     result.layers.push_back("build_landlock_files");
   else
@@ -147,23 +186,44 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
     return result;
   }
   const auto mebibytes = [](long long mb) { return static_cast<rlim_t>(mb) << 20; };
-  ChildPlan plan{exe.c_str(),
-                 c_argv.data(),
+  ChildPlan plan{c_argv.data(),
                  c_env.data(),
                  confinement.work_dir.c_str(),
                  stdin_fd,
                  output_fd,
                  go[0],
                  go[1],
+                 -1,
+                 -1,
                  ruleset,
                  mebibytes(confinement.address_space_mb),
                  mebibytes(confinement.file_size_mb),
                  static_cast<rlim_t>(timeout_s) + 10};
+  const double deadline = now_seconds() + timeout_s;
   // A PID namespace ends everything the build started when the compiler's driver ends; a network
-  // namespace leaves it no network. kbench's user is mapped into them, since the build creates
-  // files; the child waits on `go` until then.
+  // namespace leaves it no network. Without root, kbench's user is mapped into them, since the
+  // build creates files; where that fails, the build starts again without them.
   std::string refused;
-  const pid_t pid = clone_namespaced(child_main, &plan, /*map_own_ids=*/true, refused);
+  pid_t pid = -1;
+  for (const bool namespaces : {true, false}) {
+    int exec_pipe[2] = {-1, -1};
+    if (pipe2(exec_pipe, O_CLOEXEC) != 0) break;
+    plan.exec_read = exec_pipe[0];
+    plan.exec_write = exec_pipe[1];
+    pid = clone_namespaced(child_main, &plan, refused, namespaces);
+    const int clone_errno = errno;
+    close(exec_pipe[1]);
+    const bool executed = pid >= 0 && await_exec(exec_pipe[0], deadline);
+    close(exec_pipe[0]);
+    errno = clone_errno;
+    if (pid < 0 || !namespaces || !refused.empty() || geteuid() == 0) break;
+    if (executed && has_ended(pid)) break;  // it failed before the tool; its output says why
+    if (executed && map_own_ids(pid)) break;
+    refused = "kbench's user could not be mapped into it";
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    pid = -1;
+  }
   if (refused.empty())
     result.layers.push_back("build_namespaces");
   else
@@ -173,9 +233,8 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
     release();
     return result;
   }
-  if (write(go[1], "g", 1) != 1) kill(pid, SIGKILL);  // it must not run unprepared
+  if (write(go[1], "g\n", 2) != 2) kill(pid, SIGKILL);  // it must not run unprepared
 
-  const double deadline = now_seconds() + timeout_s;
   int status = 0;
   for (;;) {
     if (waitpid(pid, &status, WNOHANG) == pid) break;

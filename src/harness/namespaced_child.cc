@@ -3,7 +3,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,9 +10,8 @@
 #include <fstream>
 
 namespace kbench {
-namespace {
 
-bool map_ids(pid_t pid) {
+bool map_own_ids(pid_t pid) {
   const std::string proc = "/proc/" + std::to_string(pid);
   const auto put = [&](const std::string& file, const std::string& text) {
     std::ofstream out(proc + file);
@@ -26,23 +24,17 @@ bool map_ids(pid_t pid) {
          put("/gid_map", gid + " " + gid + " 1\n");
 }
 
-}  // namespace
-
-pid_t clone_namespaced(int (*child)(void*), void* arg, bool map_own_ids, std::string& refused) {
+pid_t clone_namespaced(int (*child)(void*), void* arg, std::string& refused, bool namespaces) {
   constexpr std::size_t kStackBytes = 256 << 10;
   void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
   if (stack == MAP_FAILED) return -1;
   char* top = static_cast<char*>(stack) + kStackBytes;
-  const bool root = geteuid() == 0;
-  pid_t pid =
-      clone(child, top, (root ? 0 : CLONE_NEWUSER) | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, arg);
-  refused = pid < 0 ? std::string("clone refused it (") + std::strerror(errno) + ")" : "";
-  if (pid >= 0 && !root && map_own_ids && !map_ids(pid)) {
-    refused = "kbench's user could not be mapped into it";
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    pid = -1;
+  pid_t pid = -1;
+  if (namespaces) {
+    const int user = geteuid() == 0 ? 0 : CLONE_NEWUSER;
+    pid = clone(child, top, user | CLONE_NEWPID | CLONE_NEWNET | SIGCHLD, arg);
+    refused = pid < 0 ? std::string("clone refused it (") + std::strerror(errno) + ")" : "";
   }
   if (pid < 0) pid = clone(child, top, SIGCHLD, arg);
   const int saved = errno;

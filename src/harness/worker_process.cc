@@ -171,7 +171,7 @@ int child_main(void* arg) {
 // unmapped: the worker keeps kbench's user outside it, and creates no file.
 pid_t clone_child(ChildPlan& plan, std::vector<std::string>& missing) {
   std::string refused;
-  const pid_t pid = clone_namespaced(child_main, &plan, /*map_own_ids=*/false, refused);
+  const pid_t pid = clone_namespaced(child_main, &plan, refused);
   if (!refused.empty()) {
     missing.push_back("pid_namespace: " + refused);
     missing.push_back("net_namespace: " + refused);
