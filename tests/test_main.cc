@@ -3,7 +3,10 @@
 // TMPDIR points it at a ScratchDir that goes with the process, or, when a timeout killed the
 // process, with the next test executable's start. Without it each run of the suite left its
 // databases, exports and caches in /tmp.
+#include <unistd.h>
+
 #include <cstdlib>
+#include <string>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -12,7 +15,10 @@
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  const kbench::ScratchDir temp(std::filesystem::temp_directory_path() / "kbench-tests", "run");
+  // One root per user: a root another user made is not this one's to write.
+  const kbench::ScratchDir temp(
+      std::filesystem::temp_directory_path() / ("kbench-tests-" + std::to_string(geteuid())),
+      "run");
   // As /tmp: tests that drop to another user (the worker's, the non-root build) write here too.
   std::filesystem::permissions(temp.path(),
                                std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
