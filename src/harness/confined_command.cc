@@ -155,8 +155,12 @@ Confinement tool_confinement(const std::string& tool, const std::string& work_di
 ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinement& confinement,
                             double timeout_s, std::size_t max_output) {
   ConfinedResult result;
-  std::vector<std::string> args = {kShell, "-c", kTrampoline, "kbench-confined",
-                                   executable_path(argv.at(0))};
+  const std::string exe = executable_path(argv.at(0));
+  if (exe.find('/') == std::string::npos) {  // the shell would look for it on a PATH of its own
+    result.error = "cannot run " + exe + ": not found on PATH";
+    return result;
+  }
+  std::vector<std::string> args = {kShell, "-c", kTrampoline, "kbench-confined", exe};
   args.insert(args.end(), argv.begin() + 1, argv.end());
   std::vector<std::string> env = confinement.environment;
   std::vector<char*> c_argv = c_strings(args), c_env = c_strings(env);
