@@ -17,6 +17,7 @@
 
 #include "cli_support.h"
 #include "core/environment.h"
+#include "proc_support.h"
 
 namespace kbench {
 namespace {
@@ -70,10 +71,7 @@ nlohmann::json eval_as_ordinary_user(const fs::path& home, const std::string& ca
     _exit(121);
   }
   close(out[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) text.append(buffer, n);
-  close(out[0]);
+  const std::string text = kbench::testing::read_until_closed(out[0]);
   int status = 0;
   waitpid(child, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n" << text;

@@ -1,7 +1,9 @@
-// A process's state as /proc tells it, for tests that look for what outlived a kill.
+// A process's state as /proc tells it, for tests that look for what outlived a kill, and what a
+// forked child reports through a pipe.
 #pragma once
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -27,6 +29,15 @@ inline std::vector<std::string> stat_fields(pid_t pid) {
 inline bool process_alive(pid_t pid) {
   const std::vector<std::string> fields = stat_fields(pid);
   return !fields.empty() && fields[0] != "Z" && fields[0] != "X";
+}
+
+// Everything written to the pipe end `fd` until its writers close it; closes `fd`.
+inline std::string read_until_closed(int fd) {
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  close(fd);
+  return text;
 }
 
 }  // namespace kbench::testing

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "core/scratch_dir.h"
+#include "proc_support.h"
 
 namespace kbench::testing {
 
@@ -27,10 +28,7 @@ inline std::filesystem::path abandoned_scratch_dir(const std::filesystem::path& 
     _exit(0);
   }
   close(fds[1]);
-  std::string path;
-  char buffer[512];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) path.append(buffer, n);
-  close(fds[0]);
+  const std::string path = read_until_closed(fds[0]);
   int status = 0;
   EXPECT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
