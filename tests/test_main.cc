@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <string>
 #include <filesystem>
+#include <string>
 
 #include <gtest/gtest.h>
 
