@@ -1,16 +1,14 @@
 // kbench run by an ordinary user, as most of its users run it. Every layer of the build and of the
-// worker is in place but the worker's own user, which only root can give it, and a candidate that
-// reaches for kbench's user's files and memory is still rejected. The switch to another user needs
+// worker is in place but the worker's own user, which only root can give it, and kbench's
+// environment stays closed to a worker that shares kbench's user. The switch to another user needs
 // root: run as anyone else, the suite is that ordinary user, and these tests are skipped.
 #include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <string>
-#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -97,7 +95,7 @@ TEST(OrdinaryUser, AnEvalHasEveryLayerButTheWorkersOwnUser) {
         "private_directory", "own_output_arena", "seccomp", "resource_limits"})
     EXPECT_TRUE(has(sandbox["layers"], layer)) << layer << " missing: " << sandbox.dump(2);
   ASSERT_FALSE(sandbox["missing"].empty()) << sandbox.dump(2);
-  // The one layer only root can give; Landlock's layers where the kernel has Landlock.
+  // The one layer only root can give; Landlock's layers too where the kernel lacks Landlock.
   for (const auto& line : sandbox["missing"]) {
     const std::string refusal = line;
     EXPECT_TRUE(refusal.starts_with("unprivileged_user:") ||
