@@ -250,6 +250,19 @@ TEST(Cli, ADirectoryGivenAsTheDatabaseIsAUsageError) {
   }
 }
 
+// A file-system failure (here a directory to make under a regular file) is one line naming the
+// operation, the path and the reason, not the standard library's "filesystem error: ... [path]".
+TEST(Cli, AFileSystemFailureIsOneLineNamingThePath) {
+  const std::string file = temp_db("not-a-dir");
+  { std::ofstream(file) << "a regular file\n"; }
+  const std::string out = file + "/export";
+  const CliRun run = run_kbench_stderr("export -w 12p --size smoke --out " + out);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
+  EXPECT_TRUE(run.out.starts_with("kbench: cannot create directories '" + out)) << run.out;
+  EXPECT_TRUE(run.out.ends_with("': Not a directory\n")) << run.out;
+}
+
 // `results` and `agent report` only read: a database on a read-only mount, whose WAL files are
 // gone (a clean close deletes them), is read as it stands, and a missing one reads as empty.
 TEST(Cli, ReadingCommandsReadADatabaseOnAReadOnlyMount) {

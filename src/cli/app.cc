@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <optional>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -11,6 +13,24 @@
 #include "cli/context.h"
 
 namespace kbench::cli {
+namespace {
+
+// One line naming the operation, the path and the reason: "cannot create directories '/x/y': Not
+// a directory". The standard library's own message ("filesystem error: cannot create directories:
+// Not a directory [/x/y]") is kept where it does not have that form.
+std::string filesystem_error_line(const std::filesystem::filesystem_error& e) {
+  std::string_view what = e.what();
+  constexpr std::string_view kPrefix = "filesystem error: ";
+  if (what.starts_with(kPrefix)) what.remove_prefix(kPrefix.size());
+  const std::string reason = e.code().message();
+  const std::size_t reason_at = what.find(": " + reason);
+  if (e.path1().empty() || reason_at == std::string_view::npos) return std::string(what);
+  std::string line = std::string(what.substr(0, reason_at)) + " '" + e.path1().string() + "'";
+  if (!e.path2().empty()) line += " to '" + e.path2().string() + "'";
+  return line + ": " + reason;
+}
+
+}  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::string* failure) {
   CLI::App app{"kbench: benchmark and evaluation harness for AI-written kernels"};
@@ -50,6 +70,8 @@ int run_cli(const std::vector<std::string>& args, std::string* failure) {
     if (const std::optional<int> code = run_agent_commands(agent)) return *code;
   } catch (const UsageError& e) {
     return fail(e.what(), 2);
+  } catch (const std::filesystem::filesystem_error& e) {
+    return fail(filesystem_error_line(e), 1);
   } catch (const std::exception& e) {
     return fail(e.what(), 1);
   }
