@@ -297,6 +297,21 @@ TEST(Cli, ReadingCommandsReadADatabaseOnAReadOnlyMount) {
   std::filesystem::remove_all(dir);
 }
 
+// A reading command on a database that does not exist shows no records and says why, so that a
+// mistyped --db is not taken for a database without records; it creates nothing.
+TEST(Cli, AMissingDatabaseReadsAsEmptySayingSo) {
+  const std::string none = temp_db("none");
+  for (const char* command : {"results", "agent report"}) {
+    const CliRun run = run_kbench_stderr(std::string(command) + " --db " + none);
+    EXPECT_EQ(run.exit_code, 0) << command << ": " << run.out;
+    EXPECT_EQ(run.out, "kbench: no database at '" + none + "' yet: nothing is recorded there\n")
+        << command;
+  }
+  EXPECT_EQ(nlohmann::json::parse(run_kbench("results --json --db " + none + " 2>/dev/null").out),
+            nlohmann::json::array());
+  EXPECT_FALSE(std::filesystem::exists(none)) << "a reading command created a database";
+}
+
 // Machine facts are not results: measured once (saying so, and when), then found by every database,
 // so a command on a new database, even one that fails to compile, does not measure again.
 TEST(Cli, MachineFactsAreMeasuredOnceSayingSoAndSharedByEveryDatabase) {

@@ -127,7 +127,13 @@ ResultStore open_store(const std::string& db_option) {
 }
 
 ResultStore open_store_for_reading(const std::string& db_option) {
-  return ResultStore::open_read_only(db_path_or_usage_error(db_option));
+  const std::string path = db_path_or_usage_error(db_option);
+  // A missing database reads as empty (nothing recorded yet), but a mistyped --db would then look
+  // like a database without records: say which it is.
+  std::error_code ec;
+  if (path != ":memory:" && !std::filesystem::exists(path, ec))
+    std::cerr << "kbench: no database at '" << path << "' yet: nothing is recorded there\n";
+  return ResultStore::open_read_only(path);
 }
 
 MachineCache& machine_cache() {
