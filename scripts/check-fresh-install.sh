@@ -2,7 +2,8 @@
 # Proves the README's first command on a fresh Debian 12: in a chroot of a minimal debootstrap root
 # (cached, always used from a pristine copy) it runs scripts/run-baselines.sh from a clean clone of one
 # commit, then `kbench eval` of an example and of a oneMKL candidate, `kbench analyze` of an example,
-# and the XLA:CPU peer (which installs jax), and with --all the local LLM's install.
+# the XLA:CPU peer (which installs jax), the tests that need an outside tool (CTest label "tools";
+# none may skip) and a short fuzz stage (scripts/fuzz.sh 2), and with --all the local LLM's install.
 #
 #   scripts/check-fresh-install.sh [--commit REV] [--all] [--refresh-root] [--keep]
 #
@@ -72,6 +73,12 @@ mkl_eval_cmd=(build/src/kbench eval -w 8p_GEMM -c tests/candidates/mkl_bf16_gemm
 # llvm-mca-19, which scripts/install-deps.sh installs from Debian's llvm-19.
 analyze_cmd=(build/src/kbench analyze -w 12p -c examples/12p_RMSNorm_fast.cpp)
 xla_cmd=(scripts/xla-peer.sh --size smoke --warmup 1 --iters 5 8p_GEMM 12p_RMSNorm)
+# The tests that skip, rather than fail, where an outside tool is missing (CTest label "tools":
+# chromium, NumPy, Slurm, jax), run after the XLA:CPU peer has installed jax: a skip here means the
+# project's scripts do not install that tool, which a machine that has it from earlier cannot show.
+tools_cmd=(ctest --test-dir build -L tools --output-on-failure)
+# The fuzz stage of scripts/test.sh, briefly: Clang with libFuzzer, from scripts/install-deps.sh.
+fuzz_cmd=(scripts/fuzz.sh 2)
 
 git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 || die "$repo is not a git repository (the check clones a commit)"
 commit="$(git -C "$repo" rev-parse --verify --quiet "$rev^{commit}")" || die "no commit '$rev' in $repo"
@@ -258,6 +265,16 @@ eval_example() {
   fi
 }
 
+# tools_tests OUT: every test of the label must run and pass; CTest lists a skipped one as "Not Run".
+tools_tests() {
+  in_root "$(printf '%q ' "${tools_cmd[@]}")" | tee "$1"
+  grep -q 'tests passed' "$1" || { echo "CTest ran no test labelled tools"; return 1; }
+  if grep -qE '\*\*\*(Skipped|Not Run)|\((Skipped|Not Run)\)' "$1"; then
+    echo "a test labelled tools was skipped: a tool it needs is not installed by the project's scripts"
+    return 1
+  fi
+}
+
 # analyze_example OUT: the analysis must run (llvm-mca-19 installed) and bound some loop by a port.
 analyze_example() {
   in_root "$(printf '%q ' "${analyze_cmd[@]}")" | tee "$1"
@@ -283,6 +300,8 @@ sed 's/^/    /' "$logs/eval.out"
 step mkl-candidate eval_example "$logs/mkl-eval.out" "${mkl_eval_cmd[@]}"
 step analyze analyze_example "$logs/analyze.out"
 step xla-peer in_root "$(printf '%q ' "${xla_cmd[@]}")"
+step tools tools_tests "$logs/tools.out"
+step fuzz in_root "$(printf '%q ' "${fuzz_cmd[@]}")"
 if ((all)); then
   # A port of its own, so a server on this host's 8088 cannot answer for it.
   step local-llm in_root "scripts/local-llm.sh install && scripts/local-llm.sh start --port 18088 --ctx 2048 &&

@@ -35,9 +35,5 @@ cmake --build build-asan -j"$jobs"
 (cd build-asan && KBENCH_MKL=off ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 ASAN_OPTIONS=detect_leaks=1 \
   ctest --output-on-failure -j"$jobs" --timeout 600 -LE workers)
 
-# The libFuzzer targets (tests/fuzz, docs/fuzzing.md): Clang builds only them, from the parsers'
-# own sources, and each runs for KBENCH_FUZZ_SECONDS (20) on a copy of its seed corpus.
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKBENCH_FUZZ=ON \
-  -DKBENCH_BUILD_TESTS=OFF -DKBENCH_WERROR=ON >/dev/null
-cmake --build build-fuzz -j"$jobs" --target kbench_fuzz
-(cd build-fuzz && ctest --output-on-failure -j"$jobs" -L fuzz)
+# The libFuzzer targets (tests/fuzz, docs/fuzzing.md), 20 s each.
+scripts/fuzz.sh 20
