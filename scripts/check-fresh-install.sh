@@ -227,6 +227,10 @@ clone_commit() {
   # Only this network's own setup comes in: its name server and the CAs it adds (a TLS-inspecting
   # proxy's); the ca-certificates package, once the project's script installs it, trusts them too.
   cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+  # debootstrap writes no /etc/hosts; Debian's installer does, naming this host (the Slurm test's
+  # controller is found by the host's name).
+  printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' \
+    "$(hostname)" >"$root/etc/hosts"
   if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
     mkdir -p "$root/usr/local/share/ca-certificates"
     cp -L /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
