@@ -269,7 +269,8 @@ eval_example() {
   fi
 }
 
-# tools_tests OUT: every test of the label must run and pass; CTest lists a skipped one as "Not Run".
+# tools_tests OUT: every test of the label must run and pass; CTest marks a skipped test "Skipped"
+# (or "Not Run") in its line and in the list of tests that did not run.
 tools_tests() {
   in_root "$(printf '%q ' "${tools_cmd[@]}")" | tee "$1"
   grep -q 'tests passed' "$1" || { echo "CTest ran no test labelled tools"; return 1; }
