@@ -2,7 +2,9 @@
 // and directories that killed kbench processes left behind are removed by the next build.
 #include "harness/compiler.h"
 
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -56,10 +58,29 @@ TEST_F(Compiler, BuildsConfinedAndLeavesOnlyTheObject) {
   if (syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) >= 1) {
     EXPECT_TRUE(has_layer("build_landlock_files"));
   }
+  // As root, the compiler ran as a user of its own, though the cache lies in this test's directory
+  // (mode 0700, as /root is): it starts in the build's directory, given its files by name there.
+  // The object it made is root's again before it enters the cache.
+  if (geteuid() == 0) {
+    EXPECT_TRUE(has_layer("build_unprivileged_user"));
+    struct stat object {};
+    ASSERT_EQ(stat(built.so_path.c_str(), &object), 0);
+    EXPECT_EQ(object.st_uid, 0u);
+    EXPECT_EQ(object.st_gid, 0u);
+  }
 
   const CompileOutcome again = compile_candidate(source_.string(), {(root() / "cache").string()});
   EXPECT_TRUE(again.cached);
   EXPECT_EQ(again.so_path, built.so_path);
+}
+
+TEST_F(Compiler, DiagnosticsNameTheUsersFile) {
+  std::ofstream(source_) << "#include \"kbench/kernel.h\"\nint broken = ;\n";
+  const CompileOutcome built = compile_candidate(source_.string(), {(root() / "cache").string()});
+  ASSERT_FALSE(built.ok);
+  EXPECT_NE(built.diagnostics.find(source_.string() + ":2:"), std::string::npos)
+      << built.diagnostics;
+  EXPECT_EQ(built.diagnostics.find("candidate.cpp"), std::string::npos) << built.diagnostics;
 }
 
 TEST_F(Compiler, RemovesWhatKilledBuildsLeftAndKeepsLiveOnes) {

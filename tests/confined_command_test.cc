@@ -64,14 +64,23 @@ class ConfinedCommand : public ::testing::Test {
   fs::path root_, work_, secret_;
 };
 
+// Without Landlock, as root, the tool's own user keeps it out of this test's private directory.
+bool confined_to_its_trees() {
+  return have_landlock() || geteuid() == 0;
+}
+
 TEST_F(ConfinedCommand, ReadsOnlyTheTreesItIsGiven) {
-  if (!have_landlock()) GTEST_SKIP() << "this kernel has no Landlock";
+  if (!confined_to_its_trees()) GTEST_SKIP() << "no Landlock in this kernel, and not root";
   const ConfinedResult r =
       sh("cat " + secret_.string() + "; cat /etc/hostname", shell_confinement());
-  EXPECT_NE(r.exit_code, 0);
+  // /etc/hostname is outside its trees, though open to every user: only Landlock stops that read.
+  if (have_landlock()) {
+    EXPECT_NE(r.exit_code, 0);
+  }
   EXPECT_EQ(r.output.find("kbench-confined-secret"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Permission denied"), std::string::npos) << r.output;
-  EXPECT_NE(std::find(r.layers.begin(), r.layers.end(), "build_landlock_files"), r.layers.end());
+  const char* layer = have_landlock() ? "build_landlock_files" : "build_unprivileged_user";
+  EXPECT_NE(std::find(r.layers.begin(), r.layers.end(), layer), r.layers.end()) << layer;
   // The control: given the secret's directory, the same command reads it.
   Confinement wider = shell_confinement();
   wider.readable.push_back(root_.string());
@@ -80,7 +89,7 @@ TEST_F(ConfinedCommand, ReadsOnlyTheTreesItIsGiven) {
 }
 
 TEST_F(ConfinedCommand, WritesOnlyInItsOwnDirectory) {
-  if (!have_landlock()) GTEST_SKIP() << "this kernel has no Landlock";
+  if (!confined_to_its_trees()) GTEST_SKIP() << "no Landlock in this kernel, and not root";
   const ConfinedResult r = sh("echo in > inside; echo out > " + (root_ / "outside").string() +
                                   "; mkdir sub && echo deeper > sub/file && rm inside",
                               shell_confinement());
@@ -153,6 +162,41 @@ TEST_F(ConfinedCommand, TheToolDiesWithKbench) {
   const pid_t survivor = process_running(command);
   if (survivor != 0) kill(survivor, SIGKILL);
   EXPECT_EQ(survivor, 0) << "the confined tool outlived the kbench that ran it";
+}
+
+// As root, the tool runs as a user of its own (a file only root may read, a key file, is then out
+// of its reach even without Landlock: tests/adversarial's includes_host_file under
+// tests/kernel_without_landlock), in a directory of this test's private one (mode 0700), and what
+// it made there is root's again afterwards.
+TEST_F(ConfinedCommand, AsRootTheToolRunsAsAUserOfItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root can give the tool a user of its own";
+  const ConfinedResult r = sh("id -u; echo made > made", shell_confinement());
+  ASSERT_EQ(r.exit_code, 0) << r.output << r.error;
+  EXPECT_NE(std::find(r.layers.begin(), r.layers.end(), "build_unprivileged_user"), r.layers.end());
+  const long user = std::stol(r.output);
+  EXPECT_GE(user, 1'500'000'000L) << "not a user of kbench's sandbox range";
+  struct stat made {};
+  ASSERT_EQ(stat((work_ / "made").c_str(), &made), 0);
+  EXPECT_EQ(made.st_uid, 0u) << "what the tool made stayed its user's";
+  struct stat work {};
+  ASSERT_EQ(stat(work_.c_str(), &work), 0);
+  EXPECT_EQ(work.st_uid, 0u) << "the tool's directory stayed its user's";
+}
+
+// A tree the tool must read that other users cannot (here a file of mode 0600) keeps the tool
+// root's, since a user of its own could not build, and the result says which path stopped it.
+TEST_F(ConfinedCommand, AsRootATreeClosedToOthersKeepsRootAndSaysWhich) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root can give the tool a user of its own";
+  ASSERT_EQ(chmod(secret_.c_str(), 0600), 0);
+  Confinement reading_the_secret = shell_confinement();
+  reading_the_secret.readable.push_back(secret_.string());
+  const ConfinedResult r = sh("id -u; cat " + secret_.string(), reading_the_secret);
+  EXPECT_EQ(r.exit_code, 0) << r.output << r.error;
+  EXPECT_TRUE(r.output.starts_with("0\n")) << r.output;
+  const std::string refusal = "build_unprivileged_user: " + root_.string() +
+                              " is closed to other users, so the build keeps root";
+  EXPECT_NE(std::find(r.missing.begin(), r.missing.end(), refusal), r.missing.end())
+      << ::testing::PrintToString(r.missing);
 }
 
 TEST_F(ConfinedCommand, RunsInNewNamespacesForAUserWhoIsNotRoot) {

@@ -95,15 +95,17 @@ TEST(OrdinaryUser, AnEvalHasEveryLayerButTheWorkersOwnUser) {
         "private_directory", "own_output_arena", "seccomp", "resource_limits"})
     EXPECT_TRUE(has(sandbox["layers"], layer)) << layer << " missing: " << sandbox.dump(2);
   ASSERT_FALSE(sandbox["missing"].empty()) << sandbox.dump(2);
-  // The one layer only root can give; Landlock's layers too where the kernel lacks Landlock.
+  // The two layers only root can give; Landlock's layers too where the kernel lacks Landlock.
   for (const auto& line : sandbox["missing"]) {
     const std::string refusal = line;
     EXPECT_TRUE(refusal.starts_with("unprivileged_user:") ||
+                refusal.starts_with("build_unprivileged_user:") ||
                 refusal.find("Landlock") != std::string::npos ||
                 refusal.find("landlock") != std::string::npos)
         << refusal;
   }
   EXPECT_FALSE(has(sandbox["layers"], "unprivileged_user"));
+  EXPECT_FALSE(has(sandbox["layers"], "build_unprivileged_user"));
 }
 
 // The worker keeps kbench's user here, so kbench's environment (API keys) would be the same

@@ -116,9 +116,9 @@ LoopCost simulate_loop(const std::vector<std::string>& instructions, const std::
   // ';' (".incbin" of a key file, ".rept" without end), so llvm-mca runs confined as the build
   // does, in a directory of its own that holds only the loop.
   const ScratchDir dir(std::filesystem::temp_directory_path(), "kbench-mca");
-  const std::string path = (dir.path() / "loop.s").string();
+  const std::string path = "loop.s";  // in the tool's directory, where it starts
   {
-    std::ofstream body(path);
+    std::ofstream body(dir.path() / path);
     for (const std::string& instruction : instructions) body << instruction << '\n';
   }
   const ConfinedResult r =

@@ -165,13 +165,13 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   // cache, so that the object moves in by a rename.
   const std::optional<ScratchDir> build = build_dir(dir, "build", out.diagnostics);
   if (!build) return out;
-  const std::string src_copy = (build->path() / "candidate.cpp").string(),
-                    so_tmp = (build->path() / "candidate.so").string();
+  // The compiler starts in the build's directory and is given its files by name there.
+  const std::string src_copy = "candidate.cpp", so_tmp = "candidate.so";
   {
-    std::ofstream copy(src_copy, std::ios::binary);
+    std::ofstream copy(build->path() / src_copy, std::ios::binary);
     copy << out.source;
     if (!copy) {
-      out.diagnostics = "cannot write " + src_copy;
+      out.diagnostics = "cannot write " + (build->path() / src_copy).string();
       return out;
     }
   }
@@ -180,12 +180,15 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   out.build_layers = r.layers;
   out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
-  // Point diagnostics at the user's file rather than the cache's private copy of it.
-  for (std::size_t at = out.diagnostics.find(src_copy); at != std::string::npos;
-       at = out.diagnostics.find(src_copy, at + source_path.size()))
-    out.diagnostics.replace(at, src_copy.size(), source_path);
+  // Point diagnostics ("candidate.cpp:3:5: error: ...") at the user's file rather than the
+  // private copy of it.
+  const std::string copy_at = src_copy + ":", source_at = source_path + ":";
+  for (std::size_t at = out.diagnostics.find(copy_at); at != std::string::npos;
+       at = out.diagnostics.find(copy_at, at + source_at.size()))
+    out.diagnostics.replace(at, copy_at.size(), source_at);
   if (r.ok) {
-    fs::rename(so_tmp, so, ec);  // atomic: a concurrent kbench sees the whole object or none
+    fs::rename(build->path() / so_tmp, so,
+               ec);  // atomic: a concurrent kbench sees the whole object or none
     out.ok = !ec;
     if (ec) out.diagnostics += "cannot move the object into the cache: " + ec.message();
   }
@@ -210,8 +213,9 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
     std::ofstream out_copy(copy, std::ios::binary);
     out_copy << in.rdbuf();
   }
-  const CompilerRun r = run_candidate_compiler({"-g", "-S", "-o", assembly.string(), copy.string()},
-                                               false, dir.path(), timeout_s);
+  const CompilerRun r = run_candidate_compiler(
+      {"-g", "-S", "-o", assembly.filename().string(), copy.filename().string()}, false, dir.path(),
+      timeout_s);
   out.build_layers = r.layers;
   out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
@@ -235,7 +239,8 @@ CompileOutcome compile_assembly(const std::string& assembly, const std::string& 
   std::ofstream(asm_path) << assembly;
   std::ofstream(extra_path) << extra_source;
   std::vector<std::string> args = extra_flags;
-  args.insert(args.end(), {"-o", so.string(), asm_path.string(), extra_path.string()});
+  args.insert(args.end(), {"-o", so.filename().string(), asm_path.filename().string(),
+                           extra_path.filename().string()});
   const CompilerRun r = run_candidate_compiler(args, true, build_dir, timeout_s);
   out.build_layers = r.layers;
   out.build_missing = r.missing;

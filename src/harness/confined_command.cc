@@ -19,10 +19,13 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "core/timer.h"
 #include "harness/namespaced_child.h"
+#include "harness/open_to_others.h"
 #include "harness/sandbox.h"
 
 namespace kbench {
@@ -46,6 +49,7 @@ struct ChildPlan {
   int exec_read, exec_write;  // close-on-exec: kbench reads EOF once the child has executed kShell
   int ruleset;                // -1: no Landlock
   rlim_t address_space, file_size, cpu_seconds;
+  uid_t user;  // the user and group it runs as, where kbench is root; 0: kbench's own
 };
 
 // Writes `what` and exits: the tool's output then says why it never ran.
@@ -77,6 +81,14 @@ int child_main(void* arg) {
       (plan->address_space && !limit(RLIMIT_AS, plan->address_space)) ||
       !limit(RLIMIT_CPU, plan->cpu_seconds))
     child_fails("setrlimit");
+  // Raw system calls: glibc's wrappers would signal every thread it believes the process has, and
+  // this copy of kbench has kbench's thread list but only one thread. A change of user clears the
+  // parent-death signal, so it is set again.
+  if (plan->user != 0 && (syscall(SYS_setgroups, 0, nullptr) != 0 ||
+                          syscall(SYS_setresgid, plan->user, plan->user, plan->user) != 0 ||
+                          syscall(SYS_setresuid, plan->user, plan->user, plan->user) != 0 ||
+                          prctl(PR_SET_PDEATHSIG, SIGKILL) != 0))
+    child_fails("dropping to a user of its own");
   if (plan->ruleset >= 0 && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
                              syscall(SYS_landlock_restrict_self, plan->ruleset, 0) != 0))
     child_fails("landlock_restrict_self");
@@ -121,6 +133,62 @@ std::string executable_path(const std::string& name) {
   return name;
 }
 
+bool in_system_tree(const std::string& path) {
+  for (const char* tree :
+       {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc", "/dev", "/bin"}) {
+    const std::string_view t(tree);
+    if (path == t || (path.starts_with(t) && path.size() > t.size() && path[t.size()] == '/'))
+      return true;
+  }
+  return false;
+}
+
+// The first path in `readable` that a user of no account cannot read: the system's trees checked at
+// their top, the others (kbench's headers, oneMKL's directory, a tool's installation) whole. Known
+// once per process: they are kbench's own installation.
+std::string first_closed_tree(const std::vector<std::string>& readable) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> closed_by_tree;
+  const std::lock_guard lock(mutex);
+  for (const std::string& tree : readable) {
+    const auto [known, fresh] = closed_by_tree.try_emplace(tree);
+    if (fresh) known->second = first_path_closed_to_others(tree, !in_system_tree(tree));
+    if (!known->second.empty()) return known->second;
+  }
+  return "";
+}
+
+// Where kbench is root, the user the tool runs as: one of its own (sandbox::next_sandbox_id), who
+// owns `work_dir` for the run, when every tree it reads is open to such a user; else 0, with why in
+// `refused`.
+uid_t tool_user(const std::vector<std::string>& readable, const std::string& work_dir,
+                std::string& refused) {
+  if (geteuid() != 0) {
+    refused = "kbench does not run as root, so the build keeps kbench's user";
+    return 0;
+  }
+  if (const std::string closed = first_closed_tree(readable); !closed.empty()) {
+    refused = closed + " is closed to other users, so the build keeps root";
+    return 0;
+  }
+  const uid_t user = sandbox::next_sandbox_id();
+  if (chown(work_dir.c_str(), user, user) != 0) {
+    refused = std::string("its directory could not be handed over: ") + std::strerror(errno);
+    return 0;
+  }
+  return user;
+}
+
+// Gives everything in `work_dir` back to kbench's user: what the tool made must not stay writable
+// by a user id that a later worker may be given (an object moves into the compile cache).
+void reclaim(const std::string& work_dir) {
+  std::error_code ec;
+  (void)!lchown(work_dir.c_str(), geteuid(), getegid());
+  for (std::filesystem::recursive_directory_iterator it(work_dir, ec), end; !ec && it != end;
+       it.increment(ec))
+    (void)!lchown(it->path().c_str(), geteuid(), getegid());
+}
+
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
   std::vector<char*> pointers;
   for (std::string& s : strings) pointers.push_back(s.data());
@@ -141,7 +209,9 @@ Confinement tool_confinement(const std::string& tool, const std::string& work_di
   const std::filesystem::path path(tool), installation = path.parent_path().parent_path();
   if (path.is_absolute() && std::distance(installation.begin(), installation.end()) > 2)
     readable.push_back(installation.string());
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "TMPDIR=" + work_dir};
+  // TMPDIR relative, as the files the tool is given in its directory are: it starts there, and a
+  // build dropped to a user of its own may not search the directories above it.
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "TMPDIR=."};
   for (char** e = environ; *e; ++e) {
     const std::string_view entry(*e);
     if (entry.starts_with("LANG=") || entry.starts_with("LC_")) env.emplace_back(entry);
@@ -175,6 +245,12 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
     result.missing.push_back("build_landlock_files: " + why_not);
   result.layers.insert(result.layers.end(),
                        {"build_environment_allowlist", "build_resource_limits"});
+  std::string user_refused;
+  const uid_t user = tool_user(readable, confinement.work_dir, user_refused);
+  if (user != 0)
+    result.layers.push_back("build_unprivileged_user");
+  else
+    result.missing.push_back("build_unprivileged_user: " + user_refused);
 
   const int output_fd = memfd_create("kbench-build-output", MFD_CLOEXEC);
   const int stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -183,6 +259,7 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
   const auto release = [&] {
     for (int fd : {ruleset, stdin_fd, output_fd, go[0], go[1]})
       if (fd >= 0) close(fd);
+    if (user != 0) reclaim(confinement.work_dir);
   };
   if (output_fd < 0 || stdin_fd < 0 || !piped) {
     result.error = std::string("cannot prepare the build: ") + std::strerror(errno);
@@ -202,7 +279,8 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
                  ruleset,
                  mebibytes(confinement.address_space_mb),
                  mebibytes(confinement.file_size_mb),
-                 static_cast<rlim_t>(timeout_s) + 10};
+                 static_cast<rlim_t>(timeout_s) + 10,
+                 user};
   const double deadline = now_seconds() + timeout_s;
   // A PID namespace ends everything the build started when the compiler's driver ends; a network
   // namespace leaves it no network. Without root, kbench's user is mapped into them, since the

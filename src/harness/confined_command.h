@@ -38,7 +38,10 @@ Confinement tool_confinement(const std::string& tool, const std::string& work_di
 // run_command's contract (argv[0] looked up on kbench's PATH when it has no slash; a deadline that
 // kills all the tool started), with the tool confined: Landlock to `confinement`'s trees (where
 // the kernel has it), new PID and network namespaces (where kbench is root), its environment and
-// resource limits.
+// resource limits; and where kbench is root, a user of its own that owns `work_dir` while the tool
+// runs (everything in it is kbench's again afterwards), when every tree it reads is open to other
+// users. The tool starts in `work_dir`: name the files there relative to it, since a user of its
+// own may not search the directories above it (the compile cache under /root).
 ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinement& confinement,
                             double timeout_s, std::size_t max_output = 16384);
 

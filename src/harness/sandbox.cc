@@ -14,12 +14,15 @@
 #include <seccomp.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "harness/worker_protocol.h"
 
 namespace kbench::sandbox {
 namespace {
@@ -520,6 +523,12 @@ void install_syscall_filter(int control_fd, Applied& applied) {
   }
   seccomp_release(filter);
   applied.layers |= kSeccomp;
+}
+
+unsigned next_sandbox_id() {
+  static std::atomic<unsigned> started{0};
+  const unsigned long long slot = static_cast<unsigned long long>(getpid()) * 64 + started++;
+  return worker::kSandboxIdBase + static_cast<unsigned>(slot % worker::kSandboxIdSpan);
 }
 
 std::string syscall_name(int number) {

@@ -67,6 +67,11 @@ int build_ruleset(const std::vector<std::string>& readable, const std::string& w
 // `control_fd` is kbench's channel: it may be used, never closed, shut down or replaced.
 void install_syscall_filter(int control_fd, Applied& applied);
 
+// A user and group id of its own for each process kbench, as root, runs unprivileged (a worker, a
+// build), from worker::kSandboxIdBase's range, which no account uses: kbench's pid spreads
+// concurrent kbench processes over the range, a counter spreads the processes of one.
+unsigned next_sandbox_id();
+
 // The name of system call `number` on this architecture ("socket"), or "#<number>".
 std::string syscall_name(int number);
 

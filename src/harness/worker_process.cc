@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -73,14 +72,6 @@ std::vector<std::string> worker_environment(int threads) {
   env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
   env.push_back("OPENBLAS_NUM_THREADS=" + std::to_string(threads));
   return env;
-}
-
-// A user id of its own for each sandboxed worker: kbench's pid spreads concurrent kbench processes
-// over the range, a counter spreads the workers of one.
-unsigned next_sandbox_id() {
-  static std::atomic<unsigned> started{0};
-  const unsigned long long slot = static_cast<unsigned long long>(getpid()) * 64 + started++;
-  return worker::kSandboxIdBase + static_cast<unsigned>(slot % worker::kSandboxIdSpan);
 }
 
 // CPU time of every thread of process `pid`, live and exited, in nanoseconds of the scheduler's own
@@ -235,7 +226,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
       // Saturated: a deadline too far (or not a number) must not convert to 0, which means none.
       std::to_string(static_cast<long long>(
           std::ceil(seat.cpu_limit_s < kLongestCpuLimitS ? seat.cpu_limit_s : kLongestCpuLimitS))),
-      "--sandbox-id", std::to_string(next_sandbox_id())};
+      "--sandbox-id", std::to_string(sandbox::next_sandbox_id())};
   if (candidate) args.insert(args.end(), {"--candidate", "1"});
   if (!seat.gemm_plan.empty()) args.insert(args.end(), {"--gemm-plan", seat.gemm_plan});
   std::vector<char*> argv;
