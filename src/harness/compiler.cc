@@ -71,7 +71,7 @@ Confinement build_confinement(const fs::path& work_dir) {
 }
 
 // Part of the cache key: an object built before the build was confined is never reused.
-constexpr const char* kBuildRecipe = "confined build 1";
+constexpr const char* kBuildRecipe = "confined build 2";  // 2: as root, under a user of its own
 
 // The compiler's identity for the cache key: its first --version line (a compiler upgrade must not
 // reuse objects built by the old one).
@@ -187,8 +187,8 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
        at = out.diagnostics.find(copy_at, at + source_at.size()))
     out.diagnostics.replace(at, copy_at.size(), source_at);
   if (r.ok) {
-    fs::rename(build->path() / so_tmp, so,
-               ec);  // atomic: a concurrent kbench sees the whole object or none
+    // Atomic: a concurrent kbench sees the whole object or none.
+    fs::rename(build->path() / so_tmp, so, ec);
     out.ok = !ec;
     if (ec) out.diagnostics += "cannot move the object into the cache: " + ec.message();
   }

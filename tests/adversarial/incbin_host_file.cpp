@@ -3,8 +3,9 @@
 // Attack class: carrying a host file into the candidate's object. The assembler's .incbin copies
 // any readable file into the shared object, where the kernel reads it at run time, past every
 // layer of the worker's sandbox: the test's key file /tmp/kbench-adversarial-secret here. The
-// build may read only the toolchain's trees and kbench's headers, so the assembler cannot open the
-// file and the build fails. Had it been embedded, the kernel prints it to stderr (whose tail kbench
+// build may read only the toolchain's trees and kbench's headers (Landlock), and as root it runs as
+// a user of its own, who may not read a file of mode 0600: the assembler cannot open the file and
+// the build fails. Had it been embedded, the kernel prints it to stderr (whose tail kbench
 // keeps in the result) and returns zeros: the verdict would be incorrect and the secret in kbench's
 // output.
 #include <cmath>
