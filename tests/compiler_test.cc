@@ -74,6 +74,18 @@ TEST_F(Compiler, BuildsConfinedAndLeavesOnlyTheObject) {
   EXPECT_EQ(again.so_path, built.so_path);
 }
 
+// The worker, as a user of its own, reopens the object through /proc/self/fd: it must be readable
+// by others whatever kbench's umask (under 077 every evaluation by root failed to load).
+TEST_F(Compiler, TheObjectIsReadableByOthersWhateverTheUmask) {
+  const mode_t saved = umask(077);
+  const CompileOutcome built = compile_candidate(source_.string(), {(root() / "cache").string()});
+  umask(saved);
+  ASSERT_TRUE(built.ok) << built.diagnostics;
+  struct stat object {};
+  ASSERT_EQ(stat(built.so_path.c_str(), &object), 0);
+  EXPECT_EQ(object.st_mode & 0444, 0444u) << std::oct << object.st_mode;
+}
+
 TEST_F(Compiler, DiagnosticsNameTheUsersFile) {
   std::ofstream(source_) << "#include \"kbench/kernel.h\"\nint broken = ;\n";
   const CompileOutcome built = compile_candidate(source_.string(), {(root() / "cache").string()});

@@ -170,11 +170,15 @@ TEST_F(ConfinedCommand, TheToolDiesWithKbench) {
 // it made there is root's again afterwards.
 TEST_F(ConfinedCommand, AsRootTheToolRunsAsAUserOfItsOwn) {
   if (geteuid() != 0) GTEST_SKIP() << "only root can give the tool a user of its own";
-  const ConfinedResult r = sh("id -u; echo made > made", shell_confinement());
+  // What kbench wrote for the tool is the tool's to read, whatever kbench's umask.
+  std::ofstream(work_ / "given") << "given\n";
+  ASSERT_EQ(chmod((work_ / "given").c_str(), 0600), 0);
+  const ConfinedResult r = sh("id -u; cat given; echo made > made", shell_confinement());
   ASSERT_EQ(r.exit_code, 0) << r.output << r.error;
   EXPECT_NE(std::find(r.layers.begin(), r.layers.end(), "build_unprivileged_user"), r.layers.end());
   const long user = std::stol(r.output);
   EXPECT_GE(user, 1'500'000'000L) << "not a user of kbench's sandbox range";
+  EXPECT_NE(r.output.find("\ngiven\n"), std::string::npos) << r.output;
   struct stat made {};
   ASSERT_EQ(stat((work_ / "made").c_str(), &made), 0);
   EXPECT_EQ(made.st_uid, 0u) << "what the tool made stayed its user's";

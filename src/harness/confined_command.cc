@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,6 +74,9 @@ int child_main(void* arg) {
       dup2(plan->output_fd, STDERR_FILENO) < 0)
     _exit(126);
   if (chdir(plan->work_dir) != 0) child_fails("chdir to its directory");
+  // The object must be readable by the worker's own user, who reopens it through /proc/self/fd,
+  // whatever kbench's umask (under 077 every worker failed to load its candidate).
+  umask(022);
   const auto limit = [](int resource, rlim_t value) {
     const rlimit both{value, value};
     return setrlimit(resource, &both) == 0;
@@ -158,9 +162,20 @@ std::string first_closed_tree(const std::vector<std::string>& readable) {
   return "";
 }
 
+// Makes `uid` and `gid` the owners of `dir` and of everything in it (links, not what they name);
+// false when `dir` itself could not be given.
+bool give_tree(const std::string& dir, uid_t uid, gid_t gid) {
+  std::error_code ec;
+  const bool given = lchown(dir.c_str(), uid, gid) == 0;
+  for (std::filesystem::recursive_directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec))
+    (void)!lchown(it->path().c_str(), uid, gid);
+  return given;
+}
+
 // Where kbench is root, the user the tool runs as: one of its own (sandbox::next_sandbox_id), who
-// owns `work_dir` for the run, when every tree it reads is open to such a user; else 0, with why in
-// `refused`.
+// owns `work_dir` and what kbench wrote there (whatever kbench's umask) for the run, when every
+// tree it reads is open to such a user; else 0, with why in `refused`.
 uid_t tool_user(const std::vector<std::string>& readable, const std::string& work_dir,
                 std::string& refused) {
   if (geteuid() != 0) {
@@ -172,21 +187,11 @@ uid_t tool_user(const std::vector<std::string>& readable, const std::string& wor
     return 0;
   }
   const uid_t user = sandbox::next_sandbox_id();
-  if (chown(work_dir.c_str(), user, user) != 0) {
+  if (!give_tree(work_dir, user, user)) {
     refused = std::string("its directory could not be handed over: ") + std::strerror(errno);
     return 0;
   }
   return user;
-}
-
-// Gives everything in `work_dir` back to kbench's user: what the tool made must not stay writable
-// by a user id that a later worker may be given (an object moves into the compile cache).
-void reclaim(const std::string& work_dir) {
-  std::error_code ec;
-  (void)!lchown(work_dir.c_str(), geteuid(), getegid());
-  for (std::filesystem::recursive_directory_iterator it(work_dir, ec), end; !ec && it != end;
-       it.increment(ec))
-    (void)!lchown(it->path().c_str(), geteuid(), getegid());
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -259,7 +264,9 @@ ConfinedResult run_confined(const std::vector<std::string>& argv, const Confinem
   const auto release = [&] {
     for (int fd : {ruleset, stdin_fd, output_fd, go[0], go[1]})
       if (fd >= 0) close(fd);
-    if (user != 0) reclaim(confinement.work_dir);
+    // What the tool made must not stay writable by a user id that a later worker may be given
+    // (an object moves into the compile cache).
+    if (user != 0) give_tree(confinement.work_dir, geteuid(), getegid());
   };
   if (output_fd < 0 || stdin_fd < 0 || !piped) {
     result.error = std::string("cannot prepare the build: ") + std::strerror(errno);
