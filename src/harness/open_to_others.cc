@@ -38,7 +38,12 @@ std::string first_path_closed_to_others(const fs::path& path, bool whole_tree) {
   if (!whole_tree || !S_ISDIR(st.st_mode)) return "";
   for (fs::recursive_directory_iterator it(real, ec), end; !ec && it != end; it.increment(ec)) {
     if (lstat(it->path().c_str(), &st) != 0) return it->path().string();
-    if (!S_ISLNK(st.st_mode) && !open_to_others(st)) return it->path().string();
+    if (S_ISLNK(st.st_mode)) {  // what the build reads through it is its target
+      if (std::string closed = first_path_closed_to_others(it->path(), false); !closed.empty())
+        return closed;
+    } else if (!open_to_others(st)) {
+      return it->path().string();
+    }
   }
   return ec ? real.string() : "";
 }

@@ -11,7 +11,7 @@ namespace kbench {
 // a directory above it that others cannot search, or `path` itself not readable by others (a
 // directory: readable and searchable; an executable: executable too), or, with `whole_tree`,
 // anything beneath a directory `path`. "" when nothing does, and for a path that does not exist
-// (nothing there to read). Symbolic links are followed at `path` and above, not within the tree.
+// (nothing there to read). Symbolic links are followed, to where the build would read.
 std::string first_path_closed_to_others(const std::filesystem::path& path, bool whole_tree);
 
 }  // namespace kbench
