@@ -178,8 +178,8 @@ bool give_tree(const std::string& dir, uid_t uid, gid_t gid) {
 // tree it reads is open to such a user; else 0, with why in `refused`.
 uid_t tool_user(const std::vector<std::string>& readable, const std::string& work_dir,
                 std::string& refused) {
-  if (geteuid() != 0) {
-    refused = "kbench does not run as root, so the build keeps kbench's user";
+  if (geteuid() != 0 || !sandbox::sandbox_ids_mapped()) {
+    refused = sandbox::why_no_user_of_its_own() + ", so the build keeps kbench's user";
     return 0;
   }
   if (const std::string closed = first_closed_tree(readable); !closed.empty()) {

@@ -18,6 +18,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -531,6 +532,31 @@ unsigned next_sandbox_id() {
   return worker::kSandboxIdBase + static_cast<unsigned>(slot % worker::kSandboxIdSpan);
 }
 
+namespace {
+
+// Whether the id map at `map_path` ("inside outside count" lines) maps [first, first + count).
+bool maps_range(const char* map_path, unsigned long long first, unsigned long long count) {
+  std::ifstream map(map_path);
+  unsigned long long inside = 0, outside = 0, length = 0;
+  while (map >> inside >> outside >> length)
+    if (inside <= first && first + count <= inside + length) return true;
+  return false;
+}
+
+}  // namespace
+
+bool sandbox_ids_mapped() {
+  static const bool mapped =
+      maps_range("/proc/self/uid_map", worker::kSandboxIdBase, worker::kSandboxIdSpan) &&
+      maps_range("/proc/self/gid_map", worker::kSandboxIdBase, worker::kSandboxIdSpan);
+  return mapped;
+}
+
+std::string why_no_user_of_its_own() {
+  return geteuid() != 0 ? "kbench does not run as root"
+                        : "kbench's user namespace maps no user id of the sandbox's range";
+}
+
 std::string syscall_name(int number) {
   char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, number);
   std::string text = name ? std::string(name) : std::string("#").append(std::to_string(number));
@@ -562,7 +588,7 @@ std::vector<std::string> missing_reasons(const Applied& applied) {
                                       : "Landlock ABI " + std::to_string(applied.landlock_abi) +
                                             " lacks it (network needs 4, signal scoping 6)";
     } else if (name == "unprivileged_user") {
-      why = "kbench does not run as root, so the worker keeps kbench's user";
+      why = why_no_user_of_its_own() + ", so the worker keeps kbench's user";
     } else {
       why = "the kernel refused it";
     }

@@ -72,6 +72,15 @@ void install_syscall_filter(int control_fd, Applied& applied);
 // concurrent kbench processes over the range, a counter spreads the processes of one.
 unsigned next_sandbox_id();
 
+// Whether kbench's user namespace maps that whole range, user and group ids alike: the initial
+// namespace maps every id, a rootless container only a few, and a process cannot become an id its
+// namespace does not map. Where it does not, root's workers and builds keep kbench's user.
+bool sandbox_ids_mapped();
+
+// Why a worker or a build of this kbench keeps kbench's user: kbench is not root, or its user
+// namespace maps no id of the range.
+std::string why_no_user_of_its_own();
+
 // The name of system call `number` on this architecture ("socket"), or "#<number>".
 std::string syscall_name(int number);
 

@@ -40,7 +40,7 @@ struct Args {
   int threads = 1;
   long long mem_limit_mb = 0;            // RLIMIT_AS; 0: no limit
   long long cpu_limit_s = 0;             // RLIMIT_CPU; 0: no limit
-  unsigned sandbox_id = kSandboxIdBase;  // the user and group the worker drops to
+  unsigned sandbox_id = kSandboxIdBase;  // the user and group the worker drops to; 0: none
 };
 
 Args parse_args(int argc, char** argv) {
@@ -118,9 +118,10 @@ void pin_to_cpus(const std::string& cpus) {
 // Gives up root before any candidate code runs. Failing to drop is fatal: running a candidate with
 // root's reach is exactly what this prevents.
 void drop_privileges(const Args& args, sandbox::Applied& applied) {
-  if (geteuid() != 0) {
-    // Already unprivileged: it shares kbench's user (docs/security.md), and Landlock is what keeps
-    // that user's files out of reach.
+  if (geteuid() != 0 || args.sandbox_id == 0) {
+    // Already unprivileged, or root of a user namespace that maps no id to drop to (a rootless
+    // container): it shares kbench's user (docs/security.md), and Landlock is what keeps that
+    // user's files out of reach.
     applied.missing |= sandbox::kUnprivilegedUser;
     return;
   }

@@ -226,7 +226,9 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
       // Saturated: a deadline too far (or not a number) must not convert to 0, which means none.
       std::to_string(static_cast<long long>(
           std::ceil(seat.cpu_limit_s < kLongestCpuLimitS ? seat.cpu_limit_s : kLongestCpuLimitS))),
-      "--sandbox-id", std::to_string(sandbox::next_sandbox_id())};
+      // 0: none, where kbench's user namespace maps no id of the range (worker_main.cc).
+      "--sandbox-id",
+      std::to_string(sandbox::sandbox_ids_mapped() ? sandbox::next_sandbox_id() : 0)};
   if (candidate) args.insert(args.end(), {"--candidate", "1"});
   if (!seat.gemm_plan.empty()) args.insert(args.end(), {"--gemm-plan", seat.gemm_plan});
   std::vector<char*> argv;
