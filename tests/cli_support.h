@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/environment.h"
+
 namespace kbench::testing {
 
 struct CliRun {
@@ -23,6 +25,16 @@ inline std::string kbench_exe() {
 }
 inline std::string source_path(const std::string& relative) {
   return std::string(KBENCH_SOURCE_DIR) + "/" + relative;
+}
+
+// Copies the machine's figures, where kbench measured them already, into the cache at `cache`
+// (created if missing), so that a kbench using that cache need not measure them again (~20 s).
+inline void seed_machine_cache(const std::filesystem::path& cache) {
+  std::error_code ec;
+  std::filesystem::create_directories(cache, ec);
+  const std::filesystem::path machine = std::filesystem::path(kbench_cache_dir()) / "machine";
+  if (std::filesystem::is_directory(machine, ec))
+    std::filesystem::copy(machine, cache / "machine", std::filesystem::copy_options::recursive, ec);
 }
 
 // A database private to the calling test, so parallel CTest runs never share one.

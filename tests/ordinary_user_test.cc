@@ -32,12 +32,7 @@ constexpr const char* kSecret = "KBENCH_ADVERSARIAL_SECRET=kbench-secret-value";
 // the machine's figures copied in where they were measured already (~20 s to measure again).
 fs::path ordinary_home(const std::string& name) {
   const fs::path home = fs::temp_directory_path() / name;
-  const fs::path cache = home / ".cache" / "kbench";
-  fs::create_directories(cache);
-  const fs::path machine = fs::path(kbench_cache_dir()) / "machine";
-  std::error_code ec;
-  if (fs::is_directory(machine))
-    fs::copy(machine, cache / "machine", fs::copy_options::recursive, ec);
+  kbench::testing::seed_machine_cache(home / ".cache" / "kbench");
   if (lchown(home.c_str(), kUser, kUser) != 0) return {};
   for (const auto& entry : fs::recursive_directory_iterator(home))
     if (lchown(entry.path().c_str(), kUser, kUser) != 0) return {};

@@ -16,7 +16,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
-#include "core/environment.h"
 #include "proc_support.h"
 
 namespace kbench {
@@ -56,10 +55,7 @@ std::pair<std::string, int> eval_in_user_namespace(const std::string& candidate)
     // A cache of its own, so that the candidate is built there, with the machine's figures copied
     // in where they were measured already (~20 s to measure again).
     const fs::path cache = fs::temp_directory_path() / "userns-cache";
-    std::error_code ec;
-    fs::create_directories(cache, ec);
-    fs::copy(fs::path(kbench_cache_dir()) / "machine", cache / "machine",
-             fs::copy_options::recursive, ec);
+    kbench::testing::seed_machine_cache(cache);
     setenv("KBENCH_CACHE", cache.c_str(), 1);
     const std::string exe = kbench_exe(), db = (fs::temp_directory_path() / "userns.db").string();
     execl(exe.c_str(), "kbench", "eval", "-w", "12p", "-c", candidate.c_str(), "--size", "smoke",

@@ -137,13 +137,26 @@ std::string executable_path(const std::string& name) {
   return name;
 }
 
+// What every tool may read of the system (tool_confinement), besides kShell.
+constexpr const char* kSystemEntries[] = {"/usr",
+                                          "/lib",
+                                          "/lib64",
+                                          "/lib32",
+                                          "/libx32",
+                                          "/opt",
+                                          "/etc/ld.so.cache",
+                                          "/etc/ld.so.conf",
+                                          "/etc/ld.so.conf.d",
+                                          "/etc/locale.alias",
+                                          "/dev/null",
+                                          "/dev/urandom"};
+
 bool in_system_tree(const std::string& path) {
-  for (const char* tree :
-       {"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc", "/dev", "/bin"}) {
-    const std::string_view t(tree);
-    if (path == t || (path.starts_with(t) && path.size() > t.size() && path[t.size()] == '/'))
+  if (path == kShell) return true;
+  for (const std::string_view entry : kSystemEntries)
+    if (path == entry ||
+        (path.starts_with(entry) && path.size() > entry.size() && path[entry.size()] == '/'))
       return true;
-  }
   return false;
 }
 
@@ -205,10 +218,7 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 
 Confinement tool_confinement(const std::string& tool, const std::string& work_dir,
                              std::vector<std::string> readable) {
-  for (const char* system :
-       {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/opt", "/etc/ld.so.cache",
-        "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/locale.alias", "/dev/null", "/dev/urandom"})
-    readable.emplace_back(system);
+  readable.insert(readable.end(), std::begin(kSystemEntries), std::end(kSystemEntries));
   // A tool outside those trees ($KBENCH_CXX, $KBENCH_LLVM_MCA): its installation, two levels up
   // from bin/ (/home/me/llvm for /home/me/llvm/bin/clang++; never / itself, for a tool in /bin).
   const std::filesystem::path path(tool), installation = path.parent_path().parent_path();
