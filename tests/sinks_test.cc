@@ -417,6 +417,28 @@ TEST(TerminalSafe, EscapesControlBytesAndInvalidUtf8AndKeepsTheRest) {
             "\\x7fELF\\x02\\x01");
 }
 
+TEST(TerminalSafe, ClipLineCutsLongLinesBetweenCharactersAndSaysHowMuchWasCut) {
+  EXPECT_EQ(clip_line("short", 10), "short");
+  EXPECT_EQ(clip_line("0123456789abc", 10), "0123456789 [... 3 more bytes]");
+  // "\xc3\xa9" (e-acute) straddles byte 10: the cut moves before it, not into it.
+  EXPECT_EQ(clip_line("012345678\xc3\xa9xyz", 10), "012345678 [... 5 more bytes]");
+}
+
+// A binary file given as the source: the compiler quotes its one enormous "line"; the verdict
+// shows a screenful of it and the errors after it, not all of it.
+TEST(VerdictTest, AnEnormousDiagnosticLineIsClippedAndTheNextErrorsStillShow) {
+  EvalResult r = failed_result();
+  r.diagnostics = "b.cpp:1:1: error: stray '\\177' in program\n    1 | " + std::string(50000, 'x') +
+                  "\nb.cpp:2:9: error: the second error";
+  std::ostringstream out;
+  write_verdict(out, r);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("more bytes]"), std::string::npos) << text.substr(0, 600);
+  EXPECT_NE(text.find("| b.cpp:2:9: error: the second error"), std::string::npos);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) EXPECT_LT(line.size(), 500u);
+}
+
 TEST(VerdictTest, PrintsNoRawBytesOfACandidatesOutput) {
   EvalResult r = failed_result();
   r.diagnostics =

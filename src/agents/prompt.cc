@@ -10,6 +10,7 @@
 #include "core/environment.h"
 #include "core/number_format.h"
 #include "core/sha256.h"
+#include "core/terminal_text.h"
 #include "harness/compiler.h"
 
 namespace kbench::agents {
@@ -21,6 +22,9 @@ std::string significant_4(double value) {
 }
 
 constexpr std::size_t kMaxDiagnostics = 3000;
+// Each line at most this long, so that one enormous line (a binary file quoted by the compiler)
+// does not take the whole budget from the errors after it.
+constexpr std::size_t kMaxDiagnosticLine = 400;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,8 +62,14 @@ std::string documented_semantics(const Workload& w) {
 }
 
 std::string truncated(const std::string& text, std::size_t limit) {
-  if (text.size() <= limit) return text;
-  return text.substr(0, limit) + "\n... (" + std::to_string(text.size() - limit) + " more bytes)";
+  std::string clipped;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    clipped += clip_line(line, kMaxDiagnosticLine) + "\n";
+  if (!text.ends_with('\n') && !clipped.empty()) clipped.pop_back();
+  if (clipped.size() <= limit) return clipped;
+  return clipped.substr(0, limit) + "\n... (" + std::to_string(clipped.size() - limit) +
+         " more bytes)";
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "core/terminal_text.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
 
 namespace kbench {
 
@@ -45,6 +47,15 @@ std::string terminal_safe(std::string_view text) {
     i += length;
   }
   return safe;
+}
+
+std::string clip_line(std::string_view line, std::size_t max_bytes, std::size_t unread_bytes) {
+  if (line.size() <= max_bytes && unread_bytes == 0) return std::string(line);
+  std::size_t cut = std::min(max_bytes, line.size());
+  while (cut > 0 && cut < line.size() && (static_cast<unsigned char>(line[cut]) & 0xc0) == 0x80)
+    --cut;
+  return std::string(line.substr(0, cut)) + " [... " +
+         std::to_string(line.size() - cut + unread_bytes) + " more bytes]";
 }
 
 }  // namespace kbench

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/terminal_text.h"
 #include "core/timer.h"
 
 extern char** environ;
@@ -19,8 +20,10 @@ extern char** environ;
 namespace kbench {
 
 // The first three quarters and the last quarter of `max_output` bytes of what the tool wrote, with
-// a line saying what was left out between them: a compiler's first error comes first (the rest
-// often follows from it), a crash's cause comes last.
+// a line saying what was left out between them: a compiler's first errors come first (the rest
+// often follow from them), a crash's cause comes last. In the head, each line keeps at most a
+// sixteenth of `max_output`: a compiler quoting a binary "source" writes lines of tens of
+// kilobytes, and one of them would otherwise take the place of every error after it.
 std::string kept_output(int fd, std::size_t max_output) {
   struct stat st {};
   fstat(fd, &st);
@@ -32,9 +35,44 @@ std::string kept_output(int fd, std::size_t max_output) {
     return text;
   };
   if (size <= max_output) return read_at(0, size);
-  const std::size_t head = max_output / 4 * 3, tail = max_output - head;
-  return read_at(0, head) + "\n[... " + std::to_string(size - head - tail) +
-         " bytes of output left out ...]\n" + read_at(size - tail, tail);
+  const std::size_t head_budget = max_output / 4 * 3,
+                    tail_start = size - (max_output - head_budget);
+  const std::size_t max_line = std::max<std::size_t>(max_output / 16, 1);
+
+  std::string head, line;
+  std::size_t line_bytes = 0;  // of the line being read, kept in `line` or not
+  std::size_t offset = 0, kept_up_to = 0;
+  bool full = false;
+  // Adds the line read so far to the head when it fits; false when it does not.
+  const auto keep_line = [&](std::size_t next_offset) {
+    const std::string piece = clip_line(line, max_line, line_bytes - line.size()) + "\n";
+    if (head.size() + piece.size() > head_budget) return false;
+    head += piece;
+    kept_up_to = next_offset;
+    line.clear();
+    line_bytes = 0;
+    return true;
+  };
+  constexpr std::size_t kChunk = 1 << 16;
+  while (!full && offset < tail_start) {
+    const std::string chunk = read_at(offset, std::min(kChunk, tail_start - offset));
+    if (chunk.empty()) break;
+    for (std::size_t at = 0; !full && at < chunk.size();) {
+      const std::size_t eol = chunk.find('\n', at);
+      const std::size_t end = eol == std::string::npos ? chunk.size() : eol;
+      line.append(chunk, at, std::min(end - at, max_line - std::min(max_line, line.size())));
+      line_bytes += end - at;
+      if (eol == std::string::npos) break;
+      full = !keep_line(offset + eol + 1);
+      at = eol + 1;
+    }
+    offset += chunk.size();
+  }
+  if (!full && line_bytes > 0 && offset >= tail_start) keep_line(tail_start);  // runs into the tail
+  std::string kept = head;
+  if (kept_up_to < tail_start)
+    kept += "[... " + std::to_string(tail_start - kept_up_to) + " bytes of output left out ...]\n";
+  return kept + read_at(tail_start, size - tail_start);
 }
 
 CommandResult run_command(const std::vector<std::string>& argv, double timeout_s,

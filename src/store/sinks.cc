@@ -24,6 +24,9 @@ constexpr const char* kMissing = "-";
 // Diagnostics can be a whole compiler log; the verdict shows the end, where the first error usually
 // is not but the summary and the crash are, and the full text stays in the store and the JSON.
 constexpr std::size_t kVerdictDiagnosticLines = 40;
+// Long enough for a template error's longest line, short enough that a binary "source" quoted by
+// the compiler does not fill the screen.
+constexpr std::size_t kVerdictDiagnosticLineBytes = 400;
 
 std::string non_finite_name(double value) {
   if (std::isnan(value)) return "nan";
@@ -513,7 +516,7 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
       out << "(" << (head ? "first " : "last ") << shown << " of " << lines.size() << " lines)";
     out << '\n';
     for (std::size_t i = first; i < first + shown; ++i)
-      out << "    | " << terminal_safe(lines[i]) << '\n';
+      out << "    | " << terminal_safe(clip_line(lines[i], kVerdictDiagnosticLineBytes)) << '\n';
   }
 }
 
