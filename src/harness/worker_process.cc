@@ -199,7 +199,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
   }
   // A private, empty working directory, removed before the worker even starts: the worker enters
   // it through a descriptor, so it stays empty for good (nothing can be created in a removed
-  // directory) and no kill of kbench can leave it behind.
+  // directory), and only a kill of kbench in the instant between mkdtemp and rmdir can leave it
+  // (empty) behind.
   char work_dir[] = "/tmp/kbench-worker-XXXXXX";
   const int work_dir_fd =
       mkdtemp(work_dir) ? open(work_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
