@@ -3,6 +3,8 @@
 // environment stays closed to a worker that shares kbench's user. The switch to another user needs
 // root: run as anyone else, the suite is that ordinary user, and these tests are skipped.
 #include <grp.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,6 +73,22 @@ nlohmann::json eval_as_ordinary_user(const fs::path& home, const std::string& ca
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
+// Whether kUser may make a user namespace here: a kernel or container that refuses ordinary users
+// namespaces (a sysctl, an AppArmor policy, a seccomp profile) takes the namespace layers from
+// kbench too, and the verdict then lists them as missing.
+bool ordinary_user_gets_namespaces() {
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setresgid(kUser, kUser, kUser) != 0 ||
+        setresuid(kUser, kUser, kUser) != 0)
+      _exit(2);
+    _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  return waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 bool has(const nlohmann::json& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
@@ -85,18 +103,27 @@ TEST(OrdinaryUser, AnEvalHasEveryLayerButTheWorkersOwnUser) {
   EXPECT_EQ(j["status"], "correct") << j.dump(2);
   const nlohmann::json& sandbox = j["sandbox"];
   for (const char* layer :
-       {"build_landlock_files", "build_environment_allowlist", "build_resource_limits",
-        "build_namespaces", "pid_namespace", "net_namespace", "environment_allowlist",
+       {"build_environment_allowlist", "build_resource_limits", "environment_allowlist",
         "private_directory", "own_output_arena", "seccomp", "resource_limits"})
     EXPECT_TRUE(has(sandbox["layers"], layer)) << layer << " missing: " << sandbox.dump(2);
+  const bool landlock = syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) >= 1;
+  for (const char* layer : {"build_landlock_files", "landlock_files"})
+    EXPECT_EQ(has(sandbox["layers"], layer), landlock) << layer << ": " << sandbox.dump(2);
+  const bool namespaces = ordinary_user_gets_namespaces();
+  for (const char* layer : {"build_namespaces", "pid_namespace", "net_namespace"})
+    EXPECT_EQ(has(sandbox["layers"], layer), namespaces) << layer << ": " << sandbox.dump(2);
   ASSERT_FALSE(sandbox["missing"].empty()) << sandbox.dump(2);
-  // The two layers only root can give; Landlock's layers too where the kernel lacks Landlock.
+  // The two layers only root can give; Landlock's layers too where the kernel lacks Landlock, and
+  // the namespaces where it refuses them to an ordinary user.
   for (const auto& line : sandbox["missing"]) {
     const std::string refusal = line;
+    const bool namespace_refused = refusal.starts_with("build_namespaces:") ||
+                                   refusal.starts_with("pid_namespace") ||
+                                   refusal.starts_with("net_namespace");
     EXPECT_TRUE(refusal.starts_with("unprivileged_user:") ||
                 refusal.starts_with("build_unprivileged_user:") ||
                 refusal.find("Landlock") != std::string::npos ||
-                refusal.find("landlock") != std::string::npos)
+                refusal.find("landlock") != std::string::npos || (namespace_refused && !namespaces))
         << refusal;
   }
   EXPECT_FALSE(has(sandbox["layers"], "unprivileged_user"));
