@@ -25,8 +25,21 @@ void init_curl_once() {
   });
 }
 
+// The body as it arrives, up to its cap: a reply larger than that ends the transfer (libcurl
+// takes a short count as a write error) instead of growing without bound.
+struct BodySink {
+  std::string* body;
+  std::size_t max_bytes;
+  bool overflowed = false;
+};
+
 std::size_t append_body(char* data, std::size_t size, std::size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
+  auto* sink = static_cast<BodySink*>(user);
+  if (sink->body->size() + size * count > sink->max_bytes) {
+    sink->overflowed = true;
+    return 0;
+  }
+  sink->body->append(data, size * count);
   return size * count;
 }
 
@@ -67,7 +80,7 @@ struct SlistDeleter {
 }  // namespace
 
 HttpResponse http_post(const std::string& url, const std::vector<std::string>& headers,
-                       const std::string& body, double timeout_s) {
+                       const std::string& body, double timeout_s, std::size_t max_response_bytes) {
   init_curl_once();
   HttpResponse response;
   std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
@@ -97,7 +110,8 @@ HttpResponse http_post(const std::string& url, const std::vector<std::string>& h
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &response.body);
+  BodySink sink{&response.body, max_response_bytes};
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, collect_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &response.headers);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
@@ -108,12 +122,16 @@ HttpResponse http_post(const std::string& url, const std::vector<std::string>& h
                            code == CURLE_COULDNT_RESOLVE_PROXY ||
                            code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT;
     response.error = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
+    if (sink.overflowed)
+      response.error = "the reply was larger than " + std::to_string(max_response_bytes) +
+                       " bytes; the rest was not read";
     if (response.timed_out) {
       response.error =
           "timeout after " + std::to_string(timeout_ms) + " ms (" + response.error + ")";
     }
     response.status = 0;
     response.headers.clear();
+    response.body.clear();
     return response;
   }
   long status = 0;

@@ -2,6 +2,7 @@
 // retries (those are the provider's policy, src/agents/retry.h).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,10 +19,16 @@ struct HttpResponse {
   bool unreachable = false;
 };
 
+// A chat reply of the largest max_tokens is well under a megabyte; a server that sends more than
+// this (a misconfigured proxy, a stream that never ends) is cut off rather than held in memory.
+inline constexpr std::size_t kMaxResponseBytes = std::size_t{32} << 20;
+
 // POSTs `body` to `url` with `headers` ("Name: value" lines) and waits at most `timeout_s` for the
-// whole exchange. Never throws for network failures: they come back in `error`. Proxies, TLS
-// verification and the rest follow libcurl's defaults (the environment's http_proxy included).
+// whole exchange. Never throws for network failures: they come back in `error`, as does a reply
+// larger than `max_response_bytes`. Proxies, TLS verification and the rest follow libcurl's
+// defaults (the environment's http_proxy included).
 HttpResponse http_post(const std::string& url, const std::vector<std::string>& headers,
-                       const std::string& body, double timeout_s);
+                       const std::string& body, double timeout_s,
+                       std::size_t max_response_bytes = kMaxResponseBytes);
 
 }  // namespace kbench::agents

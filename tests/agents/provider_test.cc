@@ -492,6 +492,22 @@ TEST(ScriptedServerTest, AnswersExpectContinueAndReadsLargeBodies) {
   EXPECT_EQ(seen.body, body);
 }
 
+// A server that answers with more than the cap (a misconfigured proxy, a stream that never ends)
+// is cut off with an error that says so, not held in memory whole.
+TEST(ScriptedServerTest, AReplyLargerThanTheCapIsCutOffAndSaysSo) {
+  ::setenv("no_proxy", "127.0.0.1,localhost", 1);
+  ScriptedLlmServer server([](const RecordedRequest&, int) {
+    return ScriptedResponse{200, std::string(4 << 20, 'x'), {}, 0};
+  });
+  const HttpResponse cut = http_post(server.url() + "/huge", {}, "{}", 10, 1 << 20);
+  EXPECT_EQ(cut.status, 0);
+  EXPECT_TRUE(cut.body.empty());
+  EXPECT_NE(cut.error.find("larger than 1048576 bytes"), std::string::npos) << cut.error;
+  const HttpResponse whole = http_post(server.url() + "/huge", {}, "{}", 10, 8 << 20);
+  EXPECT_EQ(whole.status, 200) << whole.error;
+  EXPECT_EQ(whole.body.size(), std::size_t{4} << 20);
+}
+
 TEST(ScriptedServerTest, StopsPromptlyDuringADelay) {
   ::setenv("no_proxy", "127.0.0.1,localhost", 1);
   std::thread client;
