@@ -128,6 +128,8 @@ TEST(CsvSinkTest, HostileFieldsParseBackExactly) {
   EXPECT_EQ(rows[2][column("candidate_path")], hostile.candidate_path);
   EXPECT_EQ(rows[2][column("status")], "compile_error");
   EXPECT_EQ(rows[2][column("speedup")], "");  // not measured: empty, not 0
+  EXPECT_EQ(rows[2][column("max_abs_err")], "");  // no output compared: empty, not 0
+  EXPECT_EQ(rows[2][column("rel_l2_err")], "");
   EXPECT_EQ(rows[1][column("speedup")], "2");
   EXPECT_EQ(rows[1][column("candidate_median_ms")], "1.25");
   EXPECT_EQ(rows[1][column("speedup_ci_lo")], "1.9");
@@ -163,6 +165,10 @@ TEST(JsonSinkTest, ValidWithNaNAndInfinityMetrics) {
   EXPECT_TRUE(parsed[1]["candidate"].is_null());
   EXPECT_TRUE(parsed[1]["gflops"].is_null());
   EXPECT_EQ(parsed[1]["status"], "compile_error");
+  // No output was compared: the errors are null, not a perfect 0, and read back as before.
+  for (const char* metric : {"max_abs_err", "max_rel_err", "rel_l2_err"})
+    EXPECT_TRUE(parsed[1]["correctness"][metric].is_null()) << metric;
+  EXPECT_EQ(eval_result_from_json(parsed[1]).correctness.max_abs_err, 0.0);
 
   const EvalResult back = eval_result_from_json(parsed[0]);
   EXPECT_TRUE(std::isnan(back.correctness.max_abs_err));

@@ -954,6 +954,23 @@ TEST_F(StoreTest, MoveTransfersTheConnection) {
   EXPECT_EQ(third.path(), db_path_);
 }
 
+// A result whose outputs were never compared (a crash before the first trial) stores no errors:
+// its columns are NULL, not a perfect 0.
+TEST_F(StoreTest, ErrorsOfAResultThatComparedNothingAreNull) {
+  ResultStore store = ResultStore::open(db_path_);
+  EvalResult r = make_result(1);
+  r.status = Status::kRuntimeError;
+  r.correctness = {};
+  r.candidate.reset();
+  r.speedup.reset();
+  r.speedup_ci95.reset();
+  r.utilization.reset();
+  store.record(r, test_environment());
+  EXPECT_EQ(query("SELECT max_abs_err FROM results"), "NULL");
+  EXPECT_EQ(query("SELECT rel_l2_err FROM results"), "NULL");
+  expect_same(r, store.recent(1).at(0));
+}
+
 TEST(StoreInMemoryTest, WorksWithoutAFile) {
   ResultStore store = ResultStore::open(":memory:");
   store.record(make_result(1), test_environment());

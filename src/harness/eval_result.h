@@ -26,6 +26,12 @@ struct CorrectnessReport {
   double max_rel_err = 0;  // max |out-ref| / |ref| over elements with |ref| > atol
   double rel_l2_err = 0;   // worst over trials of ||out-ref|| / ||ref||
   std::string detail;      // the first failing check, naming the worst element
+
+  // An error metric where outputs were compared; none where a crash, a timeout or a rejection came
+  // before the first comparison (0 would read as a perfect result).
+  std::optional<double> measured(double CorrectnessReport::*metric) const {
+    return trials > 0 ? std::optional<double>(this->*metric) : std::nullopt;
+  }
 };
 
 // One side's timed calls. The statistics are of the calls' adjusted times (wall time without the

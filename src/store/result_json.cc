@@ -337,9 +337,9 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
            {"passed", correctness.passed},
            {"trials", correctness.trials},
            {"seeds", correctness.seeds},
-           {"max_abs_err", number(correctness.max_abs_err)},
-           {"max_rel_err", number(correctness.max_rel_err)},
-           {"rel_l2_err", number(correctness.rel_l2_err)},
+           {"max_abs_err", optional_number(correctness.measured(&CorrectnessReport::max_abs_err))},
+           {"max_rel_err", optional_number(correctness.measured(&CorrectnessReport::max_rel_err))},
+           {"rel_l2_err", optional_number(correctness.measured(&CorrectnessReport::rel_l2_err))},
            {"detail", correctness.detail},
        }},
       {"candidate", result.candidate ? timing_to_json(*result.candidate, options.include_samples)
@@ -446,9 +446,17 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
         correctness.seeds.push_back(seed.get<std::uint64_t>());
       }
     }
-    read(correctness_json, "max_abs_err", correctness.max_abs_err);
-    read(correctness_json, "max_rel_err", correctness.max_rel_err);
-    read(correctness_json, "rel_l2_err", correctness.rel_l2_err);
+    // Where outputs were compared, null is NaN (as other writers spell it); where none were, it
+    // is "not measured", and the metric stays 0.
+    const auto read_error = [&](const char* key, double& out) {
+      if (correctness.trials > 0)
+        read(correctness_json, key, out);
+      else
+        read_measured(correctness_json, key, out);
+    };
+    read_error("max_abs_err", correctness.max_abs_err);
+    read_error("max_rel_err", correctness.max_rel_err);
+    read_error("rel_l2_err", correctness.rel_l2_err);
     read(correctness_json, "detail", correctness.detail);
   }
 

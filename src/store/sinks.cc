@@ -59,6 +59,11 @@ std::string format_exact(double value) {
   return std::isfinite(value) ? exact(value) : non_finite_name(value);
 }
 
+// An empty cell for a value not measured.
+std::string format_exact(const std::optional<double>& value) {
+  return value ? format_exact(*value) : "";
+}
+
 std::string format_speedup(const EvalResult& result) {
   if (!result.speedup) return kMissing;
   std::string text = format_sig(*result.speedup, 3) + "x";
@@ -212,9 +217,12 @@ std::vector<CsvColumn> csv_columns() {
       {"candidate_hash", [](R r) { return r.candidate_hash; }},
       {"passed", [](R r) { return std::string(r.correctness.passed ? "true" : "false"); }},
       {"trials", [](R r) { return std::to_string(r.correctness.trials); }},
-      {"max_abs_err", [](R r) { return format_exact(r.correctness.max_abs_err); }},
-      {"max_rel_err", [](R r) { return format_exact(r.correctness.max_rel_err); }},
-      {"rel_l2_err", [](R r) { return format_exact(r.correctness.rel_l2_err); }},
+      {"max_abs_err",
+       [](R r) { return format_exact(r.correctness.measured(&CorrectnessReport::max_abs_err)); }},
+      {"max_rel_err",
+       [](R r) { return format_exact(r.correctness.measured(&CorrectnessReport::max_rel_err)); }},
+      {"rel_l2_err",
+       [](R r) { return format_exact(r.correctness.measured(&CorrectnessReport::rel_l2_err)); }},
       {"detail", [](R r) { return r.correctness.detail; }},
   };
   using TimingField = double TimingSummary::*;
@@ -235,7 +243,7 @@ std::vector<CsvColumn> csv_columns() {
                          return (r.*timing) ? std::to_string((r.*timing)->iters) : "";
                        }});
   }
-  columns.push_back({"speedup", [](R r) { return r.speedup ? format_exact(*r.speedup) : ""; }});
+  columns.push_back({"speedup", [](R r) { return format_exact(r.speedup); }});
   columns.push_back({"speedup_ci_lo", [](R r) {
                        return r.speedup_ci95 ? format_exact(r.speedup_ci95->first) : "";
                      }});

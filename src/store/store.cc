@@ -404,9 +404,9 @@ std::int64_t ResultStore::insert_result(const EvalResult& result, const Environm
       .integer("passed", correctness.passed ? 1 : 0)
       .integer("trials", correctness.trials)
       .text("seeds", json(correctness.seeds).dump())
-      .real("max_abs_err", correctness.max_abs_err)
-      .real("max_rel_err", correctness.max_rel_err)
-      .real("rel_l2_err", correctness.rel_l2_err)
+      .real("max_abs_err", correctness.measured(&CorrectnessReport::max_abs_err))
+      .real("max_rel_err", correctness.measured(&CorrectnessReport::max_rel_err))
+      .real("rel_l2_err", correctness.measured(&CorrectnessReport::rel_l2_err))
       .text("correctness_detail", correctness.detail);
   add_timing(row, "candidate", result.candidate);
   add_timing(row, "baseline", result.baseline);
