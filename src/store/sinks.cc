@@ -21,8 +21,9 @@ namespace {
 
 constexpr const char* kMissing = "-";
 
-// Diagnostics can be a whole compiler log; the verdict shows the end, where the first error usually
-// is not but the summary and the crash are, and the full text stays in the store and the JSON.
+// Diagnostics can be a whole compiler log: the verdict shows a compiler's first lines (its first
+// errors) and a crashed worker's last (its cause); what was kept of the rest stays in the store and
+// the JSON.
 constexpr std::size_t kVerdictDiagnosticLines = 40;
 // Long enough for a template error's longest line, short enough that a binary "source" quoted by
 // the compiler does not fill the screen.
