@@ -73,9 +73,9 @@ nlohmann::json eval_as_ordinary_user(const fs::path& home, const std::string& ca
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
-// Whether kUser may make a user namespace here: a kernel or container that refuses ordinary users
-// namespaces (a sysctl, an AppArmor policy, a seccomp profile) takes the namespace layers from
-// kbench too, and the verdict then lists them as missing.
+// Whether kUser may make the namespaces kbench makes for it (user, PID, network): a kernel or
+// container that refuses ordinary users them (a sysctl, a security module's policy, a seccomp
+// profile) takes the namespace layers from kbench too, and the verdict then lists them as missing.
 bool ordinary_user_gets_namespaces() {
   const pid_t child = fork();
   if (child < 0) return false;
@@ -83,7 +83,7 @@ bool ordinary_user_gets_namespaces() {
     if (setgroups(0, nullptr) != 0 || setresgid(kUser, kUser, kUser) != 0 ||
         setresuid(kUser, kUser, kUser) != 0)
       _exit(2);
-    _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+    _exit(unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET) == 0 ? 0 : 1);
   }
   int status = 0;
   return waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
