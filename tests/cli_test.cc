@@ -220,6 +220,38 @@ TEST(Cli, AFailedEvaluationLeavesEarlierRecordsIntact) {
   EXPECT_EQ(after[1], before[0]) << "the earlier record changed";
 }
 
+// The table's one line per record does not say why a candidate failed; --id shows one record as
+// `kbench eval` printed it, its diagnostics included.
+TEST(Cli, ResultsIdShowsOneRecordWhole) {
+  const std::string db = temp_db("by-id");
+  const auto failed = eval_json("--workload 12p --candidate " +
+                                source_path("tests/adversarial/compile_error.cpp") + " --db " + db);
+  ASSERT_EQ(failed["status"], "compile_error");
+  const auto listed = nlohmann::json::parse(run_kbench("results --json --db " + db).out);
+  ASSERT_EQ(listed.size(), 1u);
+  const std::string id = std::to_string(listed[0]["id"].get<std::int64_t>());
+
+  const CliRun verdict = run_kbench("results --id " + id + " --db " + db);
+  EXPECT_EQ(verdict.exit_code, 0) << verdict.out;
+  EXPECT_NE(verdict.out.find("12p_RMSNorm  size=smoke"), std::string::npos) << verdict.out;
+  EXPECT_NE(verdict.out.find("COMPILE_ERROR"), std::string::npos) << verdict.out;
+  EXPECT_NE(verdict.out.find("    | "), std::string::npos) << "no diagnostics: " << verdict.out;
+  EXPECT_NE(verdict.out.find("compile_error.cpp"), std::string::npos) << verdict.out;
+
+  const auto one =
+      nlohmann::json::parse(run_kbench("results --json --id " + id + " --db " + db).out);
+  ASSERT_TRUE(one.is_object()) << one.dump();
+  EXPECT_EQ(one["id"], listed[0]["id"]);
+  EXPECT_EQ(one["diagnostics"], failed["diagnostics"]);
+
+  for (const std::string& bad :
+       {std::string("--id 999"), std::string("--id 0"), "--id " + id + " -w 12p"}) {
+    const CliRun refused = run_kbench_stderr("results " + bad + " --db " + db);
+    EXPECT_EQ(refused.exit_code, 2) << bad;
+    EXPECT_EQ(std::count(refused.out.begin(), refused.out.end(), '\n'), 1) << refused.out;
+  }
+}
+
 TEST(Cli, ADatabaseThatIsNotOneIsReportedAndLeftAlone) {
   const std::string path = temp_db("garbage");
   { std::ofstream(path) << "this is not an sqlite database, and it must stay as it is\n"; }

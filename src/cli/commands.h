@@ -93,6 +93,7 @@ struct CalibrateOptions {
 };
 
 struct ResultsOptions {
+  std::optional<std::int64_t> id;  // this one record, whole; else the newest records
   int limit = 20;
   std::string workload;
   std::string kind;
