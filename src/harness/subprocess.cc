@@ -60,7 +60,7 @@ std::string kept_output(int fd, std::size_t max_output) {
     for (std::size_t at = 0; !full && at < chunk.size();) {
       const std::size_t eol = chunk.find('\n', at);
       const std::size_t end = eol == std::string::npos ? chunk.size() : eol;
-      line.append(chunk, at, std::min(end - at, max_line - std::min(max_line, line.size())));
+      line.append(chunk, at, std::min(end - at, max_line - line.size()));  // never past max_line
       line_bytes += end - at;
       if (eol == std::string::npos) break;
       full = !keep_line(offset + eol + 1);
