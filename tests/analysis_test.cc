@@ -1,6 +1,5 @@
 // `kbench analyze`: the innermost loops read off a compiler's assembly, llvm-mca's report read
 // back, llvm-mca itself on loops whose bound is known, and the command on a shipped example.
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "analysis/mca.h"
 #include "analysis/trip_counts.h"
 #include "cli_support.h"
+#include "proc_support.h"
 #include "workloads/registry.h"
 
 namespace kbench::analysis {
@@ -192,7 +192,7 @@ TEST(Mca, AChainRunsAtItsLatencyAndIndependentWorkAtItsPortsPace) {
 // gigabytes). Confined like the build, llvm-mca cannot open a file outside the system's trees.
 TEST(Mca, ReadsNoFileThatALoopNames) {
   // As root, llvm-mca runs as a user of its own, whom the key's private directory keeps out too.
-  if (syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) < 1 && geteuid() != 0)
+  if (!kbench::testing::kernel_has_landlock() && geteuid() != 0)
     GTEST_SKIP() << "no Landlock in this kernel, and not root";
   char dir[] = "/tmp/kbench-mca-test-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

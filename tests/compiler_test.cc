@@ -3,7 +3,6 @@
 #include "harness/compiler.h"
 
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "proc_support.h"
 #include "scratch_dir_support.h"
 #include "temp_dir_test.h"
 
@@ -55,7 +55,7 @@ TEST_F(Compiler, BuildsConfinedAndLeavesOnlyTheObject) {
   };
   EXPECT_TRUE(has_layer("build_environment_allowlist"));
   EXPECT_TRUE(has_layer("build_resource_limits"));
-  if (syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) >= 1) {
+  if (kbench::testing::kernel_has_landlock()) {
     EXPECT_TRUE(has_layer("build_landlock_files"));
   }
   // As root, the compiler ran as a user of its own, though the cache lies in this test's directory

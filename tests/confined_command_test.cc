@@ -7,7 +7,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,10 +28,6 @@ namespace kbench {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool have_landlock() {
-  return syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) >= 1;
-}
 
 // A private directory for the build (its work_dir) beside a file outside it, holding a secret.
 class ConfinedCommand : public ::testing::Test {
@@ -66,7 +61,7 @@ class ConfinedCommand : public ::testing::Test {
 
 // Without Landlock, as root, the tool's own user keeps it out of this test's private directory.
 bool confined_to_its_trees() {
-  return have_landlock() || geteuid() == 0;
+  return kbench::testing::kernel_has_landlock() || geteuid() == 0;
 }
 
 TEST_F(ConfinedCommand, ReadsOnlyTheTreesItIsGiven) {
@@ -74,12 +69,13 @@ TEST_F(ConfinedCommand, ReadsOnlyTheTreesItIsGiven) {
   const ConfinedResult r =
       sh("cat " + secret_.string() + "; cat /etc/hostname", shell_confinement());
   // /etc/hostname is outside its trees, though open to every user: only Landlock stops that read.
-  if (have_landlock()) {
+  if (kbench::testing::kernel_has_landlock()) {
     EXPECT_NE(r.exit_code, 0);
   }
   EXPECT_EQ(r.output.find("kbench-confined-secret"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Permission denied"), std::string::npos) << r.output;
-  const char* layer = have_landlock() ? "build_landlock_files" : "build_unprivileged_user";
+  const char* layer =
+      kbench::testing::kernel_has_landlock() ? "build_landlock_files" : "build_unprivileged_user";
   EXPECT_NE(std::find(r.layers.begin(), r.layers.end(), layer), r.layers.end()) << layer;
   // The control: given the secret's directory, the same command reads it.
   Confinement wider = shell_confinement();

@@ -4,7 +4,6 @@
 // root: run as anyone else, the suite is that ordinary user, and these tests are skipped.
 #include <grp.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +40,12 @@ fs::path ordinary_home(const std::string& name) {
   return home;
 }
 
+// In a forked child: drops every group and becomes kUser for good; false where that failed.
+bool become_ordinary_user() {
+  return setgroups(0, nullptr) == 0 && setresgid(kUser, kUser, kUser) == 0 &&
+         setresuid(kUser, kUser, kUser) == 0;
+}
+
 // `kbench eval` of a test candidate as kUser, with `home` as its HOME and `environment_entry` added
 // to its environment; the JSON verdict, or nothing where kbench printed none.
 nlohmann::json eval_as_ordinary_user(const fs::path& home, const std::string& candidate,
@@ -53,9 +58,7 @@ nlohmann::json eval_as_ordinary_user(const fs::path& home, const std::string& ca
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
     close(out[1]);
-    if (setgroups(0, nullptr) != 0 || setresgid(kUser, kUser, kUser) != 0 ||
-        setresuid(kUser, kUser, kUser) != 0)
-      _exit(120);
+    if (!become_ordinary_user()) _exit(120);
     setenv("HOME", home.c_str(), 1);
     unsetenv("KBENCH_CACHE");
     unsetenv("XDG_CACHE_HOME");
@@ -80,9 +83,7 @@ bool ordinary_user_gets_namespaces() {
   const pid_t child = fork();
   if (child < 0) return false;
   if (child == 0) {
-    if (setgroups(0, nullptr) != 0 || setresgid(kUser, kUser, kUser) != 0 ||
-        setresuid(kUser, kUser, kUser) != 0)
-      _exit(2);
+    if (!become_ordinary_user()) _exit(2);
     _exit(unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET) == 0 ? 0 : 1);
   }
   int status = 0;
@@ -106,7 +107,7 @@ TEST(OrdinaryUser, AnEvalHasEveryLayerButTheWorkersOwnUser) {
        {"build_environment_allowlist", "build_resource_limits", "environment_allowlist",
         "private_directory", "own_output_arena", "seccomp", "resource_limits"})
     EXPECT_TRUE(has(sandbox["layers"], layer)) << layer << " missing: " << sandbox.dump(2);
-  const bool landlock = syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) >= 1;
+  const bool landlock = kbench::testing::kernel_has_landlock();
   for (const char* layer : {"build_landlock_files", "landlock_files"})
     EXPECT_EQ(has(sandbox["layers"], layer), landlock) << layer << ": " << sandbox.dump(2);
   const bool namespaces = ordinary_user_gets_namespaces();

@@ -2,6 +2,7 @@
 // forked child reports through a pipe.
 #pragma once
 
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -11,6 +12,11 @@
 #include <vector>
 
 namespace kbench::testing {
+
+// Whether this kernel has Landlock (its ABI version is at least 1), as the sandbox asks it.
+inline bool kernel_has_landlock() {
+  return syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) >= 1;
+}
 
 // The fields of /proc/<pid>/stat after the command name: state, ppid, ... (fields 3 onwards);
 // empty if the process is gone.

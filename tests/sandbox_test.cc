@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "harness/evaluator.h"
+#include "proc_support.h"
 
 namespace kbench::sandbox {
 namespace {
@@ -137,8 +138,7 @@ TEST(SyscallFilter, UnlistedCallsFailWithEpermAndLimitsCannotBeRaised) {
 }
 
 TEST(Landlock, ReadsOnlySystemTreesAndNoTcp) {
-  if (syscall(SYS_landlock_create_ruleset, nullptr, 0, 1u) < 1)
-    GTEST_SKIP() << "this kernel has no Landlock";
+  if (!kbench::testing::kernel_has_landlock()) GTEST_SKIP() << "this kernel has no Landlock";
   // A file outside the readable trees, made before the child confines itself.
   char path[] = "/tmp/kbench-landlock-XXXXXX";
   const int made = mkstemp(path);

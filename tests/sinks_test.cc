@@ -127,7 +127,7 @@ TEST(CsvSinkTest, HostileFieldsParseBackExactly) {
   EXPECT_EQ(rows[2][column("detail")], hostile.correctness.detail);
   EXPECT_EQ(rows[2][column("candidate_path")], hostile.candidate_path);
   EXPECT_EQ(rows[2][column("status")], "compile_error");
-  EXPECT_EQ(rows[2][column("speedup")], "");  // not measured: empty, not 0
+  EXPECT_EQ(rows[2][column("speedup")], "");      // not measured: empty, not 0
   EXPECT_EQ(rows[2][column("max_abs_err")], "");  // no output compared: empty, not 0
   EXPECT_EQ(rows[2][column("rel_l2_err")], "");
   EXPECT_EQ(rows[1][column("speedup")], "2");
