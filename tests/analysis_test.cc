@@ -419,7 +419,10 @@ TEST(AnalyzeCommand, BadInputGetsAOneLineErrorAndItsExitCode) {
   std::ofstream(bad) << "int kb_run( {\n";
   const auto r = kbench::testing::run_kbench_stderr("analyze -w 12p -c " + bad.string());
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("does not compile"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kbench: the candidate does not compile:\n"), std::string::npos) << r.out;
+  // The compiler's lines stay lines (not one line with escaped newlines), the first error first.
+  EXPECT_NE(r.out.find("\n" + bad.filename().string() + ":1:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\\x0a"), std::string::npos) << r.out;
   std::filesystem::remove(bad);
 
   // A binary file as the candidate: the compiler quotes its bytes, which reach the terminal
@@ -437,6 +440,12 @@ TEST(AnalyzeCommand, BadInputGetsAOneLineErrorAndItsExitCode) {
   for (const char c : b.out)
     EXPECT_TRUE(c == '\n' || c == '\t' || static_cast<unsigned char>(c) >= 0x20)
         << "raw control byte " << static_cast<int>(static_cast<unsigned char>(c));
+  // The compiler quotes the binary in lines of kilobytes; each shown line is clipped.
+  std::istringstream lines(b.out);
+  int line_count = 0;
+  for (std::string line; std::getline(lines, line); ++line_count)
+    EXPECT_LE(line.size(), 600u) << line.substr(0, 80);
+  EXPECT_GT(line_count, 3) << b.out;
   std::filesystem::remove(binary);
 }
 

@@ -65,6 +65,17 @@ INSTANTIATE_TEST_SUITE_P(AllWorkloads, ScaffoldOf, ::testing::ValuesIn(workloads
                            return std::string(workload.param->name);
                          });
 
+// Every other command names its workload with -w; scaffold takes that too, besides the positional.
+TEST(Cli, ScaffoldTakesTheWorkloadPositionallyOrWithW) {
+  const auto positional = run_kbench("scaffold 12p");
+  ASSERT_EQ(positional.exit_code, 0) << positional.out;
+  EXPECT_NE(positional.out.find("12p_RMSNorm"), std::string::npos);
+  EXPECT_EQ(run_kbench("scaffold -w 12p").out, positional.out);
+  EXPECT_EQ(run_kbench("scaffold --workload 12p_RMSNorm").out, positional.out);
+  EXPECT_EQ(run_kbench("scaffold").exit_code, 2);
+  EXPECT_EQ(run_kbench("scaffold 12p -w 8p").exit_code, 2) << "two workloads";
+}
+
 TEST(Cli, ExamplesGetTheirVerdicts) {
   const std::string db = temp_db("examples");
   for (const std::string workload : {"8p_GEMM", "12p_RMSNorm"}) {

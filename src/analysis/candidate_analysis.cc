@@ -3,6 +3,7 @@
 #include <exception>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,12 +18,17 @@
 namespace kbench::analysis {
 namespace {
 
-// The compiler's first lines: the first error is what a writer fixes first, made safe to print
-// whatever bytes the "source" held.
-std::string first_lines_safe(const std::string& text, std::size_t lines) {
-  std::size_t at = 0;
-  for (std::size_t n = 0; n < lines && at != std::string::npos; ++n) at = text.find('\n', at + 1);
-  return terminal_safe(at == std::string::npos ? text : text.substr(0, at + 1));
+// The compiler's first lines: the first error is what a writer fixes first. Each line is made
+// safe to print and clipped, whatever bytes the "source" held, and stays a line of its own.
+std::string first_lines_safe(std::string_view text, std::size_t lines) {
+  constexpr std::size_t kMaxLineBytes = 400;
+  std::string shown;
+  for (std::size_t n = 0; n < lines && !text.empty(); ++n) {
+    const std::size_t eol = text.find('\n');
+    shown += terminal_safe(clip_line(text.substr(0, eol), kMaxLineBytes)) + "\n";
+    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+  }
+  return shown;
 }
 
 // The candidate's own time at the size the trips were counted at: the fastest of five calls of
@@ -49,7 +55,7 @@ std::optional<double> measured_ms(Analysis& a, const EvalOptions& eval) {
 // diagnostics quote whatever the source made the compiler read.
 std::string refusals_of(const std::vector<std::string>& missing) {
   std::string text;
-  for (const std::string& refusal : missing) text += "\nthe build ran without " + refusal;
+  for (const std::string& refusal : missing) text += "the build ran without " + refusal + "\n";
   return text;
 }
 
@@ -57,10 +63,13 @@ std::string refusals_of(const std::vector<std::string>& missing) {
 
 Analysis analyze_candidate(const EvalOptions& base, const CandidateAnalysisOptions& options) {
   const AssemblyOutcome compiled = candidate_assembly(base.candidate_path, 120);
-  if (!compiled.ok)
-    throw std::runtime_error("the candidate does not compile:\n" +
-                             first_lines_safe(compiled.diagnostics, 20) +
-                             refusals_of(compiled.build_missing));
+  if (!compiled.ok) {
+    std::string message = "the candidate does not compile:\n" +
+                          first_lines_safe(compiled.diagnostics, 20) +
+                          refusals_of(compiled.build_missing);
+    message.pop_back();  // the last line's newline: the caller ends the message
+    throw std::runtime_error(message);
+  }
   const std::optional<PeakReport>& peaks = options.peaks;
   ModelChoice choice = choose_model(peaks);
   if (!options.model.empty()) {

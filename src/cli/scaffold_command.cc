@@ -1,5 +1,5 @@
-// `kbench scaffold ID`: a naive, correct candidate to start from, with the workload's tensors and
-// the exact build command in its header.
+// `kbench scaffold ID` (or `-w ID`): a naive, correct candidate to start from, with the workload's
+// tensors and the exact build command in its header.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -60,7 +60,10 @@ Subcommand add_scaffold_command(CLI::App& app) {
   auto scaffold = std::make_shared<ScaffoldOptions>();
   auto* scaffold_cmd =
       app.add_subcommand("scaffold", "Print a naive, correct candidate to start from");
-  scaffold_cmd->add_option("workload", scaffold->workload, "Workload id or name (8p or 8p_GEMM)")
+  // Positional, or -w as every other command takes it.
+  scaffold_cmd
+      ->add_option("workload,--workload,-w", scaffold->workload,
+                   "Workload id or name (8p or 8p_GEMM)")
       ->required();
   return {scaffold_cmd, [scaffold] { return scaffold_command(*scaffold); }};
 }
