@@ -189,6 +189,28 @@ TEST(Check, TakesTheSeedFromTheManifestAndAnotherSeedFails) {
   expect_incorrect(check_json("12p", dir, "--seed 7"), "wrong result for seed 7: out[");
 }
 
+// Without --seed and without a manifest for this workload and size, the usage error says which of
+// the three is off, so the user knows what to give.
+TEST(Check, WithoutASeedTheErrorSaysWhatTheManifestDoesNotMatch) {
+  const fs::path dir = exported("12p", "manifest_mismatch");
+  const auto expect_usage_error = [&](const std::string& args, const std::string& reason) {
+    const CliRun run = kbench::testing::run_kbench_stderr("check --no-record " + args);
+    EXPECT_EQ(run.exit_code, 2) << run.out;
+    EXPECT_NE(run.out.find("give --seed N"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find(reason), std::string::npos) << run.out;
+  };
+  expect_usage_error("-w 12p --outputs " + dir.string(),
+                     "workload.json was written at --size smoke, not cpu");
+  expect_usage_error("-w 8p --size smoke --outputs " + dir.string(),
+                     "workload.json was written for 12p_RMSNorm, not 8p_GEMM");
+  const fs::path empty = fresh_dir("manifest_missing");
+  expect_usage_error("-w 12p --size smoke --outputs " + empty.string(),
+                     "workload.json cannot be read");
+  std::ofstream(empty / "workload.json") << "[1";
+  expect_usage_error("-w 12p --size smoke --outputs " + empty.string(),
+                     "workload.json is not a manifest kbench export wrote");
+}
+
 TEST(Check, ZerosAreIncorrect) {
   const std::vector<float> zeros(2 * 37 * 61, 0.f);
   const fs::path dir = submission("zeros", "out.npy", NpyType::kF32, kRmsShape, zeros.data());

@@ -20,11 +20,12 @@ int check_command(const CheckOptions& options) {
   if (!std::filesystem::is_directory(options.outputs, ec))
     throw UsageError("--outputs '" + options.outputs + "' is not a directory");
   std::optional<std::uint64_t> seed = options.seed;
-  if (!seed) seed = exported_seed(options.outputs, w, size);
   if (!seed) {
-    throw UsageError("give --seed N, the seed the inputs were exported with (" + options.outputs +
-                     "/" + kManifestFile +
-                     " is missing or was written for another workload or size)");
+    const ExportedSeed exported = exported_seed(options.outputs, w, size);
+    if (!exported.seed)
+      throw UsageError("give --seed N, the seed the inputs were exported with: " +
+                       exported.why_not);
+    seed = exported.seed;
   }
 
   // Open the store first: a bad --db must fail before the oracle is computed, not after.

@@ -270,19 +270,24 @@ nlohmann::json export_workload(const Workload& workload, Size size, std::uint64_
   return json;
 }
 
-std::optional<std::uint64_t> exported_seed(const fs::path& dir, const Workload& workload,
-                                           Size size) {
-  std::ifstream in(dir / kManifestFile);
-  if (!in) return std::nullopt;
+ExportedSeed exported_seed(const fs::path& dir, const Workload& workload, Size size) {
+  const fs::path manifest = dir / kManifestFile;
+  std::ifstream in(manifest);
+  if (!in) return {std::nullopt, manifest.string() + " cannot be read"};
   try {
     const nlohmann::json json = nlohmann::json::parse(in);
-    if (json.at("name") != workload.name || json.at("size") != size_name(size)) return std::nullopt;
+    const std::string name = json.at("name"), exported_size = json.at("size");
+    if (name != workload.name)
+      return {std::nullopt, manifest.string() + " was written for " + name + ", not " +
+                                std::string(workload.name)};
+    if (exported_size != size_name(size))
+      return {std::nullopt, manifest.string() + " was written at --size " + exported_size +
+                                ", not " + size_name(size)};
     const nlohmann::json& seed = json.at("seed");
-    if (!seed.is_number_unsigned()) return std::nullopt;
-    return seed.get<std::uint64_t>();
+    if (seed.is_number_unsigned()) return {seed.get<std::uint64_t>(), ""};
   } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // not a manifest kbench wrote: the caller asks for --seed
   }
+  return {std::nullopt, manifest.string() + " is not a manifest kbench export wrote"};
 }
 
 EvalResult check_output_files(const Workload& workload, Size size, std::uint64_t seed,

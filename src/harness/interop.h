@@ -52,9 +52,13 @@ nlohmann::json export_workload(const Workload& workload, Size size, std::uint64_
                                const std::filesystem::path& dir, bool with_program = false);
 
 // The seed recorded in `dir`/workload.json when that manifest exists and was written for the same
-// workload and size; nullopt otherwise (no manifest, another workload or size, unreadable).
-std::optional<std::uint64_t> exported_seed(const std::filesystem::path& dir,
-                                           const Workload& workload, Size size);
+// workload and size; otherwise no seed and why not, in words that tell the user what to give
+// (no manifest, another workload or size, unreadable).
+struct ExportedSeed {
+  std::optional<std::uint64_t> seed;
+  std::string why_not;
+};
+ExportedSeed exported_seed(const std::filesystem::path& dir, const Workload& workload, Size size);
 
 // Checks the outputs in `dir` (named by output_naming_rules()) against the fp32 oracle of the
 // inputs drawn from `seed`, with check_outputs() and the workload's tolerance: an EvalResult of
