@@ -3,10 +3,7 @@
 #include "agents/context_artifact.h"
 #include "core/number_format.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/amx.h"
+#include "core/cpu_caches.h"
 #include "core/environment.h"
 #include "core/mkl_runtime.h"
 #include "core/text.h"
@@ -77,23 +75,6 @@ std::string read_file(const fs::path& path) {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// "48K" -> 49152; sysfs writes cache sizes with a K or M suffix.
-long parse_cache_size(const std::string& text) {
-  char* end = nullptr;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  if (end == text.c_str()) return 0;
-  if (*end == 'K') return value * 1024;
-  if (*end == 'M') return value * 1024 * 1024;
-  return value;
-}
-
-std::string sysfs_line(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return trim(line);
 }
 
 std::string kib(long bytes) {
@@ -226,24 +207,11 @@ MachineFacts this_machine_facts() {
   facts.cpu_model = env.cpu_model;
   facts.isa_flags = env.cpu_flags;
   facts.logical_cpus = env.logical_cpus;
-  std::error_code ec;
-  const fs::path caches("/sys/devices/system/cpu/cpu0/cache");
-  for (const fs::directory_entry& entry : fs::directory_iterator(caches, ec)) {
-    const fs::path& dir = entry.path();
-    if (dir.filename().string().rfind("index", 0) != 0) continue;
-    const std::string level = sysfs_line(dir / "level"), type = sysfs_line(dir / "type");
-    const long size = parse_cache_size(sysfs_line(dir / "size"));
-    if (level == "1" && type == "Data") facts.l1d_bytes = size;
-    if (level == "2" && type != "Instruction") facts.l2_bytes = size;
-    if (level == "3" && type != "Instruction") {
-      facts.l3_bytes = size;
-      facts.l3_shared_by = count_cpu_list(sysfs_line(dir / "shared_cpu_list"));
-    }
-  }
-  // Containers without sysfs: glibc answers from cpuid.
-  if (facts.l1d_bytes == 0) facts.l1d_bytes = std::max(0L, sysconf(_SC_LEVEL1_DCACHE_SIZE));
-  if (facts.l2_bytes == 0) facts.l2_bytes = std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE));
-  if (facts.l3_bytes == 0) facts.l3_bytes = std::max(0L, sysconf(_SC_LEVEL3_CACHE_SIZE));
+  const CpuCaches& caches = cpu_caches();
+  facts.l1d_bytes = caches.l1d_bytes;
+  facts.l2_bytes = caches.l2_bytes;
+  facts.l3_bytes = caches.l3_bytes;
+  facts.l3_shared_by = caches.l3_shared_by;
   return facts;
 }
 

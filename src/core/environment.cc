@@ -17,6 +17,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/cpu_caches.h"
 #include "core/mkl_runtime.h"
 #include "core/sha256.h"
 #include "core/text.h"
@@ -118,6 +119,7 @@ Environment read_environment() {
   // Online CPUs of the machine, not this process's affinity mask: the record describes the machine,
   // and the thread count of a run is stored with the run.
   env.logical_cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  env.cpu_caches = kbench::cpu_caches().sizes();
   env.hostname = host_name();
   env.compiler = compiler_version();
   env.libraries = library_versions();
@@ -138,9 +140,10 @@ Environment& environment_storage() {
 }  // namespace
 
 std::string Environment::machine_id() const {
-  // Model, ISA flags and CPU count decide kernel speed and which code paths run; hostname is left
-  // out so identical machines share tuning caches and peaks.
-  const std::string key = cpu_model + '\n' + cpu_flags + '\n' + std::to_string(logical_cpus);
+  // Model, ISA flags, CPU count and caches decide kernel speed and which code paths run; hostname
+  // is left out so identical machines share tuning caches and peaks.
+  const std::string key =
+      cpu_model + '\n' + cpu_flags + '\n' + std::to_string(logical_cpus) + '\n' + cpu_caches;
   return sha256_hex(key).substr(0, 16);
 }
 

@@ -10,12 +10,15 @@ struct Environment {
   std::string
       cpu_flags;  // the ISA flags kbench cares about (avx2, fma, avx512*, amx*), space-separated
   int logical_cpus = 0;
+  // CPU 0's cache sizes (cpu_caches.h), part of machine_id() only: hypervisors mask the model
+  // name, and two CPU generations with the same flags differ here.
+  std::string cpu_caches;
   std::string hostname;
   std::string compiler;            // `c++ --version` first line of the candidate compiler
   std::string libraries;           // OpenBLAS config string, Highway version, SQLite version
   std::string kbench_commit;       // git describe at configure time
   std::string build_type;          // "Release", sanitizers, -march=native
-  std::string machine_id() const;  // stable key for per-machine caches: hash of model, flags, cpus
+  std::string machine_id() const;  // stable key for per-machine caches: model, flags, cpus, caches
 };
 
 // Reads the environment of this process (cached after the first call). kbench_commit and build_type

@@ -22,7 +22,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -31,6 +30,7 @@
 #include <string>
 
 #include "core/amx.h"
+#include "core/cpu_caches.h"
 #include "core/environment.h"
 #include "core/input_gen.h"
 #include "core/tensor.h"
@@ -326,28 +326,15 @@ __attribute__((noinline)) void triad(double* __restrict a, const double* __restr
 }
 
 // Bytes of L3 that `threads` threads can keep data in: one L3 instance's size times the number of
-// instances the threads can spread over. From sysfs, because glibc's sysconf(_SC_LEVEL3_CACHE_SIZE)
-// sums all instances on AMD parts (it reports 256 MiB on this 32 MiB machine). 0 when unknown.
+// instances the threads can spread over. 0 when unknown.
 std::size_t l3_reach_bytes(int threads) {
-  for (int index = 0; index < 8; ++index) {
-    const std::string dir =
-        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-    int level = 0;
-    std::ifstream(dir + "level") >> level;
-    if (level != 3) continue;
-    std::string size, shared;
-    std::ifstream(dir + "size") >> size;  // e.g. "32768K"
-    std::ifstream(dir + "shared_cpu_list") >> shared;
-    char unit = 'K';
-    std::size_t amount = 0;
-    if (std::sscanf(size.c_str(), "%zu%c", &amount, &unit) < 1) return 0;
-    const std::size_t bytes = amount << (unit == 'M' ? 20 : unit == 'G' ? 30 : 10);
-    const int per_instance = std::max(1, count_cpu_list(shared));
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    const int instances = std::max(1, static_cast<int>((cpus + per_instance - 1) / per_instance));
-    return bytes * static_cast<std::size_t>(std::min(threads, instances));
-  }
-  return 0;
+  const CpuCaches& caches = cpu_caches();
+  if (caches.l3_bytes <= 0) return 0;
+  const int per_instance = std::max(1, caches.l3_shared_by);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const int instances = std::max(1, static_cast<int>((cpus + per_instance - 1) / per_instance));
+  return static_cast<std::size_t>(caches.l3_bytes) *
+         static_cast<std::size_t>(std::min(threads, instances));
 }
 
 // Elements per array: 288 MiB in all (9x this machine's 32 MiB L3) and at least 8x the L3 the
