@@ -286,6 +286,7 @@ ExportedSeed exported_seed(const fs::path& dir, const Workload& workload, Size s
     const nlohmann::json& seed = json.at("seed");
     if (seed.is_number_unsigned()) return {seed.get<std::uint64_t>(), ""};
   } catch (const nlohmann::json::exception&) {
+    // Not JSON, or a field missing or of another type: said below.
   }
   return {std::nullopt, manifest.string() + " is not a manifest kbench export wrote"};
 }
