@@ -94,7 +94,7 @@ TEST(AsmLoops, LinesJoinRunsAndLeaveOutSystemHeaders) {
             "k.cpp:3-5,9");
 }
 
-TEST(TripCounts, ACounterGoesOnlyWhereTheFlagsAreDead) {
+TEST(TripCounts, ACounterKeepsTheFlagsWhereTheLoopReadsThem) {
   EXPECT_FALSE(flags_live_at_entry({"movq %rax, %rdx", "addq $8, %rdx", "jb .L2"}));
   EXPECT_FALSE(flags_live_at_entry({"andps %xmm0, %xmm1", "cmpq %rsi, %rdx", "jne .L3"}))
       << "andps leaves the flags alone; cmpq writes them";
@@ -105,10 +105,15 @@ TEST(TripCounts, ACounterGoesOnlyWhereTheFlagsAreDead) {
 
   const std::vector<AsmLoop> loops = innermost_loops(kAssembly);
   const InstrumentedAssembly out = instrument(kAssembly, loops);
-  EXPECT_EQ(out.counted, (std::vector<bool>{true, false}));
+  EXPECT_EQ(out.saved_flags, (std::vector<bool>{false, true}));
   EXPECT_NE(out.assembly.find(".L2:\n\tlock incq\tkbench_loop_trips+0(%rip)\n"), std::string::npos)
       << out.assembly;
-  EXPECT_EQ(out.assembly.find("kbench_loop_trips+8(%rip)"), std::string::npos);
+  // Saved on the stack below the red zone, moved to without touching them.
+  EXPECT_NE(out.assembly.find(".L7:\n\tleaq\t-128(%rsp), %rsp\n\tpushfq\n"
+                              "\tlock incq\tkbench_loop_trips+8(%rip)\n"
+                              "\tpopfq\n\tleaq\t128(%rsp), %rsp\n"),
+            std::string::npos)
+      << out.assembly;
   EXPECT_NE(out.assembly.find("\nkbench_candidate_run:\n"), std::string::npos);
   EXPECT_EQ(out.assembly.find("kb_run"), std::string::npos) << "every kb_run renamed";
   EXPECT_NE(out.assembly.find("\t.zero\t16\n"), std::string::npos);
@@ -339,6 +344,22 @@ TEST(AnalyzeCommand, AnExpertIsAnalyzedWithItsSharedHeaders) {
 
 // The trips come from one call of an instrumented build in the sandboxed worker: the test
 // candidate's loop runs once per output element.
+// A loop that reads the flags at its header is counted too, its counter keeping the flags: were
+// they changed, the exit test would fail once and the loop run one element more.
+TEST(AnalyzeCommand, CountsALoopWhoseFlagsAreLiveAtItsHeader) {
+  const std::string candidate = source_path("tests/candidates/flags_live_loop.cpp");
+  const auto r = run_kbench("analyze -w 12p -c " + candidate + " --size smoke --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const auto loop = std::find_if(j["loops"].begin(), j["loops"].end(), [](const auto& l) {
+    return l["lines"].template get<std::string>().find("flags_live_loop.cpp:") != std::string::npos;
+  });
+  ASSERT_NE(loop, j["loops"].end()) << j.dump(2);
+  const std::int64_t elements = find_workload("12p")->problem(Size::kSmoke).outputs[0].numel();
+  EXPECT_EQ((*loop)["trips"], elements + 1) << "the header runs once more, to exit";
+  EXPECT_FALSE(j.contains("trips_error")) << j.dump(2);
+}
+
 TEST(AnalyzeCommand, CountsALoopsTripsInOneSandboxedCall) {
   const std::string candidate = source_path("tests/candidates/counted_loop.cpp");
   const auto r = run_kbench("analyze -w 12p -c " + candidate + " --size smoke --json");

@@ -74,12 +74,23 @@ bool flags_live_at_entry(const std::vector<std::string>& instructions) {
   return true;  // not written before the loop closes: assume they carry into it
 }
 
+// The instructions that add one to counter `index`. Where the loop reads the flags before it
+// writes them, the increment's flags must not reach it: they are saved on the stack around it,
+// below the 128-byte red zone that a leaf function may keep data in under its stack pointer (lea
+// moves the stack pointer without touching the flags).
+std::string counter_increment(std::size_t index, bool save_flags) {
+  const std::string increment =
+      "\tlock incq\t" + std::string(kCounters) + "+" + std::to_string(8 * index) + "(%rip)\n";
+  if (!save_flags) return increment;
+  return "\tleaq\t-128(%rsp), %rsp\n\tpushfq\n" + increment + "\tpopfq\n\tleaq\t128(%rsp), %rsp\n";
+}
+
 InstrumentedAssembly instrument(std::string_view assembly, const std::vector<AsmLoop>& loops) {
   InstrumentedAssembly out;
   std::map<std::string, std::size_t, std::less<>> counter_of;  // header label -> counter
   for (std::size_t i = 0; i < loops.size(); ++i) {
-    out.counted.push_back(!flags_live_at_entry(loops[i].instructions));
-    if (out.counted.back()) counter_of[loops[i].header_label + ":"] = i;
+    out.saved_flags.push_back(flags_live_at_entry(loops[i].instructions));
+    counter_of[loops[i].header_label + ":"] = i;
   }
   const std::string renamed = renamed_entry(assembly);
   std::string& text = out.assembly;
@@ -90,8 +101,7 @@ InstrumentedAssembly instrument(std::string_view assembly, const std::vector<Asm
     text.append(line);
     text += '\n';
     if (const auto found = counter_of.find(line); found != counter_of.end())
-      text += "\tlock incq\t" + std::string(kCounters) + "+" + std::to_string(8 * found->second) +
-              "(%rip)\n";
+      text += counter_increment(found->second, out.saved_flags[found->second]);
     start = end + 1;
   }
   const std::string bytes = std::to_string(8 * std::max<std::size_t>(loops.size(), 1));
@@ -155,7 +165,6 @@ std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
   if (bytes.size() < 8 * loops.size())
     throw std::runtime_error("the outputs are too small to carry the loops' counters");
   for (std::size_t i = 0; i < loops.size(); ++i) {
-    if (!instrumented.counted[i]) continue;
     std::int64_t count = 0;
     std::memcpy(&count, bytes.data() + 8 * i, sizeof count);
     trips[i] = count;

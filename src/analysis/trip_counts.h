@@ -18,22 +18,23 @@
 namespace kbench::analysis {
 
 // Whether the flags register is live at the top of `instructions` (a loop body from its header):
-// some instruction reads the flags before any writes them. A counter there would corrupt them.
+// some instruction reads the flags before any writes them. A counter there must keep them.
 bool flags_live_at_entry(const std::vector<std::string>& instructions);
 
 struct InstrumentedAssembly {
   std::string assembly;
-  std::vector<bool> counted;  // per loop: a counter sits at its header
+  std::vector<bool> saved_flags;  // per loop: its counter saves and restores the flags
 };
 
-// `assembly` with a counter at the header of each of `loops` whose flags are dead there, the
-// counters' array (kbench_loop_trips), and the candidate's kb_run renamed kbench_candidate_run.
+// `assembly` with a counter at the header of each of `loops` (keeping the flags where they are live
+// there), the counters' array (kbench_loop_trips), and the candidate's kb_run renamed
+// kbench_candidate_run.
 InstrumentedAssembly instrument(std::string_view assembly, const std::vector<AsmLoop>& loops);
 
 // The wrapper kb_run, C++ compiled beside the instrumented assembly, for `loops` counters.
 std::string trip_count_wrapper(std::size_t loops);
 
-// The trip count of each of `loops` (nullopt where it has no counter) over one call of the
+// The trip count of each of `loops` (every loop has a counter) over one call of the
 // candidate at options.size; throws std::runtime_error when it cannot build or run. The build and
 // the run go into `steps` as they happen, a failed one too.
 std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
