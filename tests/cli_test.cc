@@ -76,6 +76,17 @@ TEST(Cli, ScaffoldTakesTheWorkloadPositionallyOrWithW) {
   EXPECT_EQ(run_kbench("scaffold 12p -w 8p").exit_code, 2) << "two workloads";
 }
 
+// A workload without a naive kernel still gets its semantics: the operator its reference's file
+// states, as comments above the entry point.
+TEST(Cli, ScaffoldStatesTheOperator) {
+  const auto r = run_kbench("scaffold 31k");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\n// Operator  y = x @ gemm_weight.T + gemm_bias;\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n// Output    out          bf16 (M, N)\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("FLOPs"), std::string::npos) << "the statement ends before FLOPs";
+}
+
 TEST(Cli, ExamplesGetTheirVerdicts) {
   const std::string db = temp_db("examples");
   for (const std::string workload : {"8p_GEMM", "12p_RMSNorm"}) {

@@ -25,6 +25,7 @@
 #include "harness/problem_instance.h"
 #include "harness/suite_checks.h"
 #include "workloads/registry.h"
+#include "workloads/spec_text.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -131,6 +132,23 @@ TEST(Suite, ScaffoldFilesAreTheWorkloadsScaffolds) {
   }
   EXPECT_EQ(files, with_scaffold);
   EXPECT_GT(files, 0u);
+}
+
+// Every workload's file states its operator (Operator ... Output), embedded for `kbench scaffold`
+// and the agents' prompts; the statement ends where the file's FLOPs or Character section starts.
+TEST(Suite, EveryWorkloadStatesItsOperator) {
+  for (const Workload* w : all_workloads()) {
+    const std::string_view spec = spec_text(*w);
+    EXPECT_TRUE(spec.starts_with("Operator  ")) << w->name << ":\n" << spec;
+    EXPECT_NE(spec.find("\nInputs    "), std::string_view::npos) << w->name;
+    EXPECT_NE(spec.find("\nOutput    "), std::string_view::npos) << w->name;
+    EXPECT_TRUE(spec.ends_with("\n")) << w->name;
+    // No later section, and no comment mark left at a line's start.
+    for (const char* later : {"\nFLOPs", "\nCharacter", "\nDeviations", "\n//"})
+      EXPECT_EQ(spec.find(later), std::string_view::npos) << w->name << " holds " << later;
+  }
+  EXPECT_NE(spec_text(*find_workload("12p")).find("rsqrt(mean(x^2, axis=-1) + epsilon)"),
+            std::string_view::npos);
 }
 
 // The exported configuration (workload.json's "config") has exactly the spec's config_full keys,

@@ -12,6 +12,7 @@
 #include "core/sha256.h"
 #include "core/terminal_text.h"
 #include "harness/compiler.h"
+#include "workloads/spec_text.h"
 
 namespace kbench::agents {
 namespace {
@@ -36,29 +37,6 @@ std::string read_file(const std::string& path) {
 std::string abi_header() {
   const std::string text = read_file(std::string(KBENCH_INCLUDE_DIR) + "/kbench/kernel.h");
   return text.empty() ? "(include/kbench/kernel.h could not be read)" : text;
-}
-
-// The "- Semantics:" bullet of the workload's section in docs/workloads.md, where it has one: the
-// operator in prose with its masks and scales. The rest of the section is about validation and
-// measurements, which would only distract the model. Empty when absent.
-std::string documented_semantics(const Workload& w) {
-  const std::string docs = read_file(std::string(KBENCH_DOCS_DIR) + "/workloads.md");
-  const std::size_t section = docs.find("### " + std::string(w.name) + "\n");
-  if (section == std::string::npos) return "";
-  const std::size_t section_end = docs.find("\n#", section + 4);
-  const std::size_t bullet = docs.find("\n- Semantics:", section);
-  if (bullet == std::string::npos || bullet > section_end) return "";
-  // The bullet runs until the next bullet or blank line.
-  std::size_t end = bullet + 1;
-  while (true) {
-    end = docs.find('\n', end);
-    if (end == std::string::npos || docs.compare(end + 1, 2, "- ") == 0 ||
-        docs.compare(end + 1, 1, "\n") == 0)
-      break;
-    ++end;
-  }
-  return docs.substr(bullet + 3, end == std::string::npos ? std::string::npos : end - bullet - 3) +
-         "\n";
 }
 
 std::string truncated(const std::string& text, std::size_t limit) {
@@ -96,7 +74,9 @@ std::string task_prompt(const TaskDescription& task) {
   const Workload& w = *task.workload;
   const Problem p = w.problem(task.size);
   std::ostringstream s;
-  s << "# Task: " << w.name << "\n" << w.summary << "\n\n" << documented_semantics(w);
+  s << "# Task: " << w.name << "\n" << w.summary << "\n";
+  if (const std::string_view spec = spec_text(w); !spec.empty())
+    s << "\n## The operator (as kbench's reference states it)\n```\n" << spec << "```\n";
   if (!w.scaffold.empty())
     s << "\n## A naive, correct implementation (the semantics in code; make it fast)\n```cpp\n"
       << w.scaffold << "```\n";

@@ -24,8 +24,9 @@ struct TaskDescription {
 // command) and, when given, the context artifact.
 std::string system_prompt(const TaskDescription& task);
 
-// The first user message: the workload's semantics (its docs/workloads.md section), tensors and
-// parameters at the task's size, the correctness rule, the ABI header, and the reply format.
+// The first user message: the workload's operator (as its reference's file states it,
+// workloads/spec_text.h) and naive implementation where it has one, its tensors and parameters at
+// the task's size, the correctness rule, the ABI header, and the reply format.
 std::string task_prompt(const TaskDescription& task);
 
 // An attempt's verdict as the model should read it: compile diagnostics, the correctness verdict

@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/context.h"
 #include "harness/compiler.h"
+#include "workloads/spec_text.h"
 
 namespace kbench::cli {
 
@@ -16,8 +18,19 @@ int scaffold_command(const ScaffoldOptions& options) {
   const Workload& w = workload_or_usage_error(options.workload);
   std::cout << "// kbench candidate for " << w.name << ": " << w.summary << "\n"
             << "// Evaluate: kbench eval --workload " << w.name << " --candidate THIS_FILE.cpp\n"
-            << "// Built by kbench as: " << candidate_command_line() << "\n"
-            << "// Tensors (call order; read shapes from the tensors, they differ per size):\n";
+            << "// Built by kbench as: " << candidate_command_line() << "\n";
+  // The operator as the reference's file states it, each line a comment.
+  if (const std::string_view spec = spec_text(w); !spec.empty()) {
+    std::cout << "//\n";
+    for (std::size_t at = 0; at < spec.size();) {
+      const std::size_t eol = spec.find('\n', at);
+      const std::string_view line = spec.substr(at, eol - at);
+      std::cout << (line.empty() ? "//" : "// ") << line << "\n";
+      at = eol == std::string_view::npos ? spec.size() : eol + 1;
+    }
+    std::cout << "//\n";
+  }
+  std::cout << "// Tensors (call order; read shapes from the tensors, they differ per size):\n";
   for (Size size : {Size::kSmoke, Size::kCpu, Size::kFull}) {
     const Problem p = w.problem(size);
     std::cout << "//   " << size_name(size) << ":";
@@ -46,7 +59,7 @@ int scaffold_command(const ScaffoldOptions& options) {
   }
   // No naive kernel written for this workload: the entry point, which a candidate fills in.
   std::cout << "// No naive scaffold for " << w.name
-            << " yet: the reference semantics are in `kbench list --json` and docs/workloads.md.\n"
+            << " yet: the operator above is its semantics (docs/workloads.md says more).\n"
             << "#include \"kbench/kernel.h\"\n\n"
             << "extern \"C\" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t "
                "num_inputs,\n"

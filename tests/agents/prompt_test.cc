@@ -1,5 +1,6 @@
-// The feedback a model reads after an attempt: the compiler's errors within a budget, so that one
-// enormous line cannot crowd out the errors after it.
+// What a model reads: the task, with the operator as the reference's file states it; and the
+// feedback after an attempt, the compiler's errors within a budget, so that one enormous line
+// cannot crowd out the errors after it.
 #include "agents/prompt.h"
 
 #include <sstream>
@@ -7,8 +8,26 @@
 
 #include <gtest/gtest.h>
 
+#include "workloads/registry.h"
+
 namespace kbench::agents {
 namespace {
+
+// Every workload's task states its operator, where only seven had semantics in docs/workloads.md:
+// 31k's epsilon and GELU form are in the prompt, not left to the model to guess.
+TEST(TaskPrompt, CarriesTheOperatorAsTheReferenceStatesIt) {
+  TaskDescription task;
+  task.workload = find_workload("31k");
+  task.size = Size::kSmoke;
+  task.threads = 1;
+  const std::string prompt = task_prompt(task);
+  EXPECT_NE(prompt.find("## The operator"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("z = (y - mean) / sqrt(var + 1e-5) * bn_weight + bn_bias;"),
+            std::string::npos)
+      << prompt;
+  EXPECT_NE(prompt.find("gelu = jax.nn.gelu's default tanh form"), std::string::npos) << prompt;
+  EXPECT_EQ(prompt.find("// Operator"), std::string::npos) << "comment marks stripped";
+}
 
 AgentSample compile_error_sample() {
   AgentSample sample;

@@ -1,0 +1,41 @@
+# Writes OUTPUT, a header that holds the operator each workload file in SOURCES (a ;-list of .cc
+# files) states in its header comment: the lines from `// Operator` up to the first of `// FLOPs`,
+# `// Essential` or `// Character` (Operator, Inputs, Params, Output), without the comment marks,
+# keyed by the workload name on the file's first line. One statement of the semantics, in the file
+# that implements them, for `kbench scaffold` and the agents' prompts.
+# Run as `cmake -DOUTPUT=... -DSOURCES=... -P specs.cmake`.
+set(delimiter "kbench_spec")
+set(header "// Generated from src/workloads/*/*.cc by src/workloads/specs.cmake; edit those files.\n")
+string(APPEND header "#pragma once\n\n#include <string_view>\n\nnamespace kbench::workload_specs {\n\n")
+string(APPEND header "struct Entry {\n  std::string_view name, spec;\n};\n\n")
+string(APPEND header "inline constexpr Entry kAll[] = {\n")
+foreach(source IN LISTS SOURCES)
+  file(READ "${source}" text)
+  if(NOT text MATCHES "^// ([0-9]+[pk]_[A-Za-z0-9_]+):")
+    continue()  # not a workload (the kit, the registry)
+  endif()
+  set(name "${CMAKE_MATCH_1}")
+  string(FIND "${text}" "\n// Operator" begin)
+  if(begin EQUAL -1)
+    message(FATAL_ERROR "workload ${source}: its header has no `// Operator` section")
+  endif()
+  math(EXPR begin "${begin} + 1")
+  string(SUBSTRING "${text}" ${begin} -1 rest)
+  if(NOT rest MATCHES "\n// (FLOPs|Essential|Character)")
+    message(FATAL_ERROR "workload ${source}: no `// FLOPs` or `// Character` after `// Operator`")
+  endif()
+  string(FIND "${rest}" "${CMAKE_MATCH_0}" end)
+  string(SUBSTRING "${rest}" 0 ${end} block)
+  string(REGEX REPLACE "\n// ?" "\n" block "\n${block}")
+  string(SUBSTRING "${block}" 1 -1 block)
+  string(FIND "${block}" ")${delimiter}\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "workload ${source} contains the raw-string delimiter )${delimiter}\"")
+  endif()
+  string(APPEND header "    {\"${name}\", R\"${delimiter}(${block}\n)${delimiter}\"},\n")
+endforeach()
+string(APPEND header "};\n\n}  // namespace kbench::workload_specs\n")
+# Only a changed header is rewritten, so a touched workload recompiles only what includes it.
+file(WRITE "${OUTPUT}.new" "${header}")
+configure_file("${OUTPUT}.new" "${OUTPUT}" COPYONLY)
+file(REMOVE "${OUTPUT}.new")
