@@ -266,8 +266,16 @@ TEST(Cli, ResultsIdShowsOneRecordWhole) {
   EXPECT_EQ(one["id"], listed[0]["id"]);
   EXPECT_EQ(one["diagnostics"], failed["diagnostics"]);
 
+  // --status keeps the records of one status: the failures among many, say.
+  EXPECT_EQ(
+      nlohmann::json::parse(run_kbench("results --json --status compile_error --db " + db).out),
+      listed);
+  EXPECT_TRUE(
+      nlohmann::json::parse(run_kbench("results --json --status correct --db " + db).out).empty());
+
   for (const std::string& bad :
-       {std::string("--id 999"), std::string("--id 0"), "--id " + id + " -w 12p"}) {
+       {std::string("--id 999"), std::string("--id 0"), "--id " + id + " -w 12p",
+        "--id " + id + " --status correct", std::string("--status failed")}) {
     const CliRun refused = run_kbench_stderr("results " + bad + " --db " + db);
     EXPECT_EQ(refused.exit_code, 2) << bad;
     EXPECT_EQ(std::count(refused.out.begin(), refused.out.end(), '\n'), 1) << refused.out;

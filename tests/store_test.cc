@@ -893,6 +893,7 @@ TEST_F(StoreTest, RecentIsNewestFirstLimitedAndFiltered) {
   ResultStore store = ResultStore::open(db_path_);
   for (int i = 0; i < 30; ++i) {
     EvalResult r = make_result(i, i % 3 == 0 ? "3p_Softmax" : "8p_GEMM", i % 2 ? "run" : "eval");
+    if (i % 5 == 0) r.status = Status::kIncorrect;
     r.created_at = "2024-05-01T12:00:00Z";  // equal timestamps: order must come from insertion
     store.record(r, test_environment());
   }
@@ -904,17 +905,25 @@ TEST_F(StoreTest, RecentIsNewestFirstLimitedAndFiltered) {
   EXPECT_EQ(store.recent(-1).size(), 30u);
   EXPECT_EQ(store.recent(0).size(), 0u);
 
-  const std::vector<EvalResult> softmax = store.recent(100, "3p_Softmax");
+  const std::vector<EvalResult> softmax = store.recent(100, {.workload = "3p_Softmax"});
   ASSERT_EQ(softmax.size(), 10u);
   EXPECT_EQ(softmax.front().candidate_hash, "sha256:1027");
   EXPECT_EQ(softmax.back().candidate_hash, "sha256:1000");
 
-  const std::vector<EvalResult> softmax_runs = store.recent(100, "3p_Softmax", "run");
+  const std::vector<EvalResult> softmax_runs =
+      store.recent(100, {.workload = "3p_Softmax", .kind = "run"});
   ASSERT_EQ(softmax_runs.size(), 5u);  // i = 3, 9, 15, 21, 27
   for (const EvalResult& r : softmax_runs) EXPECT_EQ(r.kind, "run");
 
-  EXPECT_EQ(store.recent(100, std::nullopt, "eval").size(), 15u);
-  EXPECT_TRUE(store.recent(100, "no_such_workload").empty());
+  EXPECT_EQ(store.recent(100, {.kind = "eval"}).size(), 15u);
+  EXPECT_TRUE(store.recent(100, {.workload = "no_such_workload"}).empty());
+
+  const std::vector<EvalResult> incorrect = store.recent(100, {.status = "incorrect"});
+  ASSERT_EQ(incorrect.size(), 6u);  // i = 0, 5, ..., 25
+  for (const EvalResult& r : incorrect) EXPECT_EQ(r.status, Status::kIncorrect);
+  EXPECT_EQ(store.recent(100, {.workload = "3p_Softmax", .status = "incorrect"}).size(),
+            2u);  // i = 0, 15
+  EXPECT_EQ(store.recent(100, {.status = "correct"}).size(), 24u);
 }
 
 TEST_F(StoreTest, UntrustedTextIsStoredVerbatim) {
@@ -925,8 +934,9 @@ TEST_F(StoreTest, UntrustedTextIsStoredVerbatim) {
   r.workload = "x' OR '1'='1";
   r.error = "bytes \xff\xfe";
   store.record(r, test_environment());
-  EXPECT_TRUE(store.recent(10, "8p_GEMM").empty());  // the filter is bound, not spliced
-  const std::vector<EvalResult> back = store.recent(10, "x' OR '1'='1");
+  EXPECT_TRUE(
+      store.recent(10, {.workload = "8p_GEMM"}).empty());  // the filter is bound, not spliced
+  const std::vector<EvalResult> back = store.recent(10, {.workload = "x' OR '1'='1"});
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].candidate_source, r.candidate_source);
   EXPECT_EQ(count("results"), 1);

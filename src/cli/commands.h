@@ -97,6 +97,7 @@ struct ResultsOptions {
   int limit = 20;
   std::string workload;
   std::string kind;
+  std::string status;
   std::string format = "table";
   bool json = false;
   std::string db;

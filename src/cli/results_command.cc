@@ -45,13 +45,17 @@ int results_command(const ResultsOptions& options) {
   const std::array<std::string_view, 4> kinds = {"eval", "run", "check", "calibrate"};
   if (!options.kind.empty() && std::find(kinds.begin(), kinds.end(), options.kind) == kinds.end())
     throw UsageError("unknown kind '" + options.kind + "' (eval, run, check or calibrate)");
+  if (!options.status.empty() && !parse_status(options.status))
+    throw UsageError("unknown status '" + options.status +
+                     "' (correct, incorrect, compile_error, runtime_error, timeout or rejected)");
   ResultStore store = open_store_for_reading(options.db);
   if (options.id) return show_record(store, *options.id, *format);
-  std::optional<std::string> workload, kind;
+  ResultStore::Filter filter;
   if (!options.workload.empty())
-    workload = std::string(workload_or_usage_error(options.workload).name);
-  if (!options.kind.empty()) kind = options.kind;
-  const std::vector<EvalResult> results = store.recent(options.limit, workload, kind);
+    filter.workload = std::string(workload_or_usage_error(options.workload).name);
+  if (!options.kind.empty()) filter.kind = options.kind;
+  if (!options.status.empty()) filter.status = options.status;
+  const std::vector<EvalResult> results = store.recent(options.limit, filter);
   write_results(std::cout, results, *format, {.include_samples = false, .include_source = false});
   return 0;
 }
@@ -65,13 +69,18 @@ Subcommand add_results_command(CLI::App& app) {
       results_cmd->add_option("--workload,-w", results->workload, "Only this workload");
   auto* kind = results_cmd->add_option("--kind", results->kind,
                                        "Only 'eval', 'run', 'check' or 'calibrate' records");
+  auto* status = results_cmd->add_option(
+      "--status", results->status,
+      "Only records of this status (correct, incorrect, compile_error, runtime_error, timeout, "
+      "rejected)");
   results_cmd
       ->add_option("--id", results->id,
                    "Only this record, whole: its verdict as `kbench eval` printed it, diagnostics "
                    "included (--json: with every timing sample)")
       ->excludes(limit)
       ->excludes(workload)
-      ->excludes(kind);
+      ->excludes(kind)
+      ->excludes(status);
   results_cmd->add_option("--format", results->format, "table, json or csv")->capture_default_str();
   results_cmd->add_flag("--json", results->json, "Same as --format json");
   add_db_option(results_cmd, results->db);

@@ -462,16 +462,16 @@ std::optional<EvalResult> ResultStore::result_by_id(std::int64_t id) const {
   return std::move(results.front());
 }
 
-std::vector<EvalResult> ResultStore::recent(int limit, std::optional<std::string> workload,
-                                            std::optional<std::string> kind) const {
+std::vector<EvalResult> ResultStore::recent(int limit, const Filter& filter) const {
   return read_results_in_snapshot(
       handle(), path_,
       "SELECT id, full_json, candidate_source FROM results "
       "WHERE (:workload IS NULL OR workload = :workload) AND (:kind IS NULL OR kind = :kind) "
-      "ORDER BY id DESC LIMIT :limit",
+      "AND (:status IS NULL OR status = :status) ORDER BY id DESC LIMIT :limit",
       [&](Statement& rows) {
-        rows.bind_text_or_null(":workload", workload);
-        rows.bind_text_or_null(":kind", kind);
+        rows.bind_text_or_null(":workload", filter.workload);
+        rows.bind_text_or_null(":kind", filter.kind);
+        rows.bind_text_or_null(":status", filter.status);
         rows.bind_int(":limit", limit < 0 ? -1 : limit);  // SQLite reads LIMIT -1 as "no limit"
       });
 }

@@ -95,10 +95,14 @@ class ResultStore {
   // run is a no-op; an unknown id throws StoreError.
   void complete_run(std::int64_t run_id);
 
-  // Up to `limit` results, newest first (a negative limit means all), optionally only those with
-  // the given workload and/or kind. Timing samples come from the samples table.
-  std::vector<EvalResult> recent(int limit, std::optional<std::string> workload = std::nullopt,
-                                 std::optional<std::string> kind = std::nullopt) const;
+  // Which results `recent` lists: each field set keeps only the results that equal it.
+  struct Filter {
+    std::optional<std::string> workload, kind, status;
+  };
+
+  // Up to `limit` results, newest first (a negative limit means all), those `filter` keeps.
+  // Timing samples come from the samples table.
+  std::vector<EvalResult> recent(int limit, const Filter& filter = {}) const;
 
   // One result by its results.id, with its samples; nullopt when there is none.
   std::optional<EvalResult> result_by_id(std::int64_t id) const;
