@@ -1,5 +1,5 @@
 // `kbench scaffold ID` (or `-w ID`): a naive, correct candidate to start from, with the workload's
-// tensors and the exact build command in its header.
+// operator, tensors and the exact build command in its header.
 #include <cstdio>
 #include <iostream>
 #include <memory>

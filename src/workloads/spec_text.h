@@ -9,8 +9,8 @@
 
 namespace kbench {
 
-// The statement for `w`, lines ending in '\n'; empty for a workload whose file has none (the
-// build fails on a workload file without one, so only a workload defined elsewhere, in a test).
+// The statement for `w`, lines ending in '\n'; empty where there is none (specs.cmake fails the
+// build on a workload file without one, and suite_test checks that each of the fifty has one).
 std::string_view spec_text(const Workload& w);
 
 }  // namespace kbench
