@@ -29,6 +29,9 @@ TEST(Cli, ListJsonNamesEveryWorkload) {
   for (const auto& w : list)
     for (const char* key : {"id", "name", "group", "source_model"})
       EXPECT_TRUE(w.contains(key)) << key;
+  // The operator as the reference's file states it, for prompts built outside kbench.
+  for (const auto& w : list)
+    EXPECT_TRUE(w["operator"].get<std::string>().starts_with("Operator  ")) << w["name"];
   EXPECT_EQ(list[7]["name"], "8p_GEMM");  // spec order: 1p ... 17p, then 18k ... 50k
   EXPECT_EQ(list[49]["name"], "50k_Matmul_GELU_Softmax");
 }

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/shared_options.h"
 #include "workloads/registry.h"
+#include "workloads/spec_text.h"
 
 namespace kbench::cli {
 
@@ -28,6 +29,7 @@ int list_command(const ListOptions& options) {
                      {"group", group_name(w->group())},
                      {"source_model", w->source_model()},
                      {"summary", w->summary},
+                     {"operator", spec_text(*w)},
                      {"inputs", inputs},
                      {"flops_cpu", cpu.flops},
                      {"min_bytes_cpu", cpu.min_bytes}});
