@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
+
 namespace kbench {
 namespace {
 
@@ -405,6 +407,16 @@ TEST(VerdictTest, ShowsCorrectnessErrorsOnlyWhereOutputsWereCompared) {
             std::string::npos)
       << out.str();
   EXPECT_EQ(out.str().find("FAILED"), std::string::npos) << out.str();
+}
+
+// The lines the verdict, analyze's compile error and the scaffold show, one by one.
+TEST(SplitLines, AFinalNewlineStartsNoLineAndEmptyLinesStay) {
+  using Lines = std::vector<std::string_view>;
+  EXPECT_EQ(split_lines(""), Lines{});
+  EXPECT_EQ(split_lines("a"), Lines{"a"});
+  EXPECT_EQ(split_lines("a\nb\n"), (Lines{"a", "b"}));
+  EXPECT_EQ(split_lines("a\n\nb"), (Lines{"a", "", "b"}));
+  EXPECT_EQ(split_lines("\n"), Lines{""});
 }
 
 TEST(TerminalSafe, EscapesControlBytesAndInvalidUtf8AndKeepsTheRest) {

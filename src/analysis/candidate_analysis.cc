@@ -1,5 +1,6 @@
 #include "analysis/candidate_analysis.h"
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 #include "analysis/calibration.h"
 #include "analysis/trip_counts.h"
 #include "core/terminal_text.h"
+#include "core/text.h"
 #include "harness/compiler.h"
 #include "harness/roofline.h"
 #include "harness/single_call.h"
@@ -22,12 +24,10 @@ namespace {
 // safe to print and clipped, whatever bytes the "source" held, and stays a line of its own.
 std::string first_lines_safe(std::string_view text, std::size_t lines) {
   constexpr std::size_t kMaxLineBytes = 400;
+  const std::vector<std::string_view> all = split_lines(text);
   std::string shown;
-  for (std::size_t n = 0; n < lines && !text.empty(); ++n) {
-    const std::size_t eol = text.find('\n');
-    shown += terminal_safe(clip_line(text.substr(0, eol), kMaxLineBytes)) + "\n";
-    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
-  }
+  for (std::size_t n = 0; n < std::min(lines, all.size()); ++n)
+    shown += terminal_safe(clip_line(all[n], kMaxLineBytes)) + "\n";
   return shown;
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/context.h"
+#include "core/text.h"
 #include "harness/compiler.h"
 #include "workloads/spec_text.h"
 
@@ -22,12 +23,8 @@ int scaffold_command(const ScaffoldOptions& options) {
   // The operator as the reference's file states it, each line a comment.
   if (const std::string_view spec = spec_text(w); !spec.empty()) {
     std::cout << "//\n";
-    for (std::size_t at = 0; at < spec.size();) {
-      const std::size_t eol = spec.find('\n', at);
-      const std::string_view line = spec.substr(at, eol - at);
+    for (const std::string_view line : split_lines(spec))
       std::cout << (line.empty() ? "//" : "// ") << line << "\n";
-      at = eol == std::string_view::npos ? spec.size() : eol + 1;
-    }
     std::cout << "//\n";
   }
   std::cout << "// Tensors (call order; read shapes from the tensors, they differ per size):\n";

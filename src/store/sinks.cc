@@ -1,6 +1,7 @@
 // Table, JSON and CSV renderings of EvalResult lists, and the `kbench eval` verdict block.
 #include "store/sinks.h"
 #include "core/number_format.h"
+#include "core/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -509,13 +510,7 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
   out << '\n';
 
   if (r.status != Status::kCorrect && !r.diagnostics.empty()) {
-    std::vector<std::string_view> lines;
-    std::string_view rest = r.diagnostics;
-    while (!rest.empty()) {
-      const std::size_t eol = rest.find('\n');
-      lines.push_back(rest.substr(0, eol));
-      rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
-    }
+    const std::vector<std::string_view> lines = split_lines(r.diagnostics);
     // A compiler's first errors explain the rest; a crashed worker's log ends with its cause.
     const bool head = r.status == Status::kCompileError;
     const std::size_t shown = std::min(lines.size(), kVerdictDiagnosticLines);
