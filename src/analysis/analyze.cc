@@ -86,7 +86,7 @@ Analysis analyze_assembly(std::string_view assembly, const std::string& model,
   return analysis;
 }
 
-void attach_trips(Analysis& analysis, const std::vector<std::optional<std::int64_t>>& trips,
+void attach_trips(Analysis& analysis, const std::vector<std::int64_t>& trips,
                   const std::string& size) {
   analysis.trips_size = size;
   double total = 0;

@@ -52,9 +52,9 @@ struct Analysis {
 Analysis analyze_assembly(std::string_view assembly, const std::string& model,
                           const std::string& model_reason);
 
-// The loops' trip counts (in analysis.loops' order, nullopt where uncounted) counted at `size`:
-// each loop's cycles over the call and its share of all counted loops' cycles, loops sorted by it.
-void attach_trips(Analysis& analysis, const std::vector<std::optional<std::int64_t>>& trips,
+// The loops' trip counts (in analysis.loops' order) counted at `size`: each loop's cycles over
+// the call and its share of all loops' cycles, loops sorted by it.
+void attach_trips(Analysis& analysis, const std::vector<std::int64_t>& trips,
                   const std::string& size);
 
 // Each counted loop's cycles at the calibrated clock, their total, and what share of

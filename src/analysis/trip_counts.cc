@@ -144,11 +144,10 @@ extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num
 )";
 }
 
-std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
-                                                     const std::vector<AsmLoop>& loops,
-                                                     const EvalOptions& options, std::uint64_t seed,
-                                                     std::vector<ConfinedStep>& steps) {
-  std::vector<std::optional<std::int64_t>> trips(loops.size());
+std::vector<std::int64_t> count_trips(std::string_view assembly, const std::vector<AsmLoop>& loops,
+                                      const EvalOptions& options, std::uint64_t seed,
+                                      std::vector<ConfinedStep>& steps) {
+  std::vector<std::int64_t> trips(loops.size());
   if (loops.empty()) return trips;
   const InstrumentedAssembly instrumented = instrument(assembly, loops);
   const ScratchDir build_dir(std::filesystem::temp_directory_path(), "kbench-trips");
@@ -164,11 +163,8 @@ std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
   for (const auto& output : calls.outputs) bytes.insert(bytes.end(), output.begin(), output.end());
   if (bytes.size() < 8 * loops.size())
     throw std::runtime_error("the outputs are too small to carry the loops' counters");
-  for (std::size_t i = 0; i < loops.size(); ++i) {
-    std::int64_t count = 0;
-    std::memcpy(&count, bytes.data() + 8 * i, sizeof count);
-    trips[i] = count;
-  }
+  for (std::size_t i = 0; i < loops.size(); ++i)
+    std::memcpy(&trips[i], bytes.data() + 8 * i, sizeof trips[i]);
   return trips;
 }
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,12 +33,11 @@ InstrumentedAssembly instrument(std::string_view assembly, const std::vector<Asm
 // The wrapper kb_run, C++ compiled beside the instrumented assembly, for `loops` counters.
 std::string trip_count_wrapper(std::size_t loops);
 
-// The trip count of each of `loops` (every loop has a counter) over one call of the
-// candidate at options.size; throws std::runtime_error when it cannot build or run. The build and
-// the run go into `steps` as they happen, a failed one too.
-std::vector<std::optional<std::int64_t>> count_trips(std::string_view assembly,
-                                                     const std::vector<AsmLoop>& loops,
-                                                     const EvalOptions& options, std::uint64_t seed,
-                                                     std::vector<ConfinedStep>& steps);
+// The trip count of each of `loops` over one call of the candidate at options.size; throws
+// std::runtime_error when it cannot build or run. The build and the run go into `steps` as they
+// happen, a failed one too.
+std::vector<std::int64_t> count_trips(std::string_view assembly, const std::vector<AsmLoop>& loops,
+                                      const EvalOptions& options, std::uint64_t seed,
+                                      std::vector<ConfinedStep>& steps);
 
 }  // namespace kbench::analysis
