@@ -460,6 +460,37 @@ TEST(StopRule, MinimumFirstThenTargetMaximumAndBudget) {
   EXPECT_EQ(stop_reason({.min_iters = 2}, kMinStablePairs - 1, 0.1, few), "");
 }
 
+// A CI that excludes 1.0 narrowly reaches its target only after kMinSecondsNearOne of timing: such
+// an interval from a second or two has said "slower" of an A/A check.
+TEST(StopRule, ANarrowIntervalNearOneWaitsForSecondsOfTiming) {
+  StopRule rule{.min_iters = 10, .max_iters = 500, .time_budget_s = 10};
+  rule.min_seconds_near_one = kMinSecondsNearOne;
+  const auto estimate = [](double lo, double hi) {
+    SpeedupEstimate e;
+    e.pairs = 20;
+    e.speedup = (lo + hi) / 2;
+    e.ci95 = {lo, hi};
+    e.half_width = (hi - lo) / 2 / e.speedup;
+    return e;
+  };
+  const double early = 1.5, late = kMinSecondsNearOne;
+  for (const SpeedupEstimate& near : {estimate(0.952, 0.983), estimate(1.01, 1.04)}) {
+    EXPECT_EQ(stop_reason(rule, 20, early, near), "") << near.ci95.first;
+    EXPECT_EQ(stop_reason(rule, 20, late, near), "ci_target") << near.ci95.first;
+    EXPECT_EQ(stop_reason(rule, 500, early, near), "max_iters") << near.ci95.first;
+    EXPECT_EQ(stop_reason({.min_iters = 10, .time_budget_s = 1, .min_seconds_near_one = 5}, 20,
+                          early, near),
+              "time_budget")
+        << near.ci95.first;
+    // One series (kbench run) has no 1.0 to be near: its interval is in milliseconds.
+    EXPECT_EQ(stop_reason({.min_iters = 10}, 20, early, near), "ci_target") << near.ci95.first;
+  }
+  // An interval covering 1.0, or far from it, stops at the target at once.
+  EXPECT_EQ(stop_reason(rule, 20, early, estimate(0.99, 1.02)), "ci_target");
+  EXPECT_EQ(stop_reason(rule, 20, early, estimate(1.06, 1.09)), "ci_target");
+  EXPECT_EQ(stop_reason(rule, 20, early, estimate(0.91, 0.94)), "ci_target");
+}
+
 // Runs the adaptive loop over a synthetic stream with `seconds_per_pair` of simulated time.
 std::pair<std::string, int> simulate(const Stream& s, const StopRule& rule,
                                      double seconds_per_pair) {

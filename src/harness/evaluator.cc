@@ -416,7 +416,8 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     return true;
   };
 
-  const StopRule rule = stop_rule_of(options);
+  StopRule rule = stop_rule_of(options);
+  rule.min_seconds_near_one = kMinSecondsNearOne;
   const double timing_start = now_seconds();
   const std::map<int, CpuTicks> stat_before = read_proc_stat();
   // Warmup: untimed pairs on the last correctness inputs (page faults of the arenas, thread pools,

@@ -37,6 +37,12 @@ bool carryover_beyond_chance(const OrderEffect& o) {
   return excludes_one && std::fabs(std::log(o.carryover)) > std::log1p(kMaxCarryover);
 }
 
+// The CI excludes 1.0, but its near end lies within kNearOne of it.
+bool excludes_one_narrowly(const SpeedupEstimate& estimate) {
+  const auto [lo, hi] = estimate.ci95;
+  return (lo > 1 && lo < 1 + kNearOne) || (hi < 1 && hi > 1 - kNearOne);
+}
+
 }  // namespace
 
 CallTiming call_timing(double wall_s, const SchedDelta& sched, int threads) {
@@ -145,7 +151,10 @@ double coefficient_of_variation(std::span<const double> samples) {
 std::string stop_reason(const StopRule& rule, int iters, double elapsed_s,
                         const SpeedupEstimate& estimate) {
   if (iters < rule.min_iters) return "";
-  if (estimate.pairs >= kMinStablePairs && estimate.half_width <= rule.target_half_width)
+  const bool too_soon_to_tell =
+      elapsed_s < rule.min_seconds_near_one && excludes_one_narrowly(estimate);
+  if (estimate.pairs >= kMinStablePairs && estimate.half_width <= rule.target_half_width &&
+      !too_soon_to_tell)
     return "ci_target";
   if (iters >= rule.max_iters) return "max_iters";
   if (elapsed_s >= rule.time_budget_s) return "time_budget";

@@ -73,6 +73,16 @@ constexpr double kMaxUnadjustableShare = 0.5;
 // 1.0 by less says nothing about the kernels.
 constexpr double kClaimMargin = 0.015;
 
+// A CI that excludes 1.0 with its near end within kNearOne of it stops the loop only after
+// kMinSecondsNearOne of timing (or at the budget or --max-iters). Over the first second or two of
+// timing the two workers of an A/A check differed by up to 3.9% (16p at the cpu size on the AMX
+// guest: a CI of 0.968 [0.952, 0.983] over 20 pairs, "slower"), a difference that held over those
+// seconds, so more pairs from them did not shrink it: 30 pairs at least left as many CIs excluding
+// 1.0 as 5. Over 5 s of timing the same A/A runs spread 0.65% (max 1.3%), over 9 s 0.39%. Beyond
+// kNearOne such an offset decides nothing, and a CI that covers 1.0 claims nothing.
+constexpr double kNearOne = 0.05;
+constexpr double kMinSecondsNearOne = 5;
+
 // The carry-over (OrderEffect::carryover) beyond which a result is unstable, when its interval
 // also excludes 1 (so chance alone does not trip it). Twice the claim margin: a side effect of
 // that size on the other side's calls decides a claim.
@@ -137,10 +147,15 @@ struct StopRule {
   int max_iters = 500;
   double time_budget_s = 10;
   double target_half_width = kTargetHalfWidth;
+  // Paired speedups: the timing a CI near 1.0 (kNearOne) needs before the target stops the loop; 0
+  // for one series, whose interval is in milliseconds.
+  double min_seconds_near_one = 0;
 };
 
 // Why the loop ends after `iters` timed iterations and `elapsed_s` of timing with `estimate`:
-// "ci_target", "max_iters" or "time_budget"; empty while it should go on.
+// "ci_target", "max_iters" or "time_budget"; empty while it should go on. The minimum comes first,
+// then the target (unless the CI lies near 1.0 before rule.min_seconds_near_one), then the
+// maximum and the budget.
 std::string stop_reason(const StopRule& rule, int iters, double elapsed_s,
                         const SpeedupEstimate& estimate);
 
