@@ -1,6 +1,10 @@
 #include "cli/timing_options.h"
 
+#include <cmath>
+#include <string>
+
 #include "cli/shared_options.h"
+#include "harness/noise.h"
 
 namespace kbench::cli {
 
@@ -11,11 +15,17 @@ void add_timing_options(CLI::App* command, TimingOptions& options, const std::st
       ->capture_default_str();
   command->add_option("--warmup", options.warmup, "Untimed " + step + scope + " before timing")
       ->capture_default_str();
+  // Paired timing waits longer for a speedup's CI near 1.0.
+  const std::string near_one =
+      step == "pairs" ? " (and, where it excludes 1.0 by less than " +
+                            std::to_string(std::lround(100 * kNearOne)) + "%, " +
+                            std::to_string(std::lround(kMinSecondsNearOne)) + " s have passed)"
+                      : "";
   command
       ->add_option("--iters", options.iters,
                    "Minimum timed " + step + scope +
-                       "; timing goes on until the 95% CI is within 2%, the time budget is spent "
-                       "or --max-iters is reached")
+                       "; timing goes on until the 95% CI is within 2%" + near_one +
+                       ", the time budget is spent or --max-iters is reached")
       ->capture_default_str();
   command->add_option("--max-iters", options.max_iters, "Maximum timed " + step + scope)
       ->capture_default_str();
