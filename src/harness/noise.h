@@ -76,10 +76,11 @@ constexpr double kClaimMargin = 0.015;
 // A CI that excludes 1.0 with its near end within kNearOne of it stops the loop only after
 // kMinSecondsNearOne of timing (or at the budget or --max-iters). Over the first second or two of
 // timing the two workers of an A/A check differed by up to 3.9% (16p at the cpu size on the AMX
-// guest: a CI of 0.968 [0.952, 0.983] over 20 pairs, "slower"), a difference that held over those
-// seconds, so more pairs from them did not shrink it: 30 pairs at least left as many CIs excluding
-// 1.0 as 5. Over 5 s of timing the same A/A runs spread 0.65% (max 1.3%), over 9 s 0.39%. Beyond
-// kNearOne such an offset decides nothing, and a CI that covers 1.0 claims nothing.
+// guest: 0.968, CI [0.952, 0.983], over 20 pairs, "slower"), a difference that held over those
+// seconds, so more pairs from them did not shrink it: with --iters 30 as many CIs excluded 1.0 as
+// with 5 (6 of 30 each). Over 5 s of timing the same A/A runs spread 0.65% (max 1.3%), over 9 s
+// 0.39% (docs/evaluation.md, "Short runs near 1.0"). Beyond kNearOne such an offset decides
+// nothing, and a CI that covers 1.0 claims nothing.
 constexpr double kNearOne = 0.05;
 constexpr double kMinSecondsNearOne = 5;
 
