@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 
+#include "core/text.h"
+
 namespace kbench::analysis {
 namespace {
 
@@ -90,10 +92,7 @@ std::vector<AsmLoop> innermost_loops(std::string_view assembly) {
   std::map<int, std::string> files;
   std::optional<SourceLine> current_line;
 
-  for (std::size_t start = 0; start < assembly.size();) {
-    const std::size_t end = std::min(assembly.find('\n', start), assembly.size());
-    const std::string_view raw = assembly.substr(start, end - start);
-    start = end + 1;
+  for (const std::string_view raw : split_lines(assembly)) {
     const std::string_view line = trim(raw);
     if (line.empty() || line.starts_with('#')) continue;
     if (!raw.starts_with(' ') && !raw.starts_with('\t') && line.ends_with(':')) {

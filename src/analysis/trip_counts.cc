@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/scratch_dir.h"
+#include "core/text.h"
 #include "harness/compiler.h"
 #include "harness/single_call.h"
 
@@ -95,14 +96,11 @@ InstrumentedAssembly instrument(std::string_view assembly, const std::vector<Asm
   const std::string renamed = renamed_entry(assembly);
   std::string& text = out.assembly;
   text.reserve(renamed.size() + 64 * loops.size() + 256);
-  for (std::size_t start = 0; start < renamed.size();) {
-    const std::size_t end = std::min(renamed.find('\n', start), renamed.size());
-    const std::string_view line = std::string_view(renamed).substr(start, end - start);
+  for (const std::string_view line : split_lines(renamed)) {
     text.append(line);
     text += '\n';
     if (const auto found = counter_of.find(line); found != counter_of.end())
       text += counter_increment(found->second, out.saved_flags[found->second]);
-    start = end + 1;
   }
   const std::string bytes = std::to_string(8 * std::max<std::size_t>(loops.size(), 1));
   const std::string name(kCounters);

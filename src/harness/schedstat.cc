@@ -9,6 +9,8 @@
 #include <charconv>
 #include <string>
 
+#include "core/text.h"
+
 namespace kbench {
 namespace {
 
@@ -132,10 +134,7 @@ SchedDelta sched_delta(const std::vector<TaskSchedstat>& before,
 
 std::map<int, CpuTicks> parse_proc_stat(std::string_view text) {
   std::map<int, CpuTicks> cpus;
-  while (!text.empty()) {
-    const std::size_t eol = text.find('\n');
-    std::string_view line = text.substr(0, eol);
-    text = eol == std::string_view::npos ? std::string_view() : text.substr(eol + 1);
+  for (std::string_view line : split_lines(text)) {
     if (!line.starts_with("cpu") || line.size() < 4 || line[3] < '0' || line[3] > '9') continue;
     line.remove_prefix(3);
     int cpu = 0;
