@@ -210,6 +210,25 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
   }
 }
 
+// A mistake in a command's arguments points at that command's help, which lists its options; a
+// word that names no command says so; help names the program it documents.
+TEST(Cli, AUsageErrorPointsAtTheHelpOfItsCommand) {
+  for (const auto& [args, line] : std::vector<std::pair<std::string, std::string>>{
+           {"eval -w 12p --bogus",
+            "kbench: The following argument was not expected: --bogus (see kbench eval --help)\n"},
+           {"agent report --bogus",
+            "kbench: The following argument was not expected: --bogus "
+            "(see kbench agent report --help)\n"},
+           {"evl -w 12p", "kbench: unknown command 'evl' (see kbench --help)\n"},
+           {"", "kbench: A subcommand is required (see kbench --help)\n"}}) {
+    const CliRun run = run_kbench_stderr(args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_EQ(run.out, line) << args;
+  }
+  EXPECT_NE(run_kbench("--help").out.find("Usage: kbench [OPTIONS] SUBCOMMAND"), std::string::npos);
+  EXPECT_NE(run_kbench("eval --help").out.find("Usage: kbench eval [OPTIONS]"), std::string::npos);
+}
+
 // An entry whose "size" is not a string escaped read_xla_times() (the xla_times fuzz target flags
 // it) as nlohmann's type_error, whose message names neither the file nor the key.
 TEST(Cli, AnXlaTimingsFileWithANonStringSizeIsRefusedNamingTheFile) {

@@ -30,10 +30,31 @@ std::string filesystem_error_line(const std::filesystem::filesystem_error& e) {
   return line + ": " + reason;
 }
 
+// "kbench eval --help" for a mistake in eval's arguments: the help of the command being parsed,
+// which lists the options it takes, not only the command names.
+std::string help_hint(const CLI::App& app) {
+  std::string command = app.get_name();
+  for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    command += " " + at->get_name();
+  }
+  return "(see " + command + " --help)";
+}
+
+// The first argument when it names no command ("kbench evl"); CLI11 would only say that a command
+// is required.
+std::optional<std::string> unknown_command(const CLI::App& app,
+                                           const std::vector<std::string>& args) {
+  if (args.empty() || args.front().empty() || args.front().front() == '-') return std::nullopt;
+  const auto named = [&](const CLI::App* command) { return command->check_name(args.front()); };
+  if (!app.get_subcommands(named).empty()) return std::nullopt;
+  return args.front();
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::string* failure) {
-  CLI::App app{"kbench: benchmark and evaluation harness for AI-written kernels"};
+  CLI::App app{"kbench: benchmark and evaluation harness for AI-written kernels", "kbench"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every subcommand");
 
@@ -61,7 +82,9 @@ int run_cli(const std::vector<std::string>& args, std::string* failure) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail(std::string(e.what()) + " (see kbench --help)", 2);
+    if (const std::optional<std::string> unknown = unknown_command(app, args))
+      return fail("unknown command '" + *unknown + "' " + help_hint(app), 2);
+    return fail(std::string(e.what()) + " " + help_hint(app), 2);
   }
 
   try {
