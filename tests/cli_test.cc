@@ -229,6 +229,23 @@ TEST(Cli, AUsageErrorPointsAtTheHelpOfItsCommand) {
   EXPECT_NE(run_kbench("eval --help").out.find("Usage: kbench eval [OPTIONS]"), std::string::npos);
 }
 
+// A candidate path that is no readable source says what it is instead, before anything runs.
+TEST(Cli, ACandidateThatIsNoFileSaysWhatItIs) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  for (const auto& [path, reason] :
+       std::vector<std::pair<std::string, std::string>>{{dir, "it is a directory"},
+                                                        {"/dev/zero", "it is not a regular file"},
+                                                        {"/nonexistent/k.cpp", "no such file"}}) {
+    const std::string eval = "eval -w 12p --size smoke --db " + temp_db("no-file");
+    for (const std::string& command : {eval, std::string("analyze -w 12p --size smoke")}) {
+      const CliRun run = run_kbench_stderr(command + " -c " + path);
+      EXPECT_EQ(run.exit_code, 2) << command << " " << path;
+      EXPECT_EQ(run.out, "kbench: cannot read candidate file '" + path + "': " + reason + "\n")
+          << command;
+    }
+  }
+}
+
 // An entry whose "size" is not a string escaped read_xla_times() (the xla_times fuzz target flags
 // it) as nlohmann's type_error, whose message names neither the file nor the key.
 TEST(Cli, AnXlaTimingsFileWithANonStringSizeIsRefusedNamingTheFile) {

@@ -1,6 +1,5 @@
 // `kbench analyze -w ID -c FILE`: each innermost loop of a candidate's machine code, simulated on a
 // model of this CPU (src/analysis/analyze.h). Nothing of the candidate runs.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -39,8 +38,8 @@ int analyze_command(const AnalyzeOptions& options) {
       throw UsageError(std::string(w.name) + " has no expert in " + experts::default_experts_dir());
     candidate = experts::write_configured_source(*expert, experts::default_config(*expert),
                                                  kbench_cache_dir());
-  } else if (!std::filesystem::is_regular_file(candidate)) {
-    throw UsageError("cannot read candidate " + candidate);
+  } else {
+    candidate_file_or_usage_error(candidate);
   }
   EvalOptions eval;
   eval.workload = &w;

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -51,6 +52,22 @@ Size size_or_usage_error(const std::string& text) {
   const auto size = parse_size(text);
   if (!size) throw UsageError("unknown size '" + text + "' (smoke, cpu or full)");
   return *size;
+}
+
+void candidate_file_or_usage_error(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  std::string problem;
+  if (!fs::exists(status))
+    problem = ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "no such file";
+  else if (fs::is_directory(status))
+    problem = "it is a directory";
+  else if (!fs::is_regular_file(status))
+    problem = "it is not a regular file";
+  else if (::access(path.c_str(), R_OK) != 0)
+    problem = std::error_code(errno, std::generic_category()).message();
+  if (!problem.empty()) throw UsageError("cannot read candidate file '" + path + "': " + problem);
 }
 
 int threads_or_usage_error(int threads) {

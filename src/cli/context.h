@@ -30,6 +30,9 @@ const Workload& workload_or_usage_error(const std::string& id_or_name);
 std::vector<const Workload*> selected_workloads(const std::vector<std::string>& ids,
                                                 const std::string& suite);
 Size size_or_usage_error(const std::string& text);
+// A candidate source must be a file kbench can read, not a directory, a device or a pipe: names the
+// path and what it is instead.
+void candidate_file_or_usage_error(const std::string& path);
 // --threads must be between 1 and the number of CPUs this process may run on (workers are pinned).
 int threads_or_usage_error(int threads);
 // A duration option: a finite number of seconds from `lowest` to `highest`. NaN and infinity are

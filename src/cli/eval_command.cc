@@ -1,5 +1,4 @@
 // `kbench eval`: one candidate through the three gates, recorded in the store.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -23,11 +22,7 @@ int eval_command(const EvalCommandOptions& options) {
   eval.workload = &workload_or_usage_error(options.workload);
   if (int(options.aa) + int(options.expert) + int(!options.candidate.empty()) != 1)
     throw UsageError("give exactly one of --candidate FILE, --aa or --expert");
-  if (!options.candidate.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(options.candidate, ec))
-      throw UsageError("cannot read candidate file '" + options.candidate + "'");
-  }
+  if (!options.candidate.empty()) candidate_file_or_usage_error(options.candidate);
   if (options.trials < 1) throw UsageError("--trials must be at least 1");
   seconds_or_usage_error("--timeout-s", options.timeout_s, kShortestTimeoutS, kLongestCallS);
   // 0 or less used to mean no address-space limit at all; the candidate always has one.
