@@ -76,6 +76,8 @@ xla_cmd=(scripts/xla-peer.sh --size smoke --warmup 1 --iters 5 8p_GEMM 12p_RMSNo
 # The tests that skip, rather than fail, where an outside tool is missing (CTest label "tools":
 # chromium, NumPy, Slurm, jax), run after the XLA:CPU peer has installed jax: a skip here means the
 # project's scripts do not install that tool, which a machine that has it from earlier cannot show.
+# The README's command built only the commands; the tests of the label are built first.
+tools_build_cmd=(cmake --build build --target tools_tests -j"$(nproc)")
 tools_cmd=(ctest --test-dir build -L tools --output-on-failure)
 # The fuzz stage of scripts/test.sh, briefly: Clang with libFuzzer, from scripts/install-deps.sh.
 fuzz_cmd=(scripts/fuzz.sh 2)
@@ -269,9 +271,10 @@ eval_example() {
   fi
 }
 
-# tools_tests OUT: every test of the label must run and pass; CTest marks a skipped test "Skipped"
-# (or "Not Run") in its line and in the list of tests that did not run.
+# tools_tests OUT: the tests of the label must build, and every one must run and pass; CTest marks a
+# skipped test "Skipped" (or "Not Run") in its line and in the list of tests that did not run.
 tools_tests() {
+  in_root "$(printf '%q ' "${tools_build_cmd[@]}")" || { echo "the tests labelled tools did not build"; return 1; }
   in_root "$(printf '%q ' "${tools_cmd[@]}")" | tee "$1"
   grep -q 'tests passed' "$1" || { echo "CTest ran no test labelled tools"; return 1; }
   if grep -qE '\*\*\*(Skipped|Not Run)|\((Skipped|Not Run)\)' "$1"; then
