@@ -21,7 +21,8 @@ scripts/build.sh -DKBENCH_WERROR=ON
 (cd build && ctest --output-on-failure -j"$jobs" --timeout 600)
 
 # The worker's address-space limit cannot coexist with ASan's shadow memory, so the tests that start
-# workers (label "workers") run in the Release build above only. oneMKL stays unloaded here
+# workers (label "workers") run in the Release build above only; the sanitizer build does not even
+# build their executables (tests/CMakeLists.txt). oneMKL stays unloaded here
 # (KBENCH_MKL=off): it is closed, uninstrumented code, and with its threads alive at exit
 # LeakSanitizer's tracer crashed now and then (signal 11 in the tracer after the test passed); the
 # MKL paths are checked by the Release pass. oneDNN's AMX kernels stay off here too
