@@ -30,7 +30,7 @@ constexpr uid_t kUser = 64998;  // no account's
 constexpr const char* kSecret = "KBENCH_ADVERSARIAL_SECRET=kbench-secret-value";
 
 // A home for kUser beneath the tests' temporary root (as /tmp: every user may write there), with
-// the machine's figures copied in where they were measured already (~20 s to measure again).
+// the machine's figures copied in where they were measured already (20-60 s to measure again).
 fs::path ordinary_home(const std::string& name) {
   const fs::path home = fs::temp_directory_path() / name;
   kbench::testing::seed_machine_cache(home / ".cache" / "kbench");

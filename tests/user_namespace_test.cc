@@ -53,7 +53,7 @@ std::pair<std::string, int> eval_in_user_namespace(const std::string& candidate)
         !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1\n"))
       _exit(kNoUserNamespace);
     // A cache of its own, so that the candidate is built there, with the machine's figures copied
-    // in where they were measured already (~20 s to measure again).
+    // in where they were measured already (20-60 s to measure again).
     const fs::path cache = fs::temp_directory_path() / "userns-cache";
     kbench::testing::seed_machine_cache(cache);
     setenv("KBENCH_CACHE", cache.c_str(), 1);

@@ -201,7 +201,7 @@ MachinePeaks machine_peaks(int threads, bool force_measure) {
       "probe/" + current_environment().machine_id() + "/threads=" + std::to_string(threads);
   const std::string what = "this machine's peaks with " + std::to_string(threads) + " thread(s)";
   const CachedFact fact = cached_or_measured(
-      key, what + ", ~20 s",
+      key, what + ", 20-60 s",
       [](const std::string& value) {
         try {
           PeakReport::from_json(nlohmann::json::parse(value));
