@@ -190,6 +190,9 @@ TEST_F(MergeTest, ARefusedShardLeavesTheDestinationUntouched) {
         run_kbench("merge " + path("out.db") + " " + path("a.db") + " " + path(bad) + " 2>&1");
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_NE(r.out.find("nothing was merged"), std::string::npos) << r.out;
+    if (bad == ".") {
+      EXPECT_NE(r.out.find("': it is a directory;"), std::string::npos) << r.out;
+    }
     EXPECT_FALSE(fs::exists(path("out.db")));
   }
   {

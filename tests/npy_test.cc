@@ -261,7 +261,7 @@ TEST(Npy, ReportsFilesThatCannotBeRead) {
     read_npy(temp_file("x").parent_path());
     ADD_FAILURE() << "read a directory";
   } catch (const NpyError& e) {
-    EXPECT_STREQ(e.what(), "not a regular file");
+    EXPECT_STREQ(e.what(), "it is a directory");
   }
   const std::vector<float> one{1.f};
   EXPECT_THROW(write_npy(temp_file("no-such-dir") / "x.npy", NpyType::kF32,

@@ -1,9 +1,6 @@
 // Shared CLI plumbing.
 #include "cli/context.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +9,7 @@
 
 #include "core/environment.h"
 #include "core/number_format.h"
+#include "core/readable_file.h"
 #include "harness/evaluator.h"
 #include "store/result_json.h"
 #include "store/sinks.h"
@@ -55,18 +53,7 @@ Size size_or_usage_error(const std::string& text) {
 }
 
 void candidate_file_or_usage_error(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  std::string problem;
-  if (!fs::exists(status))
-    problem = ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "no such file";
-  else if (fs::is_directory(status))
-    problem = "it is a directory";
-  else if (!fs::is_regular_file(status))
-    problem = "it is not a regular file";
-  else if (::access(path.c_str(), R_OK) != 0)
-    problem = std::error_code(errno, std::generic_category()).message();
+  const std::string problem = why_not_readable_file(path);
   if (!problem.empty()) throw UsageError("cannot read candidate file '" + path + "': " + problem);
 }
 

@@ -10,6 +10,8 @@
 #include <optional>
 #include <utility>
 
+#include "core/readable_file.h"
+
 namespace kbench {
 namespace {
 
@@ -355,9 +357,9 @@ NpyArray parse_npy(std::string_view bytes) {
 }
 
 NpyArray read_npy(const std::filesystem::path& path) {
+  if (const std::string problem = why_not_readable_file(path); !problem.empty())
+    throw NpyError(problem);
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw NpyError(std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
   const std::uintmax_t file_size = std::filesystem::file_size(path, ec);
   if (ec) throw NpyError("cannot stat: " + ec.message());
   File file(std::fopen(path.c_str(), "rb"));

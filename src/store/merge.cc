@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/readable_file.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
 #include "store/store.h"
@@ -221,8 +222,7 @@ void ResultStore::check_shard(const std::string& shard) {
   const auto refuse = [&](const std::string& why) {
     throw StoreError("shard '" + shard + "': " + why);
   };
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(shard, ec)) refuse("not a file");
+  if (const std::string problem = why_not_readable_file(shard); !problem.empty()) refuse(problem);
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(shard.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
   const auto close = [&raw] { sqlite3_close(raw); };
