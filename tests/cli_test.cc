@@ -246,6 +246,41 @@ TEST(Cli, ACandidateThatIsNoFileSaysWhatItIs) {
   }
 }
 
+// Every option that takes a seed reads it as kbench prints one: CLI11 alone took "-1" and any
+// longer number as 2^64 - 1, "0x10" as 16 and "010" as 8, each silently another seed.
+TEST(Cli, ASeedIsADecimalNumberThatFitsInSixtyFourBits) {
+  const std::string db = " --db " + temp_db("seeds");
+  for (const std::string& command :
+       {"eval -w 12p -c k.cpp" + db, "run -w 12p" + db, "calibrate -w 12p" + db,
+        std::string("export -w 12p --out /nonexistent/x"), std::string("check -w 12p --outputs ."),
+        "tune -w 8p" + db, std::string("validate -w 12p"),
+        "agent --method best-of-n -w 12p" + db}) {
+    for (const std::string seed : {"-1", "0x10", "18446744073709551616", "1e3", ""}) {
+      const CliRun run = run_kbench_stderr(command + " --seed '" + seed + "'");
+      EXPECT_EQ(run.exit_code, 2) << command << " --seed " << seed;
+      EXPECT_NE(run.out.find("kbench: --seed: '" + seed +
+                             "' is not a seed (a decimal number from "
+                             "0 to 18446744073709551615)"),
+                std::string::npos)
+          << command << "\n"
+          << run.out;
+    }
+  }
+  const CliRun sweep = run_kbench_stderr("sweep --agent --agent-seed 0x10 -w 12p");
+  EXPECT_EQ(sweep.exit_code, 2);
+  EXPECT_NE(sweep.out.find("--agent-seed: '0x10' is not a seed"), std::string::npos) << sweep.out;
+
+  const std::string dir = temp_db("seed-export");
+  const CliRun exported =
+      run_kbench("export -w 12p --size smoke --seed 010 --out " + dir + " 2>&1");
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  EXPECT_NE(exported.out.find("seed=10 "), std::string::npos) << exported.out;
+  const CliRun largest = run_kbench(
+      "export -w 12p --size smoke --seed 18446744073709551615 --out " + dir + " --force 2>&1");
+  ASSERT_EQ(largest.exit_code, 0) << largest.out;
+  EXPECT_NE(largest.out.find("seed=18446744073709551615 "), std::string::npos) << largest.out;
+}
+
 // An entry whose "size" is not a string escaped read_xla_times() (the xla_times fuzz target flags
 // it) as nlohmann's type_error, whose message names neither the file nor the key.
 TEST(Cli, AnXlaTimingsFileWithANonStringSizeIsRefusedNamingTheFile) {

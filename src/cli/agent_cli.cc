@@ -47,7 +47,7 @@ void add_agent_commands(CLI::App& app, AgentCli& cli) {
       ->capture_default_str();
   agent->add_option("--max-tokens", o.max_tokens, "Per reply")->capture_default_str();
   agent->add_option("--temperature", o.temperature, "Sampling temperature")->capture_default_str();
-  agent->add_option("--seed", o.seed, "Sampling seed (default: derived from the run's settings)");
+  add_seed_option(agent, o.seed, "Sampling seed (default: derived from the run's settings)");
   agent->add_option("--context-dir", o.context_dir, "Context artifact root (default: context/)");
   agent->add_option("--target", o.target, "Context target (default: this machine's)");
   agent->add_option("--request-log", o.request_log,

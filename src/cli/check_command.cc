@@ -45,9 +45,8 @@ Subcommand add_check_command(CLI::App& app) {
       "Check outputs computed elsewhere (.npy) against the oracle, by the rule of `kbench eval`");
   add_workload_option(check_cmd, check->workload);
   add_size_option(check_cmd, check->size, "as exported");
-  check_cmd->add_option(
-      "--seed", check->seed,
-      "Seed the inputs were exported with (default: the seed in DIR/workload.json)");
+  add_seed_option(check_cmd, check->seed,
+                  "Seed the inputs were exported with (default: the seed in DIR/workload.json)");
   check_cmd->add_option("--outputs", check->outputs, "Directory holding the output files")
       ->type_name("DIR")
       ->required();

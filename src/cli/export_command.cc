@@ -69,8 +69,8 @@ Subcommand add_export_command(CLI::App& app) {
       "frameworks");
   add_workload_option(export_cmd, export_options->workload);
   add_size_option(export_cmd, export_options->size);
-  export_cmd->add_option("--seed", export_options->seed,
-                         "Input seed (default: drawn fresh and printed)");
+  add_seed_option(export_cmd, export_options->seed,
+                  "Input seed (default: drawn fresh and printed)");
   export_cmd->add_option("--out,-o", export_options->out, "Directory to write (created if missing)")
       ->type_name("DIR")
       ->required();

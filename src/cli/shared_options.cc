@@ -1,5 +1,9 @@
 #include "cli/shared_options.h"
 
+#include <charconv>
+#include <limits>
+#include <system_error>
+
 namespace kbench::cli {
 
 void add_workload_option(CLI::App* command, std::string& workload) {
@@ -26,6 +30,28 @@ void add_db_option(CLI::App* command, std::string& db) {
 
 void add_no_record_flag(CLI::App* command, bool& no_record, const std::string& what) {
   command->add_flag("--no-record", no_record, "Do not write " + what + " to the database");
+}
+
+CLI::Validator seed_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const bool digits_only = !text.empty() && text.find_first_not_of("0123456789") == text.npos;
+        const auto [parsed_to, error] = std::from_chars(text.data(), end, value);
+        if (!digits_only || parsed_to != end || error != std::errc()) {
+          return "'" + text + "' is not a seed (a decimal number from 0 to " +
+                 std::to_string(std::numeric_limits<std::uint64_t>::max()) + ")";
+        }
+        text = std::to_string(value);  // decimal, whatever CLI11 would make of a leading 0
+        return "";
+      },
+      "SEED");
+}
+
+void add_seed_option(CLI::App* command, std::optional<std::uint64_t>& seed,
+                     const std::string& help) {
+  command->add_option("--seed", seed, help)->transform(seed_validator());
 }
 
 void add_json_flag(CLI::App* command, bool& json, const std::string& what) {

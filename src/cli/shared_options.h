@@ -2,6 +2,8 @@
 // the database, recording and JSON output. A command's own options stay in its add_X_command.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,15 @@ void add_db_option(CLI::App* command, std::string& db);
 
 // --no-record; `what` names what is not written ("the result", "the runs").
 void add_no_record_flag(CLI::App* command, bool& no_record, const std::string& what);
+
+// A seed as kbench prints one: decimal digits, 0 to 2^64 - 1, nothing else ("010" is 10). CLI11
+// alone reads "-1" as 2^64 - 1, "010" as 8 and "0x10" as 16, and a longer number as 2^64 - 1, so
+// two different seeds typed could silently be one, and none of them the one typed.
+CLI::Validator seed_validator();
+
+// --seed, read by seed_validator.
+void add_seed_option(CLI::App* command, std::optional<std::uint64_t>& seed,
+                     const std::string& help);
 
 // --json; `what` names what is printed ("one JSON object", "a JSON array").
 void add_json_flag(CLI::App* command, bool& json, const std::string& what);

@@ -197,7 +197,8 @@ Subcommand add_sweep_command(CLI::App& app) {
   cmd->add_flag("--agent", o->agent, "Agent cells: workloads x --method x --model x --seed");
   cmd->add_option("--method", o->methods, "Agent method (repeatable)");
   cmd->add_option("--model", o->models, "Agent model (repeatable)");
-  cmd->add_option("--agent-seed", o->seeds, "Agent sampling seed (repeatable)");
+  cmd->add_option("--agent-seed", o->seeds, "Agent sampling seed (repeatable)")
+      ->transform(seed_validator());
   cmd->add_option("--samples", o->samples, "Agent samples per workload")->capture_default_str();
   cmd->add_option("--provider", o->provider, "Agent provider")->capture_default_str();
   cmd->add_option("--base-url", o->base_url, "Agent provider's base URL");

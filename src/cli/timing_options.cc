@@ -34,8 +34,8 @@ void add_timing_options(CLI::App* command, TimingOptions& options, const std::st
                    "Seconds of timing" + scope + " (warmup included) after which no new " + step +
                        " start, once --iters are timed")
       ->capture_default_str();
-  command->add_option("--seed", options.seed,
-                      "Base seed (default: drawn fresh), to reproduce a verdict");
+  add_seed_option(command, options.seed,
+                  "Base seed (default: drawn fresh), to reproduce a verdict");
 }
 
 }  // namespace kbench::cli

@@ -155,7 +155,7 @@ Subcommand add_tune_command(CLI::App& app) {
       ->add_option("--max-configs", tune->max_configs,
                    "At most this many points: the default plus a seeded sample (0: all)")
       ->capture_default_str();
-  tune_cmd->add_option("--seed", tune->seed, "Seed of the inputs and of the sample of points");
+  add_seed_option(tune_cmd, tune->seed, "Seed of the inputs and of the sample of points");
   tune_cmd->add_option("--time-budget-s", tune->time_budget_s, "Seconds of timing per point")
       ->capture_default_str();
   tune_cmd->add_option("--jobs", tune->jobs, "Evaluations in flight (0: as the CPUs allow)")

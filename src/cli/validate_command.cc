@@ -175,7 +175,7 @@ Subcommand add_validate_command(CLI::App& app) {
   add_size_option(validate_cmd, validate->size);
   validate_cmd->add_option("--seeds", validate->seeds, "Input sets for the bf16 program")
       ->capture_default_str();
-  validate_cmd->add_option("--seed", validate->seed, "First seed (default: drawn fresh)");
+  add_seed_option(validate_cmd, validate->seed, "First seed (default: drawn fresh)");
   add_json_flag(validate_cmd, validate->json, "a JSON array");
   validate_cmd->footer(
       "Columns are fractions of the workload's tolerance used (below 1 passes): the baseline "
