@@ -57,6 +57,14 @@ TEST_F(SweepCli, CellsRunIntoShardsAndAResubmissionRunsNothingAgain) {
        {"/shards/run-12p_RMSNorm.db", "/shards/run-19k_Matmul_Subtract_Multiply_ReLU.db"})
     EXPECT_TRUE(std::filesystem::is_regular_file(dir_ + shard)) << shard;
 
+  // The directory by position, or as --out after `status` or before it, as the sweep took it.
+  for (const std::string& command :
+       {"sweep status " + dir_, "sweep status --out " + dir_, "sweep --out " + dir_ + " status"}) {
+    r = run_kbench(command);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("sweep " + dir_ + ": 2 cells: 2 done, 0 running", 0), 0u) << r.out;
+  }
+
   r = run_kbench_stderr(sweep);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("2 done, 0 running, 0 failed, 0 to run"), std::string::npos) << r.out;
@@ -199,6 +207,8 @@ TEST_F(SweepCli, BadInputIsAUsageError) {
   const CliRun r = run_kbench_stderr("sweep status " + dir_);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.out.find("not a sweep directory"), std::string::npos) << r.out;
+  EXPECT_EQ(run_kbench_stderr("sweep status").out,
+            "kbench: give the sweep's directory: kbench sweep status DIR\n");
   EXPECT_FALSE(std::filesystem::exists(dir_));
 }
 

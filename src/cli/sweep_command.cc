@@ -194,7 +194,7 @@ Subcommand add_sweep_command(CLI::App& app) {
   cmd->add_option("--suite", o->suite, "all, production or kernelbench")->capture_default_str();
   add_timing_options(cmd, o->timing, "calls", " per workload");
   cmd->add_flag("--no-experts", o->no_experts, "Baseline cells: no expert kernels beside them");
-  cmd->add_flag("--agent", o->agent, "Agent cells: workloads x --method x --model x --seed");
+  cmd->add_flag("--agent", o->agent, "Agent cells: workloads x --method x --model x --agent-seed");
   cmd->add_option("--method", o->methods, "Agent method (repeatable)");
   cmd->add_option("--model", o->models, "Agent model (repeatable)");
   cmd->add_option("--agent-seed", o->seeds, "Agent sampling seed (repeatable)")
@@ -230,7 +230,8 @@ Subcommand add_sweep_command(CLI::App& app) {
   };
   auto status = std::make_shared<StatusOptions>();
   auto* status_cmd = cmd->add_subcommand("status", "Cells done, running, failed and pending");
-  status_cmd->add_option("dir", status->dir, "The sweep's directory")->required();
+  // By position, or as --out, before or after `status`, as the sweep was made.
+  status_cmd->add_option("dir,--out", status->dir, "The sweep's directory");
   add_json_flag(status_cmd, status->json, "one JSON object");
 
   struct CellOptions {
@@ -245,7 +246,12 @@ Subcommand add_sweep_command(CLI::App& app) {
   cell_cmd->add_option("index", cell->index, "The cell's index in sweep.json")->required();
 
   return {cmd, [=] {
-            if (*status_cmd) return sweep_status(status->dir, status->json);
+            if (*status_cmd) {
+              const std::string dir = status->dir.empty() ? o->out : status->dir;
+              if (dir.empty())
+                throw UsageError("give the sweep's directory: kbench sweep status DIR");
+              return sweep_status(dir, status->json);
+            }
             if (*cell_cmd) return run_sweep_cell(cell->dir, cell->index);
             o->slurm.max_parallel = o->max_parallel;
             return submit_sweep(*o);
