@@ -445,7 +445,35 @@ TEST(Cli, AMissingDatabaseReadsAsEmptySayingSo) {
   }
   EXPECT_EQ(nlohmann::json::parse(run_kbench("results --json --db " + none + " 2>/dev/null").out),
             nlohmann::json::array());
+  // What it lacks is said of the file given, not of the empty store read in its place.
+  for (const auto& [command, line] : std::vector<std::pair<std::string, std::string>>{
+           {"results --id 5", "kbench: no record 5 in " + none + " (kbench results lists the ids)"},
+           {"agent report --run 1", "kbench: no run 1 in " + none +
+                                        " (without --run the report covers every agent run)"}}) {
+    const CliRun run = run_kbench_stderr(command + " --db " + none);
+    EXPECT_EQ(run.exit_code, 2) << command << ": " << run.out;
+    EXPECT_NE(run.out.find("\n" + line + "\n"), std::string::npos) << command << ": " << run.out;
+  }
   EXPECT_FALSE(std::filesystem::exists(none)) << "a reading command created a database";
+}
+
+// `agent report --run N` reports agent runs only: a typo'd id, or a suite pass's run, would read as
+// an agent that produced no samples.
+TEST(Cli, AnAgentReportOfNoAgentRunIsAUsageError) {
+  const std::string db = temp_db("report-runs");
+  ASSERT_EQ(
+      run_kbench("run -w 12p --size smoke --iters 2 --max-iters 2 --warmup 0 --json --db " + db)
+          .exit_code,
+      0);
+  const CliRun suite_pass = run_kbench_stderr("agent report --run 1 --db " + db);
+  EXPECT_EQ(suite_pass.exit_code, 2) << suite_pass.out;
+  EXPECT_TRUE(suite_pass.out.starts_with("kbench: run 1 is no agent run: kbench run -w 12p"))
+      << suite_pass.out;
+  const CliRun missing = run_kbench_stderr("agent report --run 7 --db " + db);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_EQ(missing.out,
+            "kbench: no run 7 in " + db + " (without --run the report covers every agent run)\n");
+  EXPECT_EQ(run_kbench("agent report --db " + db).exit_code, 0);
 }
 
 // Machine facts are not results: measured once (saying so, and when), then found by every database,

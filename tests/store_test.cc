@@ -533,6 +533,15 @@ TEST_F(StoreTest, AnIncompleteRunIsResumedByKeyAndACompletedOneNever) {
   EXPECT_TRUE(store.begin_or_resume_run("suite a", "").resumed);
   EXPECT_EQ(store.begin_or_resume_run("suite a", "").id, fresh.id);
   EXPECT_THROW(store.complete_run(fresh.id + 100), StoreError);
+
+  const std::optional<ResultStore::Run> read = store.run_by_id(first.id);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->id, first.id);
+  EXPECT_EQ(read->key, "suite a");
+  EXPECT_EQ(read->command, "kbench run -w 8p");
+  EXPECT_TRUE(read->complete);
+  EXPECT_FALSE(store.run_by_id(fresh.id)->complete);
+  EXPECT_FALSE(store.run_by_id(fresh.id + 100));
 }
 
 TEST_F(StoreTest, TheNewestIncompleteRunOfAKeyIsResumed) {

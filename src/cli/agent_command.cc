@@ -52,11 +52,11 @@ void check_agent_options(const AgentOptions& o) {
 // Everything that determines the run's samples: a rerun with the same key resumes it.
 std::string run_key(const AgentOptions& o, const std::vector<std::string>& workloads,
                     const std::string& target) {
-  std::string key = "agent method=" + o.method + " provider=" + o.llm.provider +
-                    " base_url=" + o.llm.base_url + " model=" + o.llm.model + " size=" + o.size +
-                    " samples=" + std::to_string(o.samples) +
-                    " threads=" + std::to_string(o.threads) +
-                    " time_budget_s=" + std::to_string(o.time_budget_s) + " workloads=";
+  std::string key =
+      std::string(kAgentRunKeyPrefix) + "method=" + o.method + " provider=" + o.llm.provider +
+      " base_url=" + o.llm.base_url + " model=" + o.llm.model + " size=" + o.size +
+      " samples=" + std::to_string(o.samples) + " threads=" + std::to_string(o.threads) +
+      " time_budget_s=" + std::to_string(o.time_budget_s) + " workloads=";
   for (const std::string& w : workloads) key += w + ",";
   if (o.method == "beam")
     key += " beam=" + std::to_string(o.beam_width) + "x" + std::to_string(o.plans) + "x" +

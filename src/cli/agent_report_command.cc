@@ -34,12 +34,27 @@ std::string render(const agents::AgentMetrics& metrics, ReportFormat format) {
   throw std::logic_error("unhandled report format");
 }
 
+// Refuses a --run that names no agent run of the store: a report that says "no agent samples" for
+// a typo'd id, or for a `kbench run` pass, reads as an agent that produced nothing.
+void check_agent_runs(const ResultStore& store, const std::vector<std::int64_t>& run_ids) {
+  for (const std::int64_t id : run_ids) {
+    const std::optional<ResultStore::Run> run = store.run_by_id(id);
+    if (!run) {
+      throw UsageError("no run " + std::to_string(id) + " in " + store.path() +
+                       " (without --run the report covers every agent run)");
+    }
+    if (!run->key.starts_with(kAgentRunKeyPrefix))
+      throw UsageError("run " + std::to_string(id) + " is no agent run: " + run->command);
+  }
+}
+
 }  // namespace
 
 int agent_report_command(const AgentReportOptions& options) {
   // The format is checked before the store is opened: a typo should not cost a database read.
   const ReportFormat format = report_format_or_usage_error(options.format);
   ResultStore store = open_store_for_reading(options.db);
+  check_agent_runs(store, options.runs);
   const std::string report =
       render(agents::compute_metrics(store.agent_samples(options.runs)), format);
   if (options.out.empty()) {

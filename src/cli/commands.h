@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -124,6 +125,10 @@ struct CheckOptions {
 
 // `kbench agent`: an LLM generates candidates for each workload with one of four methods; every
 // sample is evaluated by the standard pipeline and stored (docs/agents.md).
+// The start of every agent run's key (the store's runs.key): what tells an agent run from a suite
+// pass or a calibration in the same database.
+inline constexpr std::string_view kAgentRunKeyPrefix = "agent ";
+
 struct AgentOptions {
   std::string method;                  // best-of-n | iterative | iterative-context | beam
   std::vector<std::string> workloads;  // at least one

@@ -279,7 +279,12 @@ ResultStore ResultStore::open_read_only(const std::string& path) {
   if (path == ":memory:") return open(path);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw error("is a directory, not a database file");
-  if (!std::filesystem::exists(path, ec)) return open(":memory:");
+  if (!std::filesystem::exists(path, ec)) {
+    // Empty, in memory; but a message about what it lacks names the file the user gave.
+    ResultStore empty = open(":memory:");
+    empty.path_ = path;
+    return empty;
+  }
 
   // mode=ro still needs the -shm file of a WAL database, which a read-only directory without one
   // cannot give; there nobody can be writing through this mount, and immutable=1 reads the file
@@ -507,6 +512,17 @@ std::vector<EvalResult> ResultStore::results_of_run(std::int64_t run_id) const {
       handle(), path_,
       "SELECT id, full_json, candidate_source FROM results WHERE run_id = :run_id ORDER BY id",
       [run_id](Statement& rows) { rows.bind_int(":run_id", run_id); });
+}
+
+std::optional<ResultStore::Run> ResultStore::run_by_id(std::int64_t run_id) const {
+  Statement query(handle(),
+                  "SELECT key, command, completed_at IS NOT NULL FROM runs WHERE id = :id");
+  query.bind_int(":id", run_id);
+  if (!query.step()) return std::nullopt;
+  return Run{.id = run_id,
+             .key = query.column_text(0),
+             .command = query.column_text(1),
+             .complete = query.column_int(2) != 0};
 }
 
 void ResultStore::complete_run(std::int64_t run_id) {

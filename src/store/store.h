@@ -62,8 +62,8 @@ class ResultStore {
   static ResultStore open(const std::string& path);
   // Opens the database at `path` for reading only, never creating, migrating or writing it, so a
   // file on a read-only mount (or another user's) can be read. A missing file reads as an empty
-  // store. A database of an older schema is upgraded when the file is writable, else refused.
-  // Throws StoreError naming `path`.
+  // store (in memory, whose path() is still `path`). A database of an older schema is upgraded when
+  // the file is writable, else refused. Throws StoreError naming `path`.
   static ResultStore open_read_only(const std::string& path);
 
   ResultStore(ResultStore&& other) noexcept;
@@ -91,6 +91,15 @@ class ResultStore {
   RunStart begin_or_resume_run(const std::string& key, const std::string& command);
   // The results recorded in run `run_id`, oldest first, with their samples.
   std::vector<EvalResult> results_of_run(std::int64_t run_id) const;
+  // A row of the runs table as it was written.
+  struct Run {
+    std::int64_t id = 0;
+    std::string key;      // what a rerun of the same command matches on
+    std::string command;  // for people reading it
+    bool complete = false;
+  };
+  // Run `run_id`, or nullopt when this database has none.
+  std::optional<Run> run_by_id(std::int64_t run_id) const;
   // Marks run `run_id` complete: the same command then starts a new run. Completing a completed
   // run is a no-op; an unknown id throws StoreError.
   void complete_run(std::int64_t run_id);

@@ -171,6 +171,12 @@ TEST_F(AgentEndToEnd, BestOfNEvaluatesEverySampleAndTheSummaryAgreesWithTheStore
   EXPECT_EQ(m["failures"]["incorrect"], 1);
   EXPECT_EQ(m["failures"]["no_code"], 1);
   EXPECT_EQ(m["failures"]["slower"], best > 1 ? 0 : 1);
+
+  // The report of this run alone, from the store, says what the run's summary said.
+  const auto report = run_kbench("agent report --format json --run " +
+                                 std::to_string(samples.front().run_id) + " --db " + db());
+  ASSERT_EQ(report.exit_code, 0) << report.out;
+  EXPECT_EQ(nlohmann::json::parse(report.out)["methods"]["best-of-n"], m);
 }
 
 TEST_F(AgentEndToEnd, IterativeFeedsBackEachVerdictAndRetriesA429) {
