@@ -1,5 +1,6 @@
-// `kbench scaffold ID` (or `-w ID`): a naive, correct candidate to start from, with the workload's
-// operator, tensors and the exact build command in its header.
+// `kbench scaffold ID` (or `-w ID`): a candidate to start from (a naive, correct kernel where the
+// workload has one, else the bare entry point), with the workload's operator, tensors and the exact
+// build command in its header.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -69,7 +70,9 @@ int scaffold_command(const ScaffoldOptions& options) {
 Subcommand add_scaffold_command(CLI::App& app) {
   auto scaffold = std::make_shared<ScaffoldOptions>();
   auto* scaffold_cmd =
-      app.add_subcommand("scaffold", "Print a naive, correct candidate to start from");
+      app.add_subcommand("scaffold",
+                         "Print a candidate to start from: the workload's operator, tensors and "
+                         "build command, with a naive, correct kernel where it has one");
   // Positional, or -w as every other command takes it.
   scaffold_cmd
       ->add_option("workload,--workload,-w", scaffold->workload,
