@@ -246,6 +246,25 @@ TEST(Cli, ACandidateThatIsNoFileSaysWhatItIs) {
   }
 }
 
+// CLI11 alone reads "010" as 8 and "0x10" as 16: every whole-number option reads decimal only.
+TEST(Cli, WholeNumbersAreReadInDecimal) {
+  for (const std::string args : {"eval -w 12p -c k.cpp --iters 0x10", "run -w 12p --warmup 1e3",
+                                 "results -n ' 3'", "agent report --run 0b1"}) {
+    const CliRun run = run_kbench_stderr(args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_NE(run.out.find("' is not a whole number in decimal (see kbench "), std::string::npos)
+        << args << "\n"
+        << run.out;
+  }
+  const CliRun run = run_kbench("eval -w 12p --size smoke --json --no-record --candidate " +
+                                source_path("tests/adversarial/correct_naive.cpp") +
+                                " --warmup 00 --iters 010 --max-iters 010");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json result = nlohmann::json::parse(run.out);
+  EXPECT_EQ(result["candidate"]["iters"], 10) << result.dump();
+  EXPECT_EQ(result["baseline"]["iters"], 10);
+}
+
 // Every option that takes a seed reads it as kbench prints one: CLI11 alone took "-1" and any
 // longer number as 2^64 - 1, "0x10" as 16 and "010" as 8, each silently another seed.
 TEST(Cli, ASeedIsADecimalNumberThatFitsInSixtyFourBits) {

@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -51,6 +52,29 @@ std::optional<std::string> unknown_command(const CLI::App& app,
   return args.front();
 }
 
+// CLI11 reads an integer in the base its prefix names: "--iters 010" would time 8 calls and
+// "--samples 0x10" ask for 16 samples. Every whole-number option of every command, present or
+// future, takes plain decimal instead ("010" is 10); seeds have their own check (seed_validator).
+void read_integers_in_decimal(CLI::App& command) {
+  const CLI::Validator decimal(
+      [](std::string& text) -> std::string {
+        const std::size_t digits_at = text.starts_with('-') ? 1 : 0;
+        if (text.size() == digits_at ||
+            text.find_first_not_of("0123456789", digits_at) != text.npos)
+          return "'" + text + "' is not a whole number in decimal";
+        const std::size_t significant =
+            std::min(text.find_first_not_of('0', digits_at), text.size() - 1);
+        text = text.substr(0, digits_at) + text.substr(significant);
+        return "";
+      },
+      "");
+  for (CLI::Option* option : command.get_options()) {
+    if (option->get_type_name().starts_with("INT")) option->transform(decimal);
+  }
+  for (CLI::App* sub : command.get_subcommands([](const CLI::App*) { return true; }))
+    read_integers_in_decimal(*sub);
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::string* failure) {
@@ -67,6 +91,7 @@ int run_cli(const std::vector<std::string>& args, std::string* failure) {
   };
   AgentCli agent;
   add_agent_commands(app, agent);
+  read_integers_in_decimal(app);
 
   const auto fail = [&](const std::string& line, int code) {
     std::fprintf(stderr, "kbench: %s\n", line.c_str());
