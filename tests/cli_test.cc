@@ -256,6 +256,20 @@ TEST(Cli, WholeNumbersAreReadInDecimal) {
         << args << "\n"
         << run.out;
   }
+  // Past the range, 64-bit options included (CLI11 alone read --run 99999999999999999999 as
+  // 2^63 - 1), and numbers that are none: one line naming the value and what is wrong with it.
+  for (const auto& [args, line] : std::vector<std::pair<std::string, std::string>>{
+           {"agent report --run 99999999999999999999",
+            "kbench: --run: '99999999999999999999' is out of range (see kbench agent report "
+            "--help)"},
+           {"eval -w 12p -c k.cpp --iters 99999999999",
+            "kbench: --iters: '99999999999' is out of range (see kbench eval --help)"},
+           {"eval -w 12p -c k.cpp --timeout-s soon",
+            "kbench: --timeout-s: 'soon' is not a number (see kbench eval --help)"}}) {
+    const CliRun run = run_kbench_stderr(args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_EQ(run.out, line + "\n") << args;
+  }
   const CliRun run = run_kbench("eval -w 12p --size smoke --json --no-record --candidate " +
                                 source_path("tests/adversarial/correct_naive.cpp") +
                                 " --warmup 00 --iters 010 --max-iters 010");
