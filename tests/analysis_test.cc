@@ -311,6 +311,12 @@ TEST(Calibration, YmmLoopsGetTheirOwnClockAndTheBf16DotRateIsChecked) {
     EXPECT_NEAR(r.predicted_ms, 1e6 / ((is_zmm ? c.clock_ghz : *c.ymm_clock_ghz) * 1e6), 1e-12);
     EXPECT_EQ(r.warnings.size(), is_zmm ? 1u : 0u);
   }
+  // The text says it once more above the table, and only where a loop of dot products is there.
+  const std::string line = "! " + c.bf16_warning + "\n";
+  EXPECT_NE(to_text(a).find(line), std::string::npos) << to_text(a);
+  a.loops = {ymm};
+  attach_timing(a, c, std::nullopt);
+  EXPECT_EQ(to_text(a).find(line), std::string::npos) << to_text(a);
 }
 
 TEST(AnalyzeCommand, ReportsTheLoopsOfAShippedExampleWithItsLines) {

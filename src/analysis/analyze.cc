@@ -101,6 +101,15 @@ void attach_trips(Analysis& analysis, const std::vector<std::int64_t>& trips,
                    [](const LoopReport& a, const LoopReport& b) { return a.cycles > b.cycles; });
 }
 
+namespace {
+
+bool has_bf16_dot_products(const LoopReport& report) {
+  return std::any_of(report.loop.instructions.begin(), report.loop.instructions.end(),
+                     [](const std::string& i) { return mnemonic_of(i) == "vdpbf16ps"; });
+}
+
+}  // namespace
+
 void attach_timing(Analysis& analysis, const Calibration& calibration,
                    std::optional<double> measured_ms) {
   analysis.calibration = calibration;
@@ -109,10 +118,7 @@ void attach_timing(Analysis& analysis, const Calibration& calibration,
   for (LoopReport& r : analysis.loops) {
     r.predicted_ms = r.trips ? r.cycles / (calibration.clock_for(r.loop.vector_bits) * 1e6) : 0;
     analysis.predicted_ms += r.predicted_ms;
-    const bool dot_products =
-        std::any_of(r.loop.instructions.begin(), r.loop.instructions.end(),
-                    [](const std::string& i) { return mnemonic_of(i) == "vdpbf16ps"; });
-    if (dot_products && calibration.bf16_dot && !calibration.bf16_warning.empty())
+    if (has_bf16_dot_products(r) && calibration.bf16_dot && !calibration.bf16_warning.empty())
       r.warnings.push_back("vdpbf16ps: the model runs it " +
                            fixed(calibration.bf16_dot->ratio(), 2) +
                            "x as fast as the probe measures, so this loop's time is off");
@@ -236,7 +242,10 @@ std::string to_text(const Analysis& analysis) {
       text += "ymm, xmm and scalar loops at " + fixed(*c->ymm_clock_ghz, 2) + " GHz (the probe's " +
               fixed(*c->probe_ymm_gflops, 1) + " GFLOP/s at 256 bits)\n";
     if (!c->warning.empty()) text += "! " + c->warning + "\n";
-    if (!c->bf16_warning.empty()) text += "! " + c->bf16_warning + "\n";
+    // Only where it matters: a loop of bf16 dot products, whose own line says so too.
+    if (!c->bf16_warning.empty() &&
+        std::any_of(analysis.loops.begin(), analysis.loops.end(), has_bf16_dot_products))
+      text += "! " + c->bf16_warning + "\n";
   }
   if (!analysis.timing_error.empty()) text += "not timed: " + analysis.timing_error + "\n";
   text += to_text(analysis.sandbox);
