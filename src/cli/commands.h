@@ -123,12 +123,12 @@ struct CheckOptions {
   std::string db;
 };
 
-// `kbench agent`: an LLM generates candidates for each workload with one of four methods; every
-// sample is evaluated by the standard pipeline and stored (docs/agents.md).
 // The start of every agent run's key (the store's runs.key): what tells an agent run from a suite
 // pass or a calibration in the same database.
 inline constexpr std::string_view kAgentRunKeyPrefix = "agent ";
 
+// `kbench agent`: an LLM generates candidates for each workload with one of four methods; every
+// sample is evaluated by the standard pipeline and stored (docs/agents.md).
 struct AgentOptions {
   std::string method;                  // best-of-n | iterative | iterative-context | beam
   std::vector<std::string> workloads;  // at least one

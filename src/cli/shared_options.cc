@@ -36,10 +36,9 @@ CLI::Validator seed_validator() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         std::uint64_t value = 0;
-        const char* end = text.data() + text.size();
         const bool digits_only = !text.empty() && text.find_first_not_of("0123456789") == text.npos;
-        const auto [parsed_to, error] = std::from_chars(text.data(), end, value);
-        if (!digits_only || parsed_to != end || error != std::errc()) {
+        if (!digits_only ||
+            std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc()) {
           return "'" + text + "' is not a seed (a decimal number from 0 to " +
                  std::to_string(std::numeric_limits<std::uint64_t>::max()) + ")";
         }
