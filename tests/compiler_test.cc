@@ -95,6 +95,32 @@ TEST_F(Compiler, DiagnosticsNameTheUsersFile) {
   EXPECT_EQ(built.diagnostics.find("candidate.cpp"), std::string::npos) << built.diagnostics;
 }
 
+// A source of kMaxCandidateSourceBytes is compiled; one byte more is refused before it is hashed,
+// copied or compiled, and nothing of it is kept as the record's source.
+TEST_F(Compiler, ASourceOverTheLimitIsRefusedUnread) {
+  {
+    std::ofstream append(source_, std::ios::app);
+    append << "//";
+    append << std::string(kMaxCandidateSourceBytes - fs::file_size(source_) - 3, 'x') << '\n';
+  }
+  ASSERT_EQ(fs::file_size(source_), kMaxCandidateSourceBytes);
+  const CompileOutcome largest = compile_candidate(source_.string(), {(root() / "cache").string()});
+  EXPECT_TRUE(largest.ok) << largest.diagnostics;
+  EXPECT_EQ(largest.source.size(), kMaxCandidateSourceBytes);
+
+  std::ofstream(source_, std::ios::app) << ' ';
+  for (const std::string& diagnostics :
+       {compile_candidate(source_.string(), {(root() / "cache").string()}).diagnostics,
+        candidate_assembly(source_.string(), 60).diagnostics}) {
+    EXPECT_EQ(diagnostics, "candidate source " + source_.string() +
+                               " is larger than 4 MiB, the most kbench reads");
+  }
+  const CompileOutcome over = compile_candidate(source_.string(), {(root() / "cache").string()});
+  EXPECT_FALSE(over.ok);
+  EXPECT_TRUE(over.source.empty());
+  EXPECT_TRUE(over.hash.empty());
+}
+
 TEST_F(Compiler, RemovesWhatKilledBuildsLeftAndKeepsLiveOnes) {
   const fs::path objects = root() / "cache" / "so";
   const fs::path abandoned = testing::abandoned_scratch_dir(objects, "build");

@@ -10,6 +10,7 @@
 #include "core/environment.h"
 #include "core/number_format.h"
 #include "core/readable_file.h"
+#include "harness/compiler.h"
 #include "harness/evaluator.h"
 #include "store/result_json.h"
 #include "store/sinks.h"
@@ -53,7 +54,14 @@ Size size_or_usage_error(const std::string& text) {
 }
 
 void candidate_file_or_usage_error(const std::string& path) {
-  const std::string problem = why_not_readable_file(path);
+  std::string problem = why_not_readable_file(path);
+  std::error_code ec;
+  if (const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
+      problem.empty() && !ec && bytes > kMaxCandidateSourceBytes) {
+    problem = "it is " + fixed(static_cast<double>(bytes) / (1 << 20), 1) +
+              " MiB, and a candidate " + "may be at most " +
+              std::to_string(kMaxCandidateSourceBytes >> 20) + " MiB";
+  }
   if (!problem.empty()) throw UsageError("cannot read candidate file '" + path + "': " + problem);
 }
 

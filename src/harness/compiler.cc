@@ -130,16 +130,39 @@ std::string candidate_command_line() {
   return line;
 }
 
+namespace {
+
+// The bytes of the candidate at `path`, at most kMaxCandidateSourceBytes of them; nullopt, with
+// the reason in `why`, where it cannot be read or is larger.
+std::optional<std::string> read_candidate_source(const std::string& path, std::string& why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in || fs::is_directory(path)) {
+    why = "cannot read candidate source " + path;
+    return std::nullopt;
+  }
+  std::string bytes;
+  char chunk[1 << 16];
+  while (bytes.size() <= kMaxCandidateSourceBytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    bytes.append(chunk, static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) {
+    why = "cannot read candidate source " + path;
+    return std::nullopt;
+  }
+  if (bytes.size() > kMaxCandidateSourceBytes) {
+    why = "candidate source " + path + " is larger than " +
+          std::to_string(kMaxCandidateSourceBytes >> 20) + " MiB, the most kbench reads";
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+}  // namespace
+
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options) {
   CompileOutcome out;
-  std::ifstream in(source_path, std::ios::binary);
-  if (!in || fs::is_directory(source_path)) {
-    out.diagnostics = "cannot read candidate source " + source_path;
-    return out;
-  }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  out.source = bytes.str();
+  std::optional<std::string> source = read_candidate_source(source_path, out.diagnostics);
+  if (!source) return out;
+  out.source = std::move(*source);
 
   std::string key = out.source + '\0' + compiler_identity() + '\0' + kBuildRecipe;
   for (const std::string& f : candidate_flags()) key += '\0' + f;
@@ -197,11 +220,8 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
 
 AssemblyOutcome candidate_assembly(const std::string& source_path, double timeout_s) {
   AssemblyOutcome out;
-  std::ifstream in(source_path, std::ios::binary);
-  if (!in) {
-    out.diagnostics = "cannot read " + source_path;
-    return out;
-  }
+  const std::optional<std::string> source = read_candidate_source(source_path, out.diagnostics);
+  if (!source) return out;
   // The compiler reads a private copy, as compile_candidate's does, named for the user's file.
   const std::optional<ScratchDir> scratch =
       build_dir(fs::temp_directory_path(), "kbench-asm", out.diagnostics);
@@ -211,7 +231,7 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
                  assembly = dir.path() / "kernel.s";
   {
     std::ofstream out_copy(copy, std::ios::binary);
-    out_copy << in.rdbuf();
+    out_copy << *source;
   }
   const CompilerRun r = run_candidate_compiler(
       {"-g", "-S", "-o", assembly.filename().string(), copy.filename().string()}, false, dir.path(),

@@ -2,6 +2,7 @@
 // hash of (source, compiler identity, flags).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -33,9 +34,14 @@ std::vector<std::string> candidate_flags();
 // One line for docs and `kbench scaffold`: the full command with placeholders.
 std::string candidate_command_line();
 
+// The largest candidate source kbench reads: past any kernel written by hand or by a model (the
+// largest expert file is 38 KB), and small enough that a record keeps its source whole. A larger
+// file would cost its whole size in memory, in the cache key and in every record of it.
+inline constexpr std::uintmax_t kMaxCandidateSourceBytes = 4u << 20;
+
 // Reads `source_path` once and compiles those bytes, the build confined
-// (harness/confined_command.h). Never throws for a bad source; an unreadable path gives ok=false
-// with the reason in diagnostics.
+// (harness/confined_command.h). Never throws for a bad source; an unreadable path, or a source
+// over kMaxCandidateSourceBytes, gives ok=false with the reason in diagnostics.
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options);
 
 // A shared object built from `assembly` (a candidate's, changed by a tool: instrumented) and
