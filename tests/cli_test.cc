@@ -251,6 +251,23 @@ TEST(Cli, ACandidateThatIsNoFileSaysWhatItIs) {
   }
 }
 
+// --expert (eval, analyze) and tune on a workload without one: one usage error, in the same words
+// everywhere, naming the workloads that have one, before the machine is measured (eval measured it
+// first, for up to a minute on a new machine).
+TEST(Cli, AWorkloadWithoutAnExpertSaysWhichHaveOne) {
+  const std::string no_machine_facts = "KBENCH_CACHE=" + temp_db("no-facts") + "-cache ";
+  for (const std::string command :
+       {"eval -w 12p --expert", "analyze -w 12p --expert", "tune -w 12p"}) {
+    const CliRun run = run_shell(no_machine_facts + kbench_exe() + " " + command +
+                                 " --size smoke 2>&1 1>/dev/null");
+    EXPECT_EQ(run.exit_code, 2) << command;
+    EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << run.out;
+    EXPECT_TRUE(run.out.starts_with("kbench: 12p_RMSNorm has no expert kernel in ")) << run.out;
+    EXPECT_NE(run.out.find(" (these workloads have one: 1p, "), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find(", 8p, "), std::string::npos) << run.out;
+  }
+}
+
 // CLI11 alone reads "010" as 8 and "0x10" as 16: every whole-number option reads decimal only.
 TEST(Cli, WholeNumbersAreReadInDecimal) {
   for (const std::string args : {"eval -w 12p -c k.cpp --iters 0x10", "run -w 12p --warmup 1e3",

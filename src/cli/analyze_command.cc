@@ -32,11 +32,8 @@ int analyze_command(const AnalyzeOptions& options) {
     throw UsageError("give exactly one of --candidate FILE or --expert");
   std::string candidate = options.candidate;
   if (options.expert) {
-    const std::optional<experts::ExpertKernel> expert =
-        experts::find_expert(experts::default_experts_dir(), w);
-    if (!expert)
-      throw UsageError(std::string(w.name) + " has no expert in " + experts::default_experts_dir());
-    candidate = experts::write_configured_source(*expert, experts::default_config(*expert),
+    const experts::ExpertKernel expert = expert_or_usage_error(w);
+    candidate = experts::write_configured_source(expert, experts::default_config(expert),
                                                  kbench_cache_dir());
   } else {
     candidate_file_or_usage_error(candidate);

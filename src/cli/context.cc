@@ -65,6 +65,21 @@ void candidate_file_or_usage_error(const std::string& path) {
   if (!problem.empty()) throw UsageError("cannot read candidate file '" + path + "': " + problem);
 }
 
+experts::ExpertKernel expert_or_usage_error(const Workload& workload) {
+  const std::string dir = experts::default_experts_dir();
+  if (std::optional<experts::ExpertKernel> expert = experts::find_expert(dir, workload))
+    return std::move(*expert);
+  std::string with_experts;
+  for (const Workload* w : all_workloads()) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(dir) / (std::string(w->name) + ".cpp"), ec))
+      with_experts += (with_experts.empty() ? "" : ", ") + std::string(w->id());
+  }
+  throw UsageError(
+      std::string(workload.name) + " has no expert kernel in " + dir +
+      (with_experts.empty() ? "" : " (these workloads have one: " + with_experts + ")"));
+}
+
 int threads_or_usage_error(int threads) {
   const auto available = static_cast<int>(worker_cpus(1 << 20).size());
   if (threads < 1 || threads > available)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "experts/expert.h"
 #include "harness/eval_result.h"
 #include "harness/evaluator.h"
 #include "probe/probe.h"
@@ -33,6 +34,8 @@ Size size_or_usage_error(const std::string& text);
 // A candidate source must be a file kbench can read, not a directory, a device or a pipe: names the
 // path and what it is instead.
 void candidate_file_or_usage_error(const std::string& path);
+// The workload's expert kernel (experts/), or a usage error naming the workloads that have one.
+experts::ExpertKernel expert_or_usage_error(const Workload& workload);
 // --threads must be between 1 and the number of CPUs this process may run on (workers are pinned).
 int threads_or_usage_error(int threads);
 // A duration option: a finite number of seconds from `lowest` to `highest`. NaN and infinity are

@@ -1,6 +1,7 @@
 // `kbench eval`: one candidate through the three gates, recorded in the store.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -35,16 +36,14 @@ int eval_command(const EvalCommandOptions& options) {
   eval.worker_exe = worker_executable();
   eval.cache_dir = kbench_cache_dir();
 
+  // Every usage error before the machine is measured (seconds, on a new machine).
+  std::optional<experts::ExpertKernel> expert;
+  if (options.expert) expert = expert_or_usage_error(*eval.workload);
   // Open the store first: a bad --db must fail before minutes of evaluation, not after.
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(eval.threads).peaks;
   std::string expert_name;
-  if (options.expert) {
-    const std::optional<experts::ExpertKernel> expert =
-        experts::find_expert(experts::default_experts_dir(), *eval.workload);
-    if (!expert)
-      throw UsageError(std::string(eval.workload->name) + " has no expert in " +
-                       experts::default_experts_dir());
+  if (expert) {
     const experts::Config config =
         experts::config_for_run(store, *expert, options.timing.size, eval.threads).config;
     eval.candidate_path = experts::write_configured_source(*expert, config, eval.cache_dir);

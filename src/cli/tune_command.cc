@@ -53,14 +53,10 @@ int tune_command(const TuneOptions& options) {
   if (options.max_configs < 0) throw UsageError("--max-configs must be at least 0");
   if (options.jobs < 0) throw UsageError("--jobs must be at least 0");
   seconds_or_usage_error("--time-budget-s", options.time_budget_s, 0, kLongestBudgetS);
-  const std::optional<experts::ExpertKernel> expert =
-      experts::find_expert(experts::default_experts_dir(), workload);
-  if (!expert)
-    throw UsageError(std::string(workload.name) + " has no expert kernel (" +
-                     experts::default_experts_dir() + ")");
-  const std::string path = experts::path_on_this_machine(*expert);
+  const experts::ExpertKernel expert = expert_or_usage_error(workload);
+  const std::string path = experts::path_on_this_machine(expert);
   const std::vector<experts::Config> configs =
-      experts::select_configs(*expert, options.max_configs, options.seed.value_or(1), path);
+      experts::select_configs(expert, options.max_configs, options.seed.value_or(1), path);
 
   ResultStore store = open_store(options.db);
   const PeakReport peaks = machine_peaks(options.threads).peaks;
@@ -71,17 +67,17 @@ int tune_command(const TuneOptions& options) {
   LocalPoolExecutor executor(eval, peaks, work_dir, options.jobs);
   std::fprintf(stderr, "kbench tune: %s at %s, %zu of %zu configurations, %d in flight\n",
                std::string(workload.name).c_str(), options.size.c_str(), configs.size(),
-               experts::full_grid(*expert, path).size(), executor.jobs());
+               experts::full_grid(expert, path).size(), executor.jobs());
   if (!path.empty())
     std::fprintf(stderr,
                  "kbench tune: this machine takes the %s path (of %zu points in the whole space, "
                  "the tunables only other paths read stay at their defaults)\n",
-                 path.c_str(), experts::full_grid(*expert).size());
+                 path.c_str(), experts::full_grid(expert).size());
 
   const Environment env = current_environment();
   std::size_t done = 0;
   const experts::TuneReport report = experts::tune(
-      *expert, configs, executor,
+      expert, configs, executor,
       [&](const experts::TunePoint& p) {
         std::fprintf(stderr, "[%zu/%zu] %s\n", ++done, configs.size(), point_line(p).c_str());
       },
