@@ -200,6 +200,11 @@ TEST_F(SweepCli, BadInputIsAUsageError) {
   EXPECT_EQ(run_kbench_stderr("sweep -w 12p --out " + dir_ + " --executor pbs").exit_code, 2);
   EXPECT_EQ(run_kbench_stderr("sweep -w nope --out " + dir_).exit_code, 2);
   EXPECT_EQ(run_kbench_stderr("sweep -w 12p --agent --out " + dir_).exit_code, 2);  // no --method
+  EXPECT_EQ(run_kbench_stderr("sweep -w 12p --agent --method beam --model m --base-url host/v1 "
+                              "--out " +
+                              dir_)
+                .out,
+            "kbench: --base-url 'host/v1' is not an http:// or https:// URL with a host\n");
   EXPECT_EQ(
       run_kbench_stderr("sweep -w 12p --executor slurm --cpus-per-task 0 --out " + dir_).exit_code,
       2);

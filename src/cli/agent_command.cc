@@ -34,6 +34,7 @@ void check_agent_options(const AgentOptions& o) {
   if (o.llm.model.empty()) throw UsageError("--model is required");
   if (o.llm.provider != "openai" && o.llm.provider != "anthropic")
     throw UsageError("unknown provider '" + o.llm.provider + "' (openai or anthropic)");
+  base_url_or_usage_error("--base-url", o.llm.base_url);
   if (o.samples < 1 || o.samples > 10000) throw UsageError("--samples must be between 1 and 10000");
   if (o.beam_width < 1 || o.plans < 1 || o.implementations < 1)
     throw UsageError("--beam-width, --plans and --implementations must be at least 1");

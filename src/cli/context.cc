@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <string_view>
 
 #include "core/environment.h"
 #include "core/number_format.h"
@@ -78,6 +79,14 @@ experts::ExpertKernel expert_or_usage_error(const Workload& workload) {
   throw UsageError(
       std::string(workload.name) + " has no expert kernel in " + dir +
       (with_experts.empty() ? "" : " (these workloads have one: " + with_experts + ")"));
+}
+
+void base_url_or_usage_error(const std::string& option, const std::string& url) {
+  if (url.empty()) return;
+  for (const std::string_view scheme : {"http://", "https://"}) {
+    if (url.starts_with(scheme) && url.size() > scheme.size() && url[scheme.size()] != '/') return;
+  }
+  throw UsageError(option + " '" + url + "' is not an http:// or https:// URL with a host");
 }
 
 int threads_or_usage_error(int threads) {

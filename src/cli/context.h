@@ -36,6 +36,10 @@ Size size_or_usage_error(const std::string& text);
 void candidate_file_or_usage_error(const std::string& path);
 // The workload's expert kernel (experts/), or a usage error naming the workloads that have one.
 experts::ExpertKernel expert_or_usage_error(const Workload& workload);
+// An LLM server's base URL: empty (the provider's public endpoint) or http:// or https:// and a
+// host. A typo such as "localhost:8088/v1" otherwise fails only after every retry of the first
+// request, with a run already begun in the store.
+void base_url_or_usage_error(const std::string& option, const std::string& url);
 // --threads must be between 1 and the number of CPUs this process may run on (workers are pinned).
 int threads_or_usage_error(int threads);
 // A duration option: a finite number of seconds from `lowest` to `highest`. NaN and infinity are

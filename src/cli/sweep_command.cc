@@ -50,6 +50,7 @@ void add_cell(sweep::Plan& plan, std::string name, std::vector<std::string> args
 void add_agent_cells(sweep::Plan& plan, const SweepOptions& o, const Workload& w) {
   if (o.methods.empty()) throw UsageError("--agent needs at least one --method");
   if (o.models.empty()) throw UsageError("--agent needs at least one --model");
+  base_url_or_usage_error("--base-url", o.base_url);
   std::vector<std::optional<std::uint64_t>> seeds(o.seeds.begin(), o.seeds.end());
   if (seeds.empty()) seeds.push_back(std::nullopt);
   for (const std::string& method : o.methods)

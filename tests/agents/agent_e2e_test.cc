@@ -456,6 +456,8 @@ TEST(AgentCli, UsageErrorsExitTwoBeforeAnythingRuns) {
         "agent --method beam --workload 12p --model m --menu-dropout 1",
         "agent --method beam --workload 12p --model m --request-timeout-s inf",
         "agent --method beam --workload 12p --model m --time-budget-s nan",
+        "agent --method beam --workload 12p --model m --base-url localhost:8088/v1",
+        "agent --method beam --workload 12p --model m --base-url ftp://host/v1",
         "agent report --format pdf"}) {
     const auto run = run_kbench(args + " --db " + db + " 2>&1");
     EXPECT_EQ(run.exit_code, 2) << args << ": " << run.out;
