@@ -48,6 +48,18 @@ void check_agent_options(const AgentOptions& o) {
   if (!(o.temperature >= 0 && o.temperature <= 2))
     throw UsageError("--temperature must be in [0, 2]");
   seconds_or_usage_error("--time-budget-s", o.time_budget_s, 0, kLongestBudgetS);
+  // The summary is written when the run ends, maybe hours later: a path it cannot go to fails now.
+  if (!o.json.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path summary(o.json);
+    const fs::path dir = summary.has_parent_path() ? summary.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (fs::is_directory(summary, ec))
+      throw UsageError("--json '" + o.json + "' is a directory; give the summary file's path");
+    if (!fs::is_directory(dir, ec))
+      throw UsageError("--json '" + o.json + "': there is no directory '" + dir.string() +
+                       "' to write it in");
+  }
 }
 
 // Everything that determines the run's samples: a rerun with the same key resumes it.
@@ -70,10 +82,13 @@ std::string run_key(const AgentOptions& o, const std::vector<std::string>& workl
   return key;
 }
 
-void write_summary(const std::string& path, const std::string& text) {
+void write_summary(const std::string& path, const std::string& text, std::int64_t run_id) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out << text;
-  if (!out || !out.flush()) throw std::runtime_error("cannot write the summary to '" + path + "'");
+  if (!out || !out.flush())
+    throw std::runtime_error("cannot write the summary to '" + path +
+                             "' (the run is complete in the database: kbench agent report --run " +
+                             std::to_string(run_id) + " --format json writes it)");
 }
 
 void print_sample(const AgentSample& s) {
@@ -199,7 +214,7 @@ int agent_command(const AgentOptions& options) {
   const agents::AgentMetrics metrics = agents::compute_metrics(store.agent_samples({run.id}));
   std::cout << agents::metrics_markdown(metrics);
   if (!options.json.empty())
-    write_summary(options.json, agents::metrics_json(metrics).dump(2) + "\n");
+    write_summary(options.json, agents::metrics_json(metrics).dump(2) + "\n", run.id);
   return 0;
 }
 

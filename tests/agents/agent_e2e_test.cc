@@ -458,7 +458,8 @@ TEST(AgentCli, UsageErrorsExitTwoBeforeAnythingRuns) {
         "agent --method beam --workload 12p --model m --time-budget-s nan",
         "agent --method beam --workload 12p --model m --base-url localhost:8088/v1",
         "agent --method beam --workload 12p --model m --base-url ftp://host/v1",
-        "agent report --format pdf"}) {
+        "agent --method beam --workload 12p --model m --json /nonexistent/summary.json",
+        "agent --method beam --workload 12p --model m --json /tmp", "agent report --format pdf"}) {
     const auto run = run_kbench(args + " --db " + db + " 2>&1");
     EXPECT_EQ(run.exit_code, 2) << args << ": " << run.out;
     EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << args << ": " << run.out;
