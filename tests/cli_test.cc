@@ -197,7 +197,8 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
            "eval --workload 12p --aa --time-budget-s inf",
            "eval --workload 12p --aa --mem-limit-mb 0",
            "eval --workload 12p --aa --mem-limit-mb -5", "run -w 12p --time-budget-s nan",
-           "tune -w 8p --time-budget-s inf", "results --limit -5", "results --kind evals"}) {
+           "tune -w 8p --time-budget-s inf", "results --limit -5", "results --kind evals",
+           "results --format csv --json"}) {
     const std::string cmd = kbench_exe() + " " + args + " --db " + db + " 2>&1 1>/dev/null";
     FILE* pipe = ::popen(cmd.c_str(), "r");
     ASSERT_NE(pipe, nullptr);

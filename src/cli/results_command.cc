@@ -35,9 +35,12 @@ int show_record(const ResultStore& store, std::int64_t id, Format format) {
 }  // namespace
 
 int results_command(const ResultsOptions& options) {
-  const auto format =
-      options.json ? std::optional<Format>(Format::kJson) : parse_format(options.format);
-  if (!format) throw UsageError("unknown format '" + options.format + "' (table, json or csv)");
+  const std::optional<Format> named = parse_format(options.format);
+  if (!named) throw UsageError("unknown format '" + options.format + "' (table, json or csv)");
+  // "table" is also the default, so only csv contradicts --json.
+  if (options.json && *named == Format::kCsv)
+    throw UsageError("--json and --format csv exclude each other");
+  const Format format = options.json ? Format::kJson : *named;
   if (!options.workload.empty()) workload_or_usage_error(options.workload);
   // SQLite reads a negative LIMIT as none: -n -5 would have listed every record.
   if (options.limit < 0) throw UsageError("--limit must be at least 0");
@@ -49,14 +52,14 @@ int results_command(const ResultsOptions& options) {
     throw UsageError("unknown status '" + options.status +
                      "' (correct, incorrect, compile_error, runtime_error, timeout or rejected)");
   ResultStore store = open_store_for_reading(options.db);
-  if (options.id) return show_record(store, *options.id, *format);
+  if (options.id) return show_record(store, *options.id, format);
   ResultStore::Filter filter;
   if (!options.workload.empty())
     filter.workload = std::string(workload_or_usage_error(options.workload).name);
   if (!options.kind.empty()) filter.kind = options.kind;
   if (!options.status.empty()) filter.status = options.status;
   const std::vector<EvalResult> results = store.recent(options.limit, filter);
-  write_results(std::cout, results, *format, {.include_samples = false, .include_source = false});
+  write_results(std::cout, results, format, {.include_samples = false, .include_source = false});
   return 0;
 }
 
