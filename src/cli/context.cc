@@ -60,7 +60,7 @@ void candidate_file_or_usage_error(const std::string& path) {
   if (const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
       problem.empty() && !ec && bytes > kMaxCandidateSourceBytes) {
     problem = "it is " + fixed(static_cast<double>(bytes) / (1 << 20), 1) +
-              " MiB, and a candidate " + "may be at most " +
+              " MiB, and a candidate may be at most " +
               std::to_string(kMaxCandidateSourceBytes >> 20) + " MiB";
   }
   if (!problem.empty()) throw UsageError("cannot read candidate file '" + path + "': " + problem);
@@ -73,7 +73,7 @@ experts::ExpertKernel expert_or_usage_error(const Workload& workload) {
   std::string with_experts;
   for (const Workload* w : all_workloads()) {
     std::error_code ec;
-    if (std::filesystem::exists(std::filesystem::path(dir) / (std::string(w->name) + ".cpp"), ec))
+    if (std::filesystem::exists(experts::expert_source_path(dir, *w), ec))
       with_experts += (with_experts.empty() ? "" : ", ") + std::string(w->id());
   }
   throw UsageError(

@@ -226,9 +226,12 @@ std::string path_on_this_machine(const ExpertKernel& expert) {
   return best;
 }
 
+std::filesystem::path expert_source_path(const std::string& experts_dir, const Workload& workload) {
+  return std::filesystem::path(experts_dir) / (std::string(workload.name) + ".cpp");
+}
+
 std::optional<ExpertKernel> find_expert(const std::string& experts_dir, const Workload& workload) {
-  const std::filesystem::path path =
-      std::filesystem::path(experts_dir) / (std::string(workload.name) + ".cpp");
+  const std::filesystem::path path = expert_source_path(experts_dir, workload);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
   ExpertKernel expert;

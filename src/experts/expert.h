@@ -3,6 +3,7 @@
 // that declared space.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -62,6 +63,9 @@ bool machine_runs_path(const std::string& path);
 // The path `expert` takes here: the most capable it declares that this machine runs; "" when it
 // declares none.
 std::string path_on_this_machine(const ExpertKernel& expert);
+
+// Where the workload's expert is, whether or not it exists: experts_dir/<workload name>.cpp.
+std::filesystem::path expert_source_path(const std::string& experts_dir, const Workload& workload);
 
 // experts/<workload name>.cpp when it exists, parsed; nullopt when the workload has no expert.
 // Experts share code through headers in the experts directory: each `#include "..."` of one is
