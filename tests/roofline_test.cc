@@ -56,6 +56,8 @@ TEST(ComputeRoof, MathClassPicksTheUnit) {
             std::pair(2000.0, std::string("amx_bf16")));
   EXPECT_EQ(compute_roof(MathClass::kBf16Matmul, peaks_with(std::nullopt, 300)),
             std::pair(300.0, std::string("bf16_dot")));
+  EXPECT_EQ(compute_roof(MathClass::kBf16Matmul, peaks_with(std::nullopt, 75)),
+            std::pair(150.0, std::string("fp32_fma")));
   EXPECT_EQ(compute_roof(MathClass::kBf16Matmul, peaks_with(std::nullopt, std::nullopt)),
             std::pair(150.0, std::string("fp32_fma")));
   EXPECT_EQ(compute_roof(MathClass::kBf16Matmul, PeakReport{}), std::pair(0.0, std::string()));

@@ -2,9 +2,8 @@
 // kernel would take running at that roof, and how close a measured time comes to it.
 //
 //   compute roof  = the peak of the unit that does the workload's math:
-//   PeakReport::bf16_matmul_peak
-//                   (AMX-BF16, else avx512_bf16 dot, else fp32 FMA) for bf16 matmul-class work,
-//                   fp32 FMA for f32 vector work
+//                   PeakReport::bf16_matmul_peak (the fastest of AMX-BF16, avx512_bf16 dot and
+//                   fp32 FMA) for bf16 matmul-class work, fp32 FMA for f32 vector work
 //   balance       = compute roof / memory bandwidth               (flops per byte)
 //   intensity     = flops / minimal bytes moved                   (flops per byte)
 //   bound         = "compute" when intensity >= balance, else "memory"

@@ -43,9 +43,10 @@ struct PeakReport {
   // Wall time of the whole probe.
   double seconds_taken = 0;
 
-  // The fastest unit that computes bf16 matmul math (bf16 products, f32 sums): AMX-BF16 where
-  // present, else avx512_bf16 dot, else fp32 FMA after widening. fp16 is other math and never
-  // counts. Returns {GFLOP/s, unit name as in to_json: "amx_bf16" | "bf16_dot" | "fp32_fma"}.
+  // The fastest measured unit that computes bf16 matmul math (bf16 products, f32 sums): AMX-BF16,
+  // avx512_bf16 dot or fp32 FMA after widening, whichever measured the highest rate (a bf16 product
+  // is exact in f32, so all three compute the same math). fp16 is other math and never counts.
+  // Returns {GFLOP/s, unit name as in to_json: "amx_bf16" | "bf16_dot" | "fp32_fma"}.
   std::pair<double, std::string> bf16_matmul_peak() const;
 
   // The JSON form, stamped with kFormatVersion. from_json throws on a missing key or another
