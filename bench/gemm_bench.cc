@@ -1,9 +1,9 @@
 // Each GEMM library path called directly (bf16 operands, bf16 output) at the shapes of the matmul
 // baselines and the probe's library-ceiling shape, with the weight stored (K, N) and (N, K), on one
 // thread and on two: the yardstick for "the baseline is within 10% of a direct library call", for
-// how far a baseline's GEMMs can scale with its thread budget, and for how the weight's layout moves
-// each library. A path this machine cannot run (oneMKL not loaded, no bf16 kernel) is reported as
-// skipped. Prints speeds; never passes or fails.
+// how far a baseline's GEMMs can scale with its thread budget, and for how the weight's layout
+// moves each library. A path this machine cannot run (oneMKL not loaded, no bf16 kernel) is
+// reported as skipped. Prints speeds; never passes or fails.
 //   build/bench/gemm_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -46,7 +46,8 @@ void gemm_benchmark(benchmark::State& state, ops::GemmPath path) {
 }
 
 // (M, N, K, threads, weight stored (N, K)): 8p cpu, 41k cpu, 9p's gate/up and down GEMMs at cpu,
-// the probe's ceiling shape; each on one and two threads, with either weight layout.
+// 32k's two GEMMs at cpu, the probe's ceiling shape; each on one and two threads, with either
+// weight layout.
 void shapes(benchmark::internal::Benchmark* b) {
   for (const int b_transposed : {0, 1})
     for (const int threads : {1, 2})
@@ -54,6 +55,8 @@ void shapes(benchmark::internal::Benchmark* b) {
           ->Args({768, 1536, 1536, threads, b_transposed})
           ->Args({512, 1792, 512, threads, b_transposed})
           ->Args({512, 512, 1792, threads, b_transposed})
+          ->Args({2048, 1024, 512, threads, b_transposed})
+          ->Args({2048, 256, 1024, threads, b_transposed})
           ->Args({2048, 2048, 2048, threads, b_transposed});
   b->ArgNames({"m", "n", "k", "threads", "nt"})->Unit(benchmark::kMillisecond)->UseRealTime();
 }
