@@ -269,6 +269,11 @@ std::string hardware_summary_markdown(const PeakReport& peaks, const std::string
   const auto [matmul_peak, matmul_unit] = peaks.bf16_matmul_peak();
   md += "- bf16 matmul peak: " + fixed(matmul_peak, 1) + " GFLOP/s on " + matmul_unit +
         " (the fastest unit for bf16 products with f32 sums here).\n";
+  // The target's own API and menu teach vdpbf16ps; where this core issues it slowly, say so.
+  if (peaks.bf16_dot_gflops && matmul_unit == "fp32_fma")
+    md += "- vdpbf16ps (" + fixed(*peaks.bf16_dot_gflops, 1) +
+          " GFLOP/s) is slower here than fp32 FMA: a bf16 matmul runs faster with its operands "
+          "widened to f32 once, as they are packed, than on dot-product instructions.\n";
   if (matmul_peak > 0 && peaks.library_gemm_gflops > 0)
     md += "- The best library GEMM reaches " +
           fixed(100.0 * peaks.library_gemm_gflops / matmul_peak, 0) +

@@ -224,6 +224,17 @@ TEST(ContextArtifact, HardwareSummaryCarriesTheMeasuredNumbers) {
   EXPECT_NE(md2.find("Caches: unknown"), std::string::npos) << md2;
   EXPECT_EQ(md2.find("library bf16 GEMM"), std::string::npos) << md2;
   EXPECT_EQ(md2.find("Per thread"), std::string::npos) << md2;
+  EXPECT_EQ(md2.find("is slower here than fp32 FMA"), std::string::npos) << md2;
+  EXPECT_EQ(md.find("is slower here than fp32 FMA"), std::string::npos) << md;
+
+  // Emerald Rapids without AMX: the dot-product unit at half the fp32 FMA rate.
+  PeakReport slow_dot = plain;
+  slow_dot.fp32_fma_gflops = 171.1;
+  slow_dot.bf16_dot_gflops = 85.3;
+  const std::string md3 = hardware_summary_markdown(slow_dot, "avx512-bf16", MachineFacts{});
+  EXPECT_NE(md3.find("bf16 matmul peak: 171.1 GFLOP/s on fp32_fma"), std::string::npos) << md3;
+  EXPECT_NE(md3.find("vdpbf16ps (85.3 GFLOP/s) is slower here than fp32 FMA"), std::string::npos)
+      << md3;
 
   EXPECT_NE(error_of([&] {
               hardware_summary_markdown(plain, "neon", MachineFacts{});
