@@ -245,6 +245,19 @@ TEST(Check, ATruncatedOrForeignFileCannotBeRead) {
   expect_incorrect(check_json("12p", dir), "not a .npy file");
 }
 
+TEST(Check, ASparseFileDeclaringMoreDataThanTheOutputHoldsIsRefusedUnread) {
+  // 10 GB long, a few KB on disk: before the bound, check allocated and read all of it (71 s,
+  // 9.8 GB resident) to say the shape was wrong, and a longer one ended in std::bad_alloc.
+  const fs::path dir = exported("12p", "sparse");
+  const std::vector<std::int64_t> shape = {50000, 50000};
+  const std::string header = npy_header(NpyType::kF32, shape);
+  std::ofstream(dir / "out.npy", std::ios::binary) << header;
+  fs::resize_file(dir / "out.npy", header.size() + 50000ull * 50000 * 4);
+  expect_incorrect(check_json("12p", dir),
+                   "declares float32 (50000, 50000), 10000000000 bytes of data, where at most "
+                   "18056 are expected");  // 2 x 37 x 61 f32
+}
+
 TEST(Check, AMissingOutputIsIncorrect) {
   expect_incorrect(check_json("12p", fresh_dir("missing")), "no such file (write out.npy");
 }

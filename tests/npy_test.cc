@@ -227,6 +227,21 @@ TEST(Npy, AHugeDeclaredShapeIsRejectedBeforeAllocating) {
       "needs 4398046511104 data bytes, the file has 4");
 }
 
+TEST(Npy, DataBeyondTheCallersBoundIsRejectedBeforeAllocating) {
+  const fs::path path = temp_file("bounded.npy");
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  write_npy(path, NpyType::kF32, std::vector<std::int64_t>{2, 3}, values.data());
+  EXPECT_EQ(read_npy(path, 24).numel(), 6);  // exactly the bound
+  try {
+    read_npy(path, 23);
+    ADD_FAILURE() << "read_npy read 24 bytes of data past a bound of 23";
+  } catch (const NpyError& e) {
+    EXPECT_STREQ(e.what(),
+                 "its header declares float32 (2, 3), 24 bytes of data, where at most 23 are "
+                 "expected");
+  }
+}
+
 TEST(Npy, EveryTruncationAndHeaderByteFlipIsRejectedCleanly) {
   const std::vector<float> values{1.f, 2.f, 3.f, 4.f, 5.f, 6.f};
   const fs::path path = temp_file("mutated.npy");

@@ -356,7 +356,7 @@ NpyArray parse_npy(std::string_view bytes) {
   return array;
 }
 
-NpyArray read_npy(const std::filesystem::path& path) {
+NpyArray read_npy(const std::filesystem::path& path, std::uint64_t max_data_bytes) {
   if (const std::string problem = why_not_readable_file(path); !problem.empty())
     throw NpyError(problem);
   std::error_code ec;
@@ -379,7 +379,14 @@ NpyArray read_npy(const std::filesystem::path& path) {
   head.resize(preamble + header_length);
   std::fseek(file.get(), 0, SEEK_SET);
   read_fully(head.data(), head.size());
-  NpyArray array = array_of(parse_layout(head, preamble, file_size));
+  Layout layout = parse_layout(head, preamble, file_size);
+  if (layout.data_bytes > max_data_bytes) {
+    throw NpyError("its header declares " + std::string(npy_type_name(layout.type)) + " " +
+                   npy_shape_string(layout.shape) + ", " + std::to_string(layout.data_bytes) +
+                   " bytes of data, where at most " + std::to_string(max_data_bytes) +
+                   " are expected");
+  }
+  NpyArray array = array_of(std::move(layout));
   if (!array.data.empty()) read_fully(array.data.data(), array.data.size());
   return array;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -58,9 +59,12 @@ void write_npy(const std::filesystem::path& path, NpyType type, std::span<const 
 // Parses a complete .npy file image. Throws NpyError for anything malformed or unsupported.
 NpyArray parse_npy(std::string_view bytes);
 
-// Reads a .npy file. The header is checked against the file's length before the data is allocated,
-// so a corrupt or hostile header cannot make it allocate more than the file holds. Throws NpyError
-// for a malformed or unsupported file and for one that cannot be opened or read.
-NpyArray read_npy(const std::filesystem::path& path);
+// Reads a .npy file. The header is checked against the file's length, and against
+// `max_data_bytes`, before the data is allocated: a corrupt or hostile header cannot make it
+// allocate more than the file holds, nor a sparse file (gigabytes long, kilobytes on disk) more
+// than the caller could use. Throws NpyError for a malformed or unsupported file, for one that
+// declares more data than `max_data_bytes`, and for one that cannot be opened or read.
+NpyArray read_npy(const std::filesystem::path& path,
+                  std::uint64_t max_data_bytes = std::numeric_limits<std::uint64_t>::max());
 
 }  // namespace kbench

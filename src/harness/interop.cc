@@ -162,9 +162,11 @@ std::vector<float> load_output(const TensorSpec& spec, const fs::path& dir, std:
                     ".bf16.npy as bfloat16 bits in uint16)");
   }
   const fs::path path = has_bf16 ? bf16_file : plain;
+  // No accepted dtype is wider than f32; a scalar may come as shape (1,).
+  const auto most_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(spec.numel(), 1)) * 4;
   NpyArray array;
   try {
-    array = read_npy(path);
+    array = read_npy(path, most_bytes);
   } catch (const NpyError& e) {
     throw Rejection("cannot read " + path.string() + ": " + e.what());
   }
