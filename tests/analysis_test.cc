@@ -306,11 +306,30 @@ TEST(Calibration, YmmLoopsGetTheirOwnClockAndTheBf16DotRateIsChecked) {
   a.loops = {zmm, ymm};
   attach_trips(a, {1000000, 1000000}, "cpu");
   attach_timing(a, c, std::nullopt);
+  // One zmm vdpbf16ps (64 flops) an iteration, 10^6 of them at the probe's 123 GFLOP/s: 0.520 ms,
+  // where the model's one cycle an iteration at 3.85 GHz would say 0.26.
+  const double dot_floor_ms = 64.0 * 1e6 / (123 * 1e6);
   for (const LoopReport& r : a.loops) {
     const bool is_zmm = r.loop.vector_bits == 512;
-    EXPECT_NEAR(r.predicted_ms, 1e6 / ((is_zmm ? c.clock_ghz : *c.ymm_clock_ghz) * 1e6), 1e-12);
-    EXPECT_EQ(r.warnings.size(), is_zmm ? 1u : 0u);
+    EXPECT_NEAR(r.predicted_ms, is_zmm ? dot_floor_ms : 1e6 / (*c.ymm_clock_ghz * 1e6), 1e-12);
+    ASSERT_EQ(r.warnings.size(), is_zmm ? 1u : 0u);
+    if (is_zmm) {
+      EXPECT_NE(r.warnings[0].find("at the probe's rate this loop takes 0.520 ms"),
+                std::string::npos)
+          << r.warnings[0];
+    }
   }
+  EXPECT_NEAR(a.predicted_ms, dot_floor_ms + 1e6 / (*c.ymm_clock_ghz * 1e6), 1e-12);
+  // Where the loop's other work takes longer than its dot products, the model's time stands.
+  a.loops = {zmm};
+  a.loops[0].cost.cycles_per_iter = 10;
+  attach_trips(a, {1000000}, "cpu");
+  attach_timing(a, c, std::nullopt);
+  EXPECT_NEAR(a.loops[0].predicted_ms, 10e6 / (c.clock_ghz * 1e6), 1e-12);
+  EXPECT_EQ(a.loops[0].warnings.back().find("probe's rate"), std::string::npos);
+  a.loops = {zmm, ymm};
+  attach_trips(a, {1000000, 1000000}, "cpu");
+  attach_timing(a, c, std::nullopt);
   // The text says it once more above the table, and only where a loop of dot products is there.
   const std::string line = "! " + c.bf16_warning + "\n";
   EXPECT_NE(to_text(a).find(line), std::string::npos) << to_text(a);

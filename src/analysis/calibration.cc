@@ -65,8 +65,8 @@ Calibration calibrate(const std::string& model, const PeakReport& probe) {
     if (check.ratio() > 1.5 || check.ratio() < 1 / 1.5)
       c.bf16_warning = "the model runs vdpbf16ps at " + fixed(check.model_gflops, 1) +
                        " GFLOP/s where the probe measures " + fixed(check.probe_gflops, 1) +
-                       ": loops of bf16 dot products are timed " + fixed(check.ratio(), 2) +
-                       "x too fast";
+                       ": it would time loops of bf16 dot products " + fixed(check.ratio(), 2) +
+                       "x too fast, so they are counted at the probe's rate";
     c.bf16_dot = check;
   }
   return c;
