@@ -163,7 +163,9 @@ std::vector<float> load_output(const TensorSpec& spec, const fs::path& dir, std:
   }
   const fs::path path = has_bf16 ? bf16_file : plain;
   // No accepted dtype is wider than f32; a scalar may come as shape (1,).
-  const auto most_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(spec.numel(), 1)) * 4;
+  const std::uint64_t most_bytes =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(spec.numel(), 1)) *
+      npy_type_size(NpyType::kF32);
   NpyArray array;
   try {
     array = read_npy(path, most_bytes);
