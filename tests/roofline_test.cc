@@ -99,6 +99,56 @@ TEST(UtilizationOf, FillsTheRooflineAndTheLibraryCeiling) {
   EXPECT_EQ(r.library_method, "gemm 64x64x64:nt:bf16:t1 onednn_f32 x3");
 }
 
+LibraryCeiling one_gemm_ceiling(double ms) {
+  return {ms, {{"gemm 512x512x512:nn:bf16:t1", 1, 2.0 * 512 * 512 * 512, "mkl_sgemm", ms}}};
+}
+
+// The ceiling's times are cached machine facts; a baseline that outruns them beyond noise has them
+// timed again, and only then.
+TEST(SettledLibraryCeiling, IsTimedAgainOnlyWhereTheBaselineOutranIt) {
+  int retimes = 0;
+  const auto retime = [&retimes]() -> std::optional<LibraryCeiling> {
+    ++retimes;
+    return one_gemm_ceiling(1.9);
+  };
+  // The baseline at 2 ms against a ceiling of 2.1 ms: 105%, within noise; it stands.
+  const std::optional<LibraryCeiling> within =
+      settled_library_ceiling(one_gemm_ceiling(2.1), 2.0, retime);
+  EXPECT_EQ(retimes, 0);
+  ASSERT_TRUE(within);
+  EXPECT_DOUBLE_EQ(within->ms, 2.1);
+  EXPECT_FALSE(within->retimed);
+  // Against 3 ms (150%): the cached figure was taken in a slow moment; the fresh one replaces it.
+  const std::optional<LibraryCeiling> outran =
+      settled_library_ceiling(one_gemm_ceiling(3.0), 2.0, retime);
+  EXPECT_EQ(retimes, 1);
+  ASSERT_TRUE(outran);
+  EXPECT_DOUBLE_EQ(outran->ms, 1.9);
+  EXPECT_DOUBLE_EQ(outran->parts.at(0).best_ms, 1.9);
+  EXPECT_TRUE(outran->retimed);
+}
+
+TEST(SettledLibraryCeiling, TheCachedOneStandsWhereNothingCanTimeItAgain) {
+  const auto none = []() -> std::optional<LibraryCeiling> { return std::nullopt; };
+  const std::optional<LibraryCeiling> unretimable =
+      settled_library_ceiling(one_gemm_ceiling(3.0), 2.0, none);
+  ASSERT_TRUE(unretimable);
+  EXPECT_DOUBLE_EQ(unretimable->ms, 3.0);
+  EXPECT_FALSE(unretimable->retimed);
+  const std::optional<LibraryCeiling> without_hook =
+      settled_library_ceiling(one_gemm_ceiling(3.0), 2.0, {});
+  ASSERT_TRUE(without_hook);
+  EXPECT_FALSE(without_hook->retimed);
+  bool called = false;
+  const auto retime = [&called]() -> std::optional<LibraryCeiling> {
+    called = true;
+    return one_gemm_ceiling(1.0);
+  };
+  EXPECT_FALSE(settled_library_ceiling(std::nullopt, 2.0, retime));
+  EXPECT_TRUE(settled_library_ceiling(one_gemm_ceiling(3.0), 0.0, retime));  // no baseline time
+  EXPECT_FALSE(called);
+}
+
 // A causal workload's floor is its essential FLOPs (the visible half); GFLOP/s stay on the spec's
 // count, so they compare with JAXBench's.
 TEST(UtilizationOf, TheFloorIsTheEssentialWorkAndTheRateTheSpecsCount) {

@@ -308,6 +308,18 @@ TEST(VerdictTest, ShowsNoiseRooflineLibraryCeilingAndBaselinePath) {
   }
 }
 
+TEST(VerdictTest, ACeilingTimedAgainBesideTheResultSaysSo) {
+  EvalResult r = measured_result();
+  std::ostringstream cached;
+  write_verdict(cached, r);
+  EXPECT_EQ(cached.str().find("timed again"), std::string::npos) << cached.str();
+  r.library_ceiling = LibraryCeiling{1.2, {}, /*retimed=*/true};
+  std::ostringstream retimed;
+  write_verdict(retimed, r);
+  EXPECT_NE(retimed.str().find("onednn_bf16; timed again beside it)"), std::string::npos)
+      << retimed.str();
+}
+
 TEST(VerdictTest, UnstableRunClaimsNoDifference) {
   EvalResult r = measured_result();
   r.noise->stable = false;

@@ -123,8 +123,8 @@ EvalResult make_result(int i, const std::string& workload = "8p_GEMM",
     noise.order_effect = order;
   }
   r.noise = noise;
-  r.library_ceiling =
-      LibraryCeiling{2.5, {{"gemm 768x2688x768:nn:bf16:t1", 2, 3.17e9, "onednn_bf16", 1.25}}};
+  r.library_ceiling = LibraryCeiling{
+      2.5, {{"gemm 768x2688x768:nn:bf16:t1", 2, 3.17e9, "onednn_bf16", 1.25}}, i % 2 == 1};
   r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
   r.warmup = 3;
   r.wall_s = 1.25 + i;
@@ -257,6 +257,7 @@ void expect_same(const EvalResult& a, const EvalResult& b) {
   ASSERT_EQ(a.library_ceiling.has_value(), b.library_ceiling.has_value());
   if (a.library_ceiling) {
     expect_same_double(a.library_ceiling->ms, b.library_ceiling->ms, "ceiling ms");
+    EXPECT_EQ(a.library_ceiling->retimed, b.library_ceiling->retimed);
     ASSERT_EQ(a.library_ceiling->parts.size(), b.library_ceiling->parts.size());
     for (std::size_t i = 0; i < a.library_ceiling->parts.size(); ++i) {
       const LibraryCeilingPart &x = a.library_ceiling->parts[i], &y = b.library_ceiling->parts[i];

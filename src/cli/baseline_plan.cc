@@ -1,11 +1,14 @@
 // Resolving what a baseline runs and what it is measured against: the library calls it makes
 // (found by running it once, cached per kbench build), the fastest library path for each GEMM shape
 // class and the best time of every call on its fastest path (measured once per machine, cached per
-// machine and thread count), from which come its GEMM plan and its library ceiling.
+// machine and thread count, timed again where a baseline outruns them), from which come its GEMM
+// plan and its library ceiling.
 #include <sched.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "cli/context.h"
@@ -149,21 +152,25 @@ class PinnedLikeWorker {
   cpu_set_t saved_;
 };
 
+bool is_path_timings(const std::string& value) {
+  try {
+    const json entry = json::parse(value);
+    return entry.at("path").is_string() && entry.at("best_ms").is_object();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 // A measurement cached per machine under `key`: {"path": fastest, "best_ms": {path: ms, ...}}.
-// Measured by `measure` (path -> best ms) when missing or unreadable.
+// Measured by `measure` (path -> best ms) when missing or unreadable. With `retime`, measured again
+// whatever is cached, each path keeping the faster of its two times: both were this machine's, and
+// the slower is the one something disturbed.
 json cached_path_timings(
     const std::string& key, int threads, const std::string& what,
-    const std::function<std::vector<std::pair<std::string, double>>()>& measure) {
+    const std::function<std::vector<std::pair<std::string, double>>()>& measure,
+    bool retime = false) {
   const CachedFact fact = cached_or_measured(
-      key, "every library path at " + what,
-      [](const std::string& value) {
-        try {
-          const json entry = json::parse(value);
-          return entry.at("path").is_string() && entry.at("best_ms").is_object();
-        } catch (const std::exception&) {
-          return false;
-        }
-      },
+      key, "every library path at " + what, is_path_timings,
       [&] {
         ProgressLine progress("plan");
         progress.update("timing every library path at " + what);
@@ -172,9 +179,15 @@ json cached_path_timings(
           const PinnedLikeWorker pinned(threads);
           timings = measure();
         }
+        const std::optional<CachedFact> earlier = machine_cache().get(key);
+        const json earlier_ms = earlier && is_path_timings(earlier->value)
+                                    ? json::parse(earlier->value).at("best_ms")
+                                    : json::object();
         json entry = {{"path", ""}, {"best_ms", json::object()}};
         double best = 0;
-        for (const auto& [path, ms] : timings) {
+        for (auto [path, ms] : timings) {
+          if (const auto it = earlier_ms.find(path); it != earlier_ms.end() && it->is_number())
+            ms = std::min(ms, it->get<double>());
           entry["best_ms"][path] = ms;
           if (entry["path"] == "" || ms < best) {
             entry["path"] = path;
@@ -182,18 +195,20 @@ json cached_path_timings(
           }
         }
         return entry.dump();
-      });
+      },
+      retime);
   return json::parse(fact.value);
 }
 
-json gemm_timings(const ops::GemmShapeClass& shape) {
+json gemm_timings(const ops::GemmShapeClass& shape, bool retime = false) {
   return cached_path_timings(
       // v3: keyed by the libraries loaded, so a machine that gains MKL measures its paths again;
       // v4: since the epilogues kbench runs after OpenBLAS and MKL take XLA's tanh (GELU, tanh,
       // mish), which made those paths faster than their v3 timings.
       "gemm-path-v4/" + current_environment().machine_id() + "/" + ops::gemm_libraries() + "/" +
           shape.key(),
-      shape.threads, shape.key(), [&] {
+      shape.threads, shape.key(),
+      [&] {
         std::vector<ops::PathTiming> timings;
         const ops::GemmPath fastest = ops::measure_fastest_path(shape, &timings);
         std::vector<std::pair<std::string, double>> out;
@@ -204,16 +219,36 @@ json gemm_timings(const ops::GemmShapeClass& shape) {
           return entry.first == ops::gemm_path_name(fastest);
         });
         return out;
-      });
+      },
+      retime);
 }
 
-json conv_timings(const ops::ConvCall& call) {
+json conv_timings(const ops::ConvCall& call, bool retime = false) {
   return cached_path_timings(
       // v2: measured since reference kernels stopped counting as a path (ops/onednn_reference.h);
       // v3: since a result that needs a reorder is staged in bf16 for bf16 users on native-bf16
       // CPUs and transposed by kbench, and each path is warmed before its back-to-back calls.
       "conv-path-v3/" + current_environment().machine_id() + "/" + call.key(), call.threads,
-      call.key(), [&] { return ops::measure_conv_paths(call); });
+      call.key(), [&] { return ops::measure_conv_paths(call); }, retime);
+}
+
+// The best time of each of `calls` on its fastest path, summed: the baseline's library ceiling
+// (none where no library path ran any of them); `retime` times every call again.
+std::optional<LibraryCeiling> library_ceiling_of(const std::vector<ops::LibraryCall>& calls,
+                                                 bool retime) {
+  LibraryCeiling ceiling;
+  for (const ops::LibraryCall& call : calls) {
+    const bool gemm = call.kind == ops::LibraryCall::Kind::kGemm;
+    const json timings = gemm ? gemm_timings(call.gemm, retime) : conv_timings(call.conv, retime);
+    const std::string path = timings.at("path");
+    if (path.empty()) continue;  // no library path ran it: no ceiling part to stand on
+    LibraryCeilingPart part{call.key(), call.count, call.flops(), path,
+                            timings.at("best_ms").at(path).get<double>()};
+    ceiling.ms += part.count * part.best_ms;
+    ceiling.parts.push_back(std::move(part));
+  }
+  if (ceiling.parts.empty()) return std::nullopt;
+  return ceiling;
 }
 
 }  // namespace
@@ -260,19 +295,18 @@ void resolve_baseline(EvalOptions& eval) {
   ops::set_gemm_plan(plan);
   eval.gemm_plan = plan;
 
-  LibraryCeiling ceiling;
-  for (const ops::LibraryCall& call : discovery->calls) {
-    const bool gemm = call.kind == ops::LibraryCall::Kind::kGemm;
-    const json timings = gemm ? gemm_timings(call.gemm) : conv_timings(call.conv);
-    const std::string path = timings.at("path");
-    if (path.empty()) continue;  // no library path ran it: no ceiling part to stand on
-    LibraryCeilingPart part{call.key(), call.count, call.flops(), path,
-                            timings.at("best_ms").at(path).get<double>()};
-    ceiling.ms += part.count * part.best_ms;
-    ceiling.parts.push_back(std::move(part));
-  }
-  eval.library_ceiling =
-      ceiling.parts.empty() ? std::nullopt : std::optional<LibraryCeiling>(std::move(ceiling));
+  eval.library_ceiling = library_ceiling_of(discovery->calls, /*retime=*/false);
+  // Timed again at most once per resolution: every evaluation that shares these options (an
+  // agent's samples, a tuner's trials) then stands on the same fresh figures.
+  struct Retimed {
+    std::mutex mutex;
+    std::optional<std::optional<LibraryCeiling>> ceiling;
+  };
+  eval.retime_library_ceiling = [calls = discovery->calls, retimed = std::make_shared<Retimed>()] {
+    const std::lock_guard lock(retimed->mutex);
+    if (!retimed->ceiling) retimed->ceiling = library_ceiling_of(calls, /*retime=*/true);
+    return *retimed->ceiling;
+  };
 }
 
 }  // namespace kbench::cli

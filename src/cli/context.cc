@@ -187,8 +187,9 @@ void remember(const std::string& key, const std::string& value) {
   }
 }
 
-void say_measuring(const std::string& what) {
-  std::fprintf(stderr, "kbench: measuring %s (once per machine; kept in %s)\n", what.c_str(),
+void say_measuring(const std::string& what, bool again) {
+  std::fprintf(stderr, "kbench: measuring %s %s; kept in %s)\n", what.c_str(),
+               again ? "again (replacing the cached figures" : "(once per machine",
                machine_cache().dir().c_str());
 }
 
@@ -209,7 +210,7 @@ CachedFact cached_or_measured(const std::string& key, const std::string& what,
   // What the process that held it measured meanwhile.
   if (!force_measure)
     if (auto cached = usable_cached()) return std::move(*cached);
-  say_measuring(what);
+  say_measuring(what, force_measure);
   CachedFact fact{measure(), utc_now_iso8601()};
   remember(key, fact.value);
   return fact;

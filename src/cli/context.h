@@ -72,7 +72,7 @@ MachineCache& machine_cache();
 void remember(const std::string& key, const std::string& value);
 // One line on stderr, terminal or not, before a measurement of the machine that takes seconds, so
 // a command is never silent for that long without saying why.
-void say_measuring(const std::string& what);
+void say_measuring(const std::string& what, bool again);
 // The fact cached under `key` whose value `usable` accepts, or else the value `measure` returns
 // (after say_measuring(what)), kept under `key`; with `force_measure` it is measured whatever is
 // cached. Processes needing one fact at once take turns (MachineCache::hold): one measures, the

@@ -66,6 +66,9 @@ struct LibraryCeilingPart {
 struct LibraryCeiling {
   double ms = 0;  // sum over parts of count x best_ms
   std::vector<LibraryCeilingPart> parts;
+  // Timed again during this evaluation because the baseline outran the cached times
+  // (settled_library_ceiling); false where the cached times stood.
+  bool retimed = false;
 };
 
 // The roofline of this machine for the result's math, and where the measured time sits on it.

@@ -52,6 +52,8 @@ struct EvalOptions {
   // The workload's library ceiling at this size and thread count (cli::resolve_baseline), for
   // Utilization's library figures; none where the baseline makes no library call.
   std::optional<LibraryCeiling> library_ceiling;
+  // Times the ceiling's calls again, now (settled_library_ceiling); empty: the cached one stands.
+  std::function<std::optional<LibraryCeiling>()> retime_library_ceiling;
   std::function<void(const std::string&)> progress;  // short status lines, may be empty
   // For evaluations that run concurrently (the agents' executor). `check_cpus`: the CPUs the
   // compiler, the in-process oracle and the candidate's worker use for gates 1 and 2 (empty: no

@@ -83,4 +83,15 @@ Utilization utilization_of(const Problem& problem, MathClass math, double median
   return u;
 }
 
+std::optional<LibraryCeiling> settled_library_ceiling(
+    const std::optional<LibraryCeiling>& cached, double baseline_median_ms,
+    const std::function<std::optional<LibraryCeiling>()>& retime) {
+  if (!cached || !retime || !(baseline_median_ms > 0)) return cached;
+  if (100 * cached->ms / baseline_median_ms <= kMaxBaselinePctLibrary) return cached;
+  std::optional<LibraryCeiling> fresh = retime();
+  if (!fresh) return cached;
+  fresh->retimed = true;
+  return fresh;
+}
+
 }  // namespace kbench

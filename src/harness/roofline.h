@@ -13,8 +13,12 @@
 // the workload's own library calls at their own shapes, as a share of the measured time. A
 // baseline, being those calls plus the passes between them, stays below 100%; kbench run flags a
 // baseline above kMaxBaselinePctLibrary as a ceiling that missed a call or was measured unlike it.
+// The ceiling's times are machine facts, timed once and cached; a baseline that outruns them is
+// first taken as a sign that they were timed in a slow moment, and they are timed again beside it
+// (settled_library_ceiling).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -54,5 +58,15 @@ Utilization utilization_of(const Problem& problem, MathClass math, double median
 // A baseline above this share of its own library ceiling means the ceiling is wrong: noise is a
 // few percent, a baseline's extra passes only add time.
 constexpr double kMaxBaselinePctLibrary = 105;
+
+// The ceiling a result's library figures rest on: `cached`, unless the baseline, at
+// `baseline_median_ms`, ran above kMaxBaselinePctLibrary of it. Then the cached times were taken
+// while something slowed the core (another process on it, a slow hour of a shared host: on the
+// Emerald Rapids VM a GEMM cached at 31.2 ms ran in 23.3 ms hours later), and `retime` times
+// the calls again now, under the baseline's own conditions; its ceiling comes back marked
+// `retimed`. `cached` stays where `retime` is empty or yields none.
+std::optional<LibraryCeiling> settled_library_ceiling(
+    const std::optional<LibraryCeiling>& cached, double baseline_median_ms,
+    const std::function<std::optional<LibraryCeiling>()>& retime);
 
 }  // namespace kbench

@@ -375,7 +375,9 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
                        {"flops", number(p.flops)},
                        {"path", p.path},
                        {"best_ms", number(p.best_ms)}});
-    out["library_ceiling"] = {{"ms", number(result.library_ceiling->ms)}, {"parts", parts}};
+    out["library_ceiling"] = {{"ms", number(result.library_ceiling->ms)},
+                              {"parts", parts},
+                              {"retimed", result.library_ceiling->retimed}};
   } else {
     out["library_ceiling"] = nullptr;
   }
@@ -531,6 +533,7 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
         c.parts.push_back(std::move(part));
       }
     }
+    read(object, "retimed", c.retimed);
     result.library_ceiling = std::move(c);
   }
   return result;

@@ -378,7 +378,8 @@ void write_noise(std::ostream& out, const std::string& label, const EvalResult& 
 }
 
 // "83.1% of roofline (memory-bound; 40.1 ms at the roof); 95.3% of library ceiling (...)"
-void write_roofline(std::ostream& out, const std::string& label, const Utilization& u) {
+void write_roofline(std::ostream& out, const std::string& label, const Utilization& u,
+                    bool ceiling_retimed) {
   out << "  " << label;
   if (u.bound.empty()) {
     out << "unknown (no peaks measured)";
@@ -390,7 +391,7 @@ void write_roofline(std::ostream& out, const std::string& label, const Utilizati
   }
   if (u.library_ms > 0) {
     out << "; " << format_pct(u.pct_library) << "% of library ceiling (" << format_sig(u.library_ms)
-        << " ms: " << u.library_method << ")";
+        << " ms: " << u.library_method << (ceiling_retimed ? "; timed again beside it" : "") << ")";
   }
   out << '\n';
 }
@@ -492,7 +493,7 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
     if (!u->peak_flops_kind.empty()) out << " (" << u->peak_flops_kind << ")";
     out << "; " << format_sig(u->gbps) << " GB/s = " << format_pct(u->pct_peak_bw) << "% of "
         << format_sig(u->peak_gbps) << " peak\n";
-    write_roofline(out, label("roofline"), *u);
+    write_roofline(out, label("roofline"), *u, r.library_ceiling && r.library_ceiling->retimed);
   }
   if (!r.suspicious.empty())
     out << "  " << label("suspicious") << terminal_safe(r.suspicious) << '\n';
