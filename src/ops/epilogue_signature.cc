@@ -91,6 +91,7 @@ std::string epilogue_signature(const Epilogue& epilogue) {
     add("act." + std::string(name_in(kActivationNames, epilogue.activation)));
   if (epilogue.multiplier) add(epilogue.multiplier->dtype == KB_F32 ? "mul.f32" : "mul.bf16");
   for (const PostOp& op : epilogue.post_ops) add("post." + post_op_name(op));
+  if (epilogue.round_to_bf16) add("round.bf16");
   return out;
 }
 
@@ -125,6 +126,8 @@ SampleEpilogue::SampleEpilogue(const std::string& signature, std::int64_t m, std
       const BinaryOp op = key_in(kOpNames, rest, signature);
       operands_->columns.emplace_back(columns, 1.5f);
       epilogue_.post_ops.push_back(PostOp::column(op, operands_->columns.back().data()));
+    } else if (step == "round.bf16") {
+      epilogue_.round_to_bf16 = true;
     } else if (step == "post.linear") {
       epilogue_.post_ops.push_back(PostOp::linear(0.5f, 0.25f));
     } else if (step == "post.clip") {

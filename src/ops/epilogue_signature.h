@@ -17,7 +17,8 @@ namespace kbench::ops {
 // "" for the bare product; else '+'-joined steps in the epilogue's order: "scale", "bias",
 // "act.<activation>", "mul.bf16" / "mul.f32" (the multiplier), "post.<activation>",
 // "post.linear", "post.clip", "post.leakyrelu", "post.<op>" (a scalar: add, sub, mul, div),
-// "post.col.<op>" (a per-column operand). Never holds ';' or '=' (the plan's separators).
+// "post.col.<op>" (a per-column operand), "round.bf16" (Epilogue::round_to_bf16). Never holds ';'
+// or '=' (the plan's separators).
 std::string epilogue_signature(const Epilogue& epilogue);
 
 // An epilogue with the steps of `signature` for an m x n product, its operands (bias, multiplier,

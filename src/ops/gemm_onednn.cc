@@ -303,6 +303,12 @@ bool onednn_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
       convert_f32_to_bf16(c_scratch.data() + r * c.cols, static_cast<bf16_t*>(c.data) + r * c.ld,
                           static_cast<std::size_t>(c.cols));
   }
+  // oneDNN has no post-op that rounds to bf16 and keeps f32: a pass of its own.
+  if (epilogue.round_to_bf16 && c.dtype == KB_F32) {
+#pragma omp parallel for schedule(static) if (c.rows * c.cols >= kParallelElements)
+    for (std::int64_t r = 0; r < c.rows; ++r)
+      round_to_bf16_in_place(static_cast<float*>(c.data) + r * c.ld, c.cols);
+  }
   return true;
 }
 

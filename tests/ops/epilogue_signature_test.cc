@@ -31,6 +31,7 @@ std::vector<Epilogue> epilogues() {
       {.post_ops = {PostOp::linear(2.0f, 1.0f), PostOp::clip(-1.0f, 1.0f), PostOp::leaky_relu(0.1f),
                     PostOp::scalar(BinaryOp::kDivide, 3.0f),
                     PostOp::column(BinaryOp::kSubtract, kColumn)}},
+      {.bias = kBias, .activation = Activation::kSigmoid, .round_to_bf16 = true},
   };
 }
 
@@ -41,6 +42,7 @@ TEST(EpilogueSignature, NamesEachStepInOrder) {
   EXPECT_EQ(epilogue_signature(epilogues()[3]), "act.gelu_erf+mul.bf16+post.sigmoid");
   EXPECT_EQ(epilogue_signature(epilogues()[4]),
             "post.linear+post.clip+post.leakyrelu+post.div+post.col.sub");
+  EXPECT_EQ(epilogue_signature(epilogues()[5]), "bias+act.sigmoid+round.bf16");
 }
 
 TEST(EpilogueSignature, ASampleHasTheSameStepsAndFiniteValues) {

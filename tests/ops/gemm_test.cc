@@ -220,6 +220,31 @@ TEST_P(GemmPathTest, MatchesReferenceOnEdgeShapesAndEveryEpilogue) {
   if (ran_count == 0) GTEST_SKIP() << gemm_path_name(path) << " is not available on this CPU";
 }
 
+// An f32 result with round_to_bf16 holds, element for element, the bf16 rounding of what the same
+// path computes without it.
+TEST_P(GemmPathTest, RoundsAnF32ResultToBf16WhenAsked) {
+  const GemmPath path = GetParam();
+  for (const kb_dtype operands : {KB_BF16, KB_F32}) {
+    for (const Case& c : kCases) {
+      Operands o = make_operands(c, operands, 11);
+      const Matrix a{o.a.data(), operands, c.m, c.k, c.k};
+      const std::int64_t b_cols = c.b_transposed ? c.k : c.n;
+      const Matrix b{o.b.data(), operands, c.b_transposed ? c.n : c.k, b_cols, b_cols};
+      Epilogue e{.bias = o.bias.as<float>(), .activation = Activation::kSigmoid};
+      HostTensor exact({"exact", KB_F32, {c.m, c.n}}), rounded({"rounded", KB_F32, {c.m, c.n}});
+      if (!gemm_on_path(path, a, b, c.b_transposed, {exact.data(), KB_F32, c.m, c.n, c.n}, e))
+        continue;
+      e.round_to_bf16 = true;
+      ASSERT_TRUE(
+          gemm_on_path(path, a, b, c.b_transposed, {rounded.data(), KB_F32, c.m, c.n, c.n}, e));
+      for (std::int64_t i = 0; i < c.m * c.n; ++i) {
+        ASSERT_EQ(rounded.as<float>()[i], round_to_bf16(exact.as<float>()[i]))
+            << gemm_path_name(path) << " " << c.m << "x" << c.n << "x" << c.k << " element " << i;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllPaths, GemmPathTest, ::testing::ValuesIn(kAllGemmPaths),
                          [](const auto& path) { return std::string(gemm_path_name(path.param)); });
 

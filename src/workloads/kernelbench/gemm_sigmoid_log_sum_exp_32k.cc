@@ -106,14 +106,15 @@ int reference(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
 }
 
 // What a fusing compiler emits: the first GEMM with b1 and the sigmoid fused into its epilogue,
-// writing the hidden activation in the output dtype (bf16 as the program holds it, f32 in the
-// oracle); the second GEMM with b2 fused, into f32; one log-sum-exp per row.
+// writing the hidden activation rounded to bf16 as the program holds it (not rounded in the
+// oracle) but kept in f32, which the second GEMM reads without widening it again; the second GEMM
+// with b2 fused, into f32; one log-sum-exp per row.
 int baseline(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   const auto [m, k, h, o] = shape;
   const ops::F32Buffer b2 = ops::load_f32(in[4]);
-  ops::ScratchMatrix hidden(out[0].dtype, m, h);
+  ops::ScratchMatrix hidden(KB_F32, m, h);
   linear::gemm(in[0], in[1], kLayout, &in[2], hidden.out(),
-               {.activation = ops::Activation::kSigmoid});
+               {.activation = ops::Activation::kSigmoid, .round_to_bf16 = out[0].dtype == KB_BF16});
   ops::ScratchMatrix z(KB_F32, m, o);
   ops::gemm(hidden.in(), ops::matrix_of(in[3]), /*b_transposed=*/true, z.out(),
             {.bias = b2.data()});
