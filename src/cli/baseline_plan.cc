@@ -1,8 +1,9 @@
-// Resolving what a baseline runs and what it is measured against: the library calls it makes
-// (found by running it once, cached per kbench build), the fastest library path for each GEMM shape
-// class and the best time of every call on its fastest path (measured once per machine, cached per
-// machine and thread count, timed again where a baseline outruns them), from which come its GEMM
-// plan and its library ceiling.
+// Resolving what a baseline runs and what it is measured against: the GEMM shape classes it meets
+// (found by running it once under no plan, cached per kbench build), the fastest library path for
+// each (measured once per machine, cached per machine and thread count), which make its GEMM plan;
+// the library calls it makes under that plan (found by running it once more, cached per build and
+// plan) and the best time of each on its fastest path, timed again where a baseline outruns them,
+// which make its library ceiling.
 #include <sched.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "cli/context.h"
 #include "core/environment.h"
 #include "core/mkl_runtime.h"
+#include "core/sha256.h"
 #include "harness/evaluator.h"
 #include "harness/problem_instance.h"
 #include "ops/gemm.h"
@@ -25,24 +27,25 @@ namespace {
 
 using nlohmann::json;
 
-// The library calls of the baseline as timed (bf16 outputs), and the GEMM shape classes it and the
-// f32 oracle meet, from one run of each in this process.
-struct Discovery {
-  std::vector<ops::LibraryCall> calls;
-  std::vector<ops::GemmShapeClass> classes;
-};
-
-Discovery discover(const Workload& workload, Size size, int threads) {
+// The GEMM shape classes the baseline as timed (bf16 outputs) and the f32 oracle meet or ask the
+// plan about, under no plan, from one run of each in this process.
+std::vector<ops::GemmShapeClass> gemm_classes_of(const Workload& workload, Size size, int threads) {
   ops::set_gemm_plan("");
   ProblemInstance instance(workload, size);
   instance.generate(1);
-  Discovery d;
+  instance.run_trusted(workload.baseline, threads, KB_BF16);
+  instance.run_trusted(workload.baseline, threads, KB_F32);
+  return ops::unplanned_gemm_classes();
+}
+
+// The library calls of the baseline as timed, under the plan now installed: a baseline may choose
+// its calls by the plan (ops::gemm_reads_bf16).
+std::vector<ops::LibraryCall> calls_under_plan(const Workload& workload, Size size, int threads) {
+  ProblemInstance instance(workload, size);
+  instance.generate(1);
   ops::start_recording_library_calls();
   instance.run_trusted(workload.baseline, threads, KB_BF16);
-  d.calls = ops::stop_recording_library_calls();
-  instance.run_trusted(workload.baseline, threads, KB_F32);
-  d.classes = ops::unplanned_gemm_classes();
-  return d;
+  return ops::stop_recording_library_calls();
 }
 
 json shape_to_json(const ops::GemmShapeClass& c) {
@@ -104,21 +107,20 @@ ops::ConvCall conv_from_json(const json& j) {
   return c;
 }
 
-json discovery_to_json(const Discovery& d) {
-  json calls = json::array(), classes = json::array();
-  for (const ops::LibraryCall& call : d.calls) {
+json calls_to_json(const std::vector<ops::LibraryCall>& calls) {
+  json out = json::array();
+  for (const ops::LibraryCall& call : calls) {
     const bool gemm = call.kind == ops::LibraryCall::Kind::kGemm;
-    calls.push_back(
+    out.push_back(
         {{"count", call.count},
          {gemm ? "gemm" : "conv", gemm ? shape_to_json(call.gemm) : conv_to_json(call.conv)}});
   }
-  for (const ops::GemmShapeClass& c : d.classes) classes.push_back(shape_to_json(c));
-  return {{"calls", calls}, {"classes", classes}};
+  return out;
 }
 
-Discovery discovery_from_json(const json& j) {
-  Discovery d;
-  for (const json& c : j.at("calls")) {
+std::vector<ops::LibraryCall> calls_from_json(const json& j) {
+  std::vector<ops::LibraryCall> calls;
+  for (const json& c : j) {
     ops::LibraryCall call;
     call.count = c.at("count");
     if (c.contains("gemm")) {
@@ -127,10 +129,42 @@ Discovery discovery_from_json(const json& j) {
       call.kind = ops::LibraryCall::Kind::kConv;
       call.conv = conv_from_json(c.at("conv"));
     }
-    d.calls.push_back(std::move(call));
+    calls.push_back(std::move(call));
   }
-  for (const json& c : j.at("classes")) d.classes.push_back(shape_from_json(c));
-  return d;
+  return calls;
+}
+
+json classes_to_json(const std::vector<ops::GemmShapeClass>& classes) {
+  json out = json::array();
+  for (const ops::GemmShapeClass& c : classes) out.push_back(shape_to_json(c));
+  return out;
+}
+
+std::vector<ops::GemmShapeClass> classes_from_json(const json& j) {
+  std::vector<ops::GemmShapeClass> classes;
+  for (const json& c : j) classes.push_back(shape_from_json(c));
+  return classes;
+}
+
+// What `find` returns, kept in the machine cache under `key` where `cacheable`, and read from there
+// when an earlier run kept it (a damaged entry is found again and overwritten).
+template <class T>
+T found_once(const std::string& key, bool cacheable, const std::string& what,
+             const std::function<T()>& find, json (*to_json)(const T&),
+             T (*from_json)(const json&)) {
+  if (cacheable) {
+    if (const auto cached = machine_cache().get(key)) {
+      try {
+        return from_json(json::parse(cached->value));
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  ProgressLine progress("plan");
+  progress.update(what);
+  T found = find();
+  if (cacheable) remember(key, to_json(found).dump());
+  return found;
 }
 
 // Pins the calling thread to the CPUs a worker with `threads` threads gets, for as long as it
@@ -256,38 +290,26 @@ std::optional<LibraryCeiling> library_ceiling_of(const std::vector<ops::LibraryC
 void resolve_baseline(EvalOptions& eval) {
   const Workload& workload = *eval.workload;
   ops::set_library_threads(eval.threads);
-  const std::string discovery_key = "library-calls-v1/" +
-                                    std::string(current_environment().kbench_commit) + "/" +
-                                    std::string(workload.name) + "/" + size_name(eval.size) +
-                                    "/threads=" + std::to_string(eval.threads);
-  // A build whose commit is unknown (a dirty tree reports "-dirty") may differ from what the entry
-  // was made by: such entries are discovered again every time rather than trusted.
+  const std::string baseline_key = std::string(current_environment().kbench_commit) + "/" +
+                                   std::string(workload.name) + "/" + size_name(eval.size) +
+                                   "/threads=" + std::to_string(eval.threads);
+  // A build whose commit is unknown (a dirty tree reports "-dirty") may differ from what an entry
+  // was made by: such entries are found again every time rather than trusted.
   const bool cacheable = current_environment().kbench_commit.find("dirty") == std::string::npos &&
                          current_environment().kbench_commit != "unknown";
-  std::optional<Discovery> discovery;
-  if (cacheable) {
-    if (const auto cached = machine_cache().get(discovery_key)) {
-      try {
-        discovery = discovery_from_json(json::parse(cached->value));
-      } catch (const std::exception&) {
-        // a damaged entry is discovered again and overwritten
-      }
-    }
-  }
-  if (!discovery) {
-    ProgressLine progress("plan");
-    progress.update("finding the library calls of " + std::string(workload.name) + "'s baseline");
-    discovery = discover(workload, eval.size, eval.threads);
-    if (cacheable) remember(discovery_key, discovery_to_json(*discovery).dump());
-  }
+  const std::vector<ops::GemmShapeClass> classes = found_once<std::vector<ops::GemmShapeClass>>(
+      "gemm-classes-v1/" + baseline_key, cacheable,
+      "finding the GEMMs of " + std::string(workload.name) + "'s baseline",
+      [&] { return gemm_classes_of(workload, eval.size, eval.threads); }, classes_to_json,
+      classes_from_json);
 
   static bool said_no_mkl = false;
-  if (!discovery->classes.empty() && !mkl::runtime() && !said_no_mkl) {
+  if (!classes.empty() && !mkl::runtime() && !said_no_mkl) {
     said_no_mkl = true;
     std::fprintf(stderr, "kbench: %s; GEMMs run on oneDNN and OpenBLAS\n", mkl::status().c_str());
   }
   std::string plan;
-  for (const ops::GemmShapeClass& shape : discovery->classes) {
+  for (const ops::GemmShapeClass& shape : classes) {
     const std::string path = gemm_timings(shape).at("path");
     if (!plan.empty()) plan += ';';
     plan += shape.key() + "=" + path;
@@ -295,14 +317,20 @@ void resolve_baseline(EvalOptions& eval) {
   ops::set_gemm_plan(plan);
   eval.gemm_plan = plan;
 
-  eval.library_ceiling = library_ceiling_of(discovery->calls, /*retime=*/false);
+  // Per plan as well as per build: a plan is this machine's.
+  const std::vector<ops::LibraryCall> calls = found_once<std::vector<ops::LibraryCall>>(
+      "library-calls-v2/" + baseline_key + "/plan=" + sha256_hex(plan).substr(0, 16), cacheable,
+      "finding the library calls of " + std::string(workload.name) + "'s baseline",
+      [&] { return calls_under_plan(workload, eval.size, eval.threads); }, calls_to_json,
+      calls_from_json);
+  eval.library_ceiling = library_ceiling_of(calls, /*retime=*/false);
   // Timed again at most once per resolution: every evaluation that shares these options (an
   // agent's samples, a tuner's trials) then stands on the same fresh figures.
   struct Retimed {
     std::mutex mutex;
     std::optional<std::optional<LibraryCeiling>> ceiling;
   };
-  eval.retime_library_ceiling = [calls = discovery->calls, retimed = std::make_shared<Retimed>()] {
+  eval.retime_library_ceiling = [calls, retimed = std::make_shared<Retimed>()] {
     const std::lock_guard lock(retimed->mutex);
     if (!retimed->ceiling) retimed->ceiling = library_ceiling_of(calls, /*retime=*/true);
     return *retimed->ceiling;

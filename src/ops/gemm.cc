@@ -98,6 +98,15 @@ GemmPath planned_path_locked(const Plan& p, const GemmShapeClass& shape, const s
   return nearest.value_or(kDefaultPath);
 }
 
+// The planned path for `shape`, which is recorded as requested where the plan has no entry for it.
+GemmPath requested_path(const GemmShapeClass& shape) {
+  Plan& p = plan();
+  std::lock_guard lock(p.mutex);
+  const std::string key = shape.key();
+  if (!p.paths.contains(key)) p.unplanned.emplace(key, shape);
+  return planned_path_locked(p, shape, key);
+}
+
 bool any_f32(const Matrix& a, const Matrix& b, const Epilogue& epilogue) {
   (void)epilogue;
   return a.dtype == KB_F32 || b.dtype == KB_F32;
@@ -212,19 +221,19 @@ void gemm(const Matrix& a, const Matrix& b, bool b_transposed, const MutableMatr
   LibraryCall call;
   call.gemm = shape;
   const NotedLibraryCall noted(call);
-  GemmPath path = kDefaultPath;
-  {
-    Plan& p = plan();
-    std::lock_guard lock(p.mutex);
-    const std::string key = shape.key();
-    if (!p.paths.contains(key)) p.unplanned.emplace(key, shape);
-    path = planned_path_locked(p, shape, key);
-  }
+  GemmPath path = requested_path(shape);
   // An f32 operand never takes a bf16 path: the oracle must not round its intermediates.
   if (shape.f32_operands && path == GemmPath::kOnednnBf16) path = GemmPath::kOnednnF32;
   if (shape.f32_operands && path == GemmPath::kMklBf16) path = GemmPath::kMklSgemm;
   if (!gemm_on_path(path, a, b, b_transposed, c, epilogue))
     detail::openblas_gemm(a, b, b_transposed, c, epilogue);
+}
+
+bool gemm_reads_bf16(std::int64_t m, std::int64_t n, std::int64_t k, bool b_transposed,
+                     const Epilogue& epilogue) {
+  return takes_bf16_operands(
+      requested_path({m, n, k, b_transposed, /*f32_operands=*/false, detail::gemm_threads(),
+                      epilogue_signature(epilogue)}));
 }
 
 void set_gemm_plan(const std::string& encoded) {

@@ -162,6 +162,13 @@ class ScratchMatrix {
 
 // ---- The per-process plan: which path each shape class takes ----
 
+// Whether a GEMM of bf16 operands, C m x n and depth k, with `epilogue`, takes a path on the plan
+// that reads bf16 as it is (oneDNN's or oneMKL's bf16 kernels) rather than widening it to f32.
+// Asked as a call is, so the plan measures the class. A baseline that stores an intermediate for a
+// GEMM asks it: where the answer is no, the intermediate is kept widened (Epilogue::round_to_bf16).
+bool gemm_reads_bf16(std::int64_t m, std::int64_t n, std::int64_t k, bool b_transposed,
+                     const Epilogue& epilogue = {});
+
 // Replaces the plan with `encoded` ("key=path;key=path"); throws std::invalid_argument when
 // malformed.
 void set_gemm_plan(const std::string& encoded);

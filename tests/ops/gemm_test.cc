@@ -331,6 +331,27 @@ TEST(GemmPlan, RecordsUnplannedClassesAndFollowsThePlan) {
   set_gemm_plan("");
 }
 
+// Asking whether a class's path reads bf16 records the class for the plan, as a call would, and
+// answers from the plan.
+TEST(GemmPlan, WhetherAPathReadsBf16IsAskedOfThePlanAndRecordsTheClass) {
+  set_gemm_plan("");
+  EXPECT_FALSE(gemm_reads_bf16(8, 16, 32, true));  // the default path widens
+  const auto unplanned = unplanned_gemm_classes();
+  ASSERT_EQ(unplanned.size(), 1u);
+  GemmShapeClass asked = unplanned[0];
+  EXPECT_EQ(asked.key(), "8x16x32:nt:bf16:t" + std::to_string(asked.threads));
+  const Epilogue sigmoid{.activation = Activation::kSigmoid};
+  GemmShapeClass with_sigmoid = asked;
+  with_sigmoid.epilogue = "act.sigmoid";
+  set_gemm_plan(asked.key() + "=onednn_bf16;" + with_sigmoid.key() + "=mkl_sgemm");
+  EXPECT_TRUE(gemm_reads_bf16(8, 16, 32, true));
+  EXPECT_FALSE(gemm_reads_bf16(8, 16, 32, true, sigmoid));
+  EXPECT_TRUE(unplanned_gemm_classes().empty());
+  set_gemm_plan(asked.key() + "=mkl_bf16");
+  EXPECT_TRUE(gemm_reads_bf16(8, 16, 32, true));
+  set_gemm_plan("");
+}
+
 TEST(GemmPlan, MeasuresAWorkingPath) {
   std::vector<PathTiming> timings;
   const GemmPath best = measure_fastest_path({64, 64, 64, false, false, 1}, &timings);
