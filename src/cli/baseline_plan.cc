@@ -186,13 +186,18 @@ class PinnedLikeWorker {
   cpu_set_t saved_;
 };
 
-bool is_path_timings(const std::string& value) {
+// A cached path-timings entry, parsed; none where `value` is not one.
+std::optional<json> path_timings_in(const std::string& value) {
   try {
-    const json entry = json::parse(value);
-    return entry.at("path").is_string() && entry.at("best_ms").is_object();
+    json entry = json::parse(value);
+    if (entry.at("path").is_string() && entry.at("best_ms").is_object()) return entry;
   } catch (const std::exception&) {
-    return false;
   }
+  return std::nullopt;
+}
+
+bool is_path_timings(const std::string& value) {
+  return path_timings_in(value).has_value();
 }
 
 // A measurement cached per machine under `key`: {"path": fastest, "best_ms": {path: ms, ...}}.
@@ -214,9 +219,9 @@ json cached_path_timings(
           timings = measure();
         }
         const std::optional<CachedFact> earlier = machine_cache().get(key);
-        const json earlier_ms = earlier && is_path_timings(earlier->value)
-                                    ? json::parse(earlier->value).at("best_ms")
-                                    : json::object();
+        const std::optional<json> earlier_entry =
+            earlier ? path_timings_in(earlier->value) : std::nullopt;
+        const json earlier_ms = earlier_entry ? earlier_entry->at("best_ms") : json::object();
         json entry = {{"path", ""}, {"best_ms", json::object()}};
         double best = 0;
         for (auto [path, ms] : timings) {
