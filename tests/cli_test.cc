@@ -200,6 +200,48 @@ TEST(Cli, ACachedLibraryCeilingTheBaselineOutranIsTimedAgain) {
   std::filesystem::remove_all(cache);
 }
 
+// Peaks cached a million times too slow put the floor above the baseline, kbench's own code doing
+// the whole work: `run` and an A/A `eval` blame the floor (or the peaks), never the candidate.
+TEST(Cli, ABaselineBelowItsPhysicalFloorBlamesTheFloor) {
+  const auto cache =
+      std::filesystem::temp_directory_path() / ("kbench-tests-floor-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  seed_machine_cache(cache);
+  const std::string env = "KBENCH_CACHE=" + cache.string() + " " + kbench_exe();
+  const std::string common = " -w 12p --size smoke --warmup 1 --iters 3 --max-iters 3 --json";
+  const CliRun first = run_shell(env + " run" + common + " --no-experts --no-record");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_TRUE(nlohmann::json::parse(first.out).at(0).at("suspicious").is_null()) << first.out;
+
+  int slowed = 0;
+  for (const auto& file : std::filesystem::directory_iterator(cache / "machine")) {
+    if (file.path().extension() != ".json") continue;
+    nlohmann::json entry = nlohmann::json::parse(std::ifstream(file.path()));
+    if (!entry.at("key").get<std::string>().starts_with("probe/")) continue;
+    nlohmann::json peaks = nlohmann::json::parse(entry.at("value").get<std::string>());
+    for (const char* key : {"fp32_fma_gflops", "fp32_fma_ymm_gflops", "bf16_dot_gflops",
+                            "fp16_fma_gflops", "amx_bf16_gflops", "mem_bw_gbps"})
+      if (peaks.at(key).is_number()) peaks[key] = peaks[key].get<double>() * 1e-6;
+    entry["value"] = peaks.dump();
+    std::ofstream(file.path()) << entry.dump();
+    ++slowed;
+  }
+  ASSERT_GT(slowed, 0);
+
+  const CliRun run = run_shell(env + " run" + common + " --no-experts --no-record");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json ran = nlohmann::json::parse(run.out).at(0).at("suspicious");
+  ASSERT_TRUE(ran.is_string()) << run.out;
+  EXPECT_TRUE(ran.get<std::string>().starts_with("the baseline's median")) << ran;
+
+  const CliRun aa = run_shell(env + " eval --aa" + common + " --no-record");
+  ASSERT_EQ(aa.exit_code, 0) << aa.out;
+  const nlohmann::json evaluated = nlohmann::json::parse(aa.out).at("suspicious");
+  ASSERT_TRUE(evaluated.is_string()) << aa.out;
+  EXPECT_TRUE(evaluated.get<std::string>().starts_with("the baseline's median")) << evaluated;
+  std::filesystem::remove_all(cache);
+}
+
 TEST(Cli, CalibrateReportsTheSpreadOfAaRunsAndRecordsThem) {
   const std::string db = temp_db("calibrate");
   const std::string common =

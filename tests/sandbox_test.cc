@@ -216,5 +216,17 @@ TEST(PhysicalFloor, FlagsOnlyMediansBelowTheRoofline) {
   EXPECT_EQ(below_physical_floor(1.5, util), "");
 }
 
+// The baseline beating the floor blames the floor, not an algebraic shortcut.
+TEST(PhysicalFloor, ABaselineBelowItBlamesTheFloor) {
+  Utilization util;
+  util.roofline_ms = 2.0;
+  util.bound = "compute";
+  EXPECT_EQ(baseline_below_physical_floor(2.0, util), "");
+  const std::string blame = baseline_below_physical_floor(1.5, util);
+  EXPECT_EQ(blame.find("the baseline's median 1.5 ms is below the physical floor"), 0u) << blame;
+  EXPECT_NE(blame.find("kbench bug"), std::string::npos) << blame;
+  EXPECT_EQ(blame.find("algebraic shortcut"), std::string::npos) << blame;
+}
+
 }  // namespace
 }  // namespace kbench::sandbox

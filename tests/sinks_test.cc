@@ -216,6 +216,18 @@ TEST(JsonSinkTest, EmptyListIsEmptyArray) {
   EXPECT_EQ(nlohmann::json::parse(render({}, Format::kJson)), nlohmann::json::array());
 }
 
+TEST(TableSinkTest, SaysBelowTheTableWhichResultsAreSuspiciousAndWhy) {
+  EvalResult flagged = correct_result();
+  flagged.id = 7;
+  flagged.suspicious = "median 1 ms is below the physical floor of 2 ms";
+  const std::string text = render({correct_result(), flagged}, Format::kTable);
+  EXPECT_NE(text.find("\nsuspicious  id 7 8p_GEMM: median 1 ms is below the physical floor of 2 "
+                      "ms\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("suspicious"), text.rfind("suspicious")) << text;  // the flagged one only
+}
+
 TEST(TableSinkTest, ShowsWorkloadStatusAndAlignsColumns) {
   const std::string text = render({correct_result(), failed_result()}, Format::kTable);
   std::vector<std::string> lines;

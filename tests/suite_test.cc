@@ -292,6 +292,8 @@ TEST_P(SuiteWorkload, SizePresetsAreConsistent) {
     const Problem p = w.problem(size);
     EXPECT_GT(p.flops, 0) << size_name(size);
     EXPECT_GT(p.min_bytes, 0) << size_name(size);
+    // The memory floor never counts more than every tensor once.
+    EXPECT_LE(p.min_bytes, tensor_bytes(p)) << size_name(size);
     EXPECT_FALSE(p.outputs.empty());
   }
   EXPECT_LT(w.problem(Size::kSmoke).flops, w.problem(Size::kCpu).flops);
@@ -303,7 +305,7 @@ TEST_P(SuiteWorkload, SizePresetsAreConsistent) {
 TEST(EssentialFlops, CausalAttentionCountsOnlyTheVisiblePairs) {
   const Problem flash = find_workload("1p")->problem(Size::kCpu);  // B 1, H 8, S 1024, D 128
   EXPECT_DOUBLE_EQ(flash.essential_flops, 4.0 * 8 * 128 * (1024.0 * 1025 / 2));
-  for (const char* id : {"1p", "2p", "3p", "4p", "5p", "7p"}) {
+  for (const char* id : {"1p", "2p", "3p", "4p", "5p", "7p", "15p", "16p"}) {
     for (Size size : {Size::kSmoke, Size::kCpu}) {
       // 4p's formula omits the batch its essential FLOPs include: comparable where B is 1.
       if (std::string_view(id) == "4p" && size == Size::kSmoke) continue;
@@ -313,6 +315,29 @@ TEST(EssentialFlops, CausalAttentionCountsOnlyTheVisiblePairs) {
     }
   }
   EXPECT_EQ(find_workload("8p")->problem(Size::kCpu).essential_flops, 0);  // nothing to skip
+  // RetNet's and Mamba-2's masked scores are exact zeros (decay 0 above the diagonal).
+  const Problem retention = find_workload("15p")->problem(Size::kCpu);  // 1, 16, 512, 256
+  EXPECT_DOUBLE_EQ(retention.essential_flops, 4.0 * 16 * 256 * (512.0 * 513 / 2));
+}
+
+// 28k's formula counts the taps of its transposed conv's zero-dilated form; its floor counts the
+// taps that meet an input element, 4 per axis (3 at either end), about 1/8 of the formula's.
+TEST(EssentialFlops, TransposedConvCountsOnlyTheLiveTaps) {
+  const Problem p = find_workload("28k")->problem(Size::kCpu);  // N 2, 32 -> 64, 8 x 16 x 32
+  EXPECT_DOUBLE_EQ(p.essential_flops, 2.0 * 2 * 32 * 64 * (30 * 62 * 126));
+  EXPECT_LT(p.essential_flops, 0.125 * p.flops);
+  // A valid forward conv has no tap to skip.
+  const Problem forward = find_workload("18k")->problem(Size::kCpu);
+  EXPECT_DOUBLE_EQ(forward.essential_flops, forward.flops);
+}
+
+// A kernel need not read the pages no active sequence reaches, so the memory floor leaves them out.
+TEST(MinBytes, RaggedPagedAttentionCountsOnlyThePagesItsSequencesReach) {
+  for (Size size : {Size::kSmoke, Size::kCpu, Size::kFull}) {
+    const Problem p = find_workload("7p")->problem(size);
+    EXPECT_LT(p.min_bytes, tensor_bytes(p)) << size_name(size);
+    EXPECT_GT(p.min_bytes, 0.25 * tensor_bytes(p)) << size_name(size);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllWorkloads, SuiteWorkload,

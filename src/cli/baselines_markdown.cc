@@ -115,6 +115,12 @@ void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& r
     const auto tpu = tpu_v6e_xla_ms(w->id());
     os << (tpu ? format("%.3g", *tpu) : "-") << " | " << expert_cell(r) << " |\n";
   }
+  bool first = true;
+  for (const EvalResult& r : results) {
+    if (r.suspicious.empty()) continue;
+    os << (first ? "\nSuspicious:\n" : "") << "- " << r.workload << ": " << r.suspicious << "\n";
+    first = false;
+  }
 }
 
 }  // namespace kbench::cli

@@ -257,15 +257,33 @@ void record_bounds(const StopRule& rule, const std::string& stop, NoiseReport& n
 
 }  // namespace
 
-std::string below_physical_floor(double median_ms, const std::optional<Utilization>& util) {
+namespace {
+
+// "<whose> median M ms is below the physical floor of F ms (...): <meaning>", or empty where the
+// median is not below it or the roofs were not measured.
+std::string floor_breach(const char* whose, double median_ms,
+                         const std::optional<Utilization>& util, const char* meaning) {
   if (!util || !(util->roofline_ms > 0) || !(median_ms < util->roofline_ms)) return "";
-  char buf[240];
+  char buf[400];
   std::snprintf(buf, sizeof buf,
-                "median %.4g ms is below the physical floor of %.4g ms (%s-bound at %.4g GFLOP/s, "
-                "%.4g GB/s): an algebraic shortcut, or a measurement to distrust",
-                median_ms, util->roofline_ms, util->bound.c_str(), util->peak_gflops,
-                util->peak_gbps);
+                "%smedian %.4g ms is below the physical floor of %.4g ms (%s-bound at %.4g "
+                "GFLOP/s, %.4g GB/s): %s",
+                whose, median_ms, util->roofline_ms, util->bound.c_str(), util->peak_gflops,
+                util->peak_gbps, meaning);
   return buf;
+}
+
+}  // namespace
+
+std::string below_physical_floor(double median_ms, const std::optional<Utilization>& util) {
+  return floor_breach("", median_ms, util, "an algebraic shortcut, or a measurement to distrust");
+}
+
+std::string baseline_below_physical_floor(double baseline_median_ms,
+                                          const std::optional<Utilization>& util) {
+  return floor_breach("the baseline's ", baseline_median_ms, util,
+                      "the floor counts work a kernel may skip (a kbench bug), or the peaks were "
+                      "measured in a slow moment (`kbench probe --force` measures them again)");
 }
 
 SeatConditions seat_conditions(const EvalOptions& options, int inputs_fd, std::vector<int> cpus) {
@@ -506,7 +524,10 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   r.library_ceiling = library_ceiling_beside(options, r.baseline->median_ms);
   r.utilization =
       utilization_of(instance.problem(), w.math, r.candidate->median_ms, peaks, r.library_ceiling);
-  r.suspicious = below_physical_floor(r.candidate->median_ms, r.utilization);
+  // Against a floor the baseline itself beat, the candidate's place says nothing about it.
+  r.suspicious = baseline_below_physical_floor(r.baseline->median_ms, r.utilization);
+  if (r.suspicious.empty())
+    r.suspicious = below_physical_floor(r.candidate->median_ms, r.utilization);
   return finish();
 }
 
@@ -583,7 +604,8 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   r.library_ceiling = library_ceiling_beside(options, r.baseline->median_ms);
   r.utilization =
       utilization_of(instance.problem(), w.math, r.baseline->median_ms, peaks, r.library_ceiling);
-  if (r.utilization->pct_library > kMaxBaselinePctLibrary) {
+  r.suspicious = baseline_below_physical_floor(r.baseline->median_ms, r.utilization);
+  if (r.suspicious.empty() && r.utilization->pct_library > kMaxBaselinePctLibrary) {
     char buf[200];
     std::snprintf(
         buf, sizeof buf, "baseline at %.0f%% of its own library ceiling%s",

@@ -75,6 +75,11 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
 // EvalResult::suspicious for a candidate whose median beat max(FLOPs / compute roof, bytes /
 // bandwidth) of `util`; empty when it did not or the roofs were not measured.
 std::string below_physical_floor(double median_ms, const std::optional<Utilization>& util);
+// The same for the baseline: kbench's own code doing the whole work cannot beat the floor, so one
+// that did shows the floor wrong (its FLOP or byte count includes work a kernel may skip, or the
+// cached peaks were measured in a slow moment), and a candidate's place against it means nothing.
+std::string baseline_below_physical_floor(double baseline_median_ms,
+                                          const std::optional<Utilization>& util);
 
 // The seat every worker of an evaluation with `options` starts in, pinned to `cpus`, reading the
 // inputs on `inputs_fd`: the candidate's and the baseline's alike.

@@ -19,6 +19,15 @@ constexpr double causal_pairs(std::int64_t queries, std::int64_t keys) {
   return q * static_cast<double>(keys - queries) + q * (q + 1) / 2;
 }
 
+// The essential FLOPs of `batch_heads` causal heads of seq_len queries and keys: 4 D per visible
+// pair, for q k^T and the product with v. Causal attention's, and that of the causal quadratic
+// forms whose masked scores are exact zeros (RetNet's retention, Mamba-2's SSD).
+constexpr double causal_head_flops(std::int64_t batch_heads, std::int64_t seq_len,
+                                   std::int64_t head_dim) {
+  return 4.0 * static_cast<double>(batch_heads) * causal_pairs(seq_len, seq_len) *
+         static_cast<double>(head_dim);
+}
+
 // One head: q, k, v are seq_len x head_dim row-major bf16 matrices whose rows are `*_ld` elements
 // apart (BHSD heads are dense, ld = D; BSHD heads are strided, ld = H * D). `bias`, when set, is a
 // seq_len x seq_len row-major bf16 matrix added to the scaled scores. `out` is seq_len x head_dim

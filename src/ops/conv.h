@@ -41,6 +41,11 @@ std::vector<std::int64_t> conv_output_spatial(const ConvGeometry& g);
 // 2 N Cin Cout prod_i(out_i k_i): the spec's analytic conv FLOPs (every tap of every output
 // counted, padding taps included; for a transposed conv, those of its zero-dilated form).
 double conv_direct_flops(const ConvGeometry& g);
+// 2 N Cin Cout prod_i(live taps on axis i): only the products of a weight with an input element,
+// not with padding or the zeros a transposed conv's dilated form inserts, which a kernel never
+// needs to compute. Equal to conv_direct_flops for an unpadded forward conv; about 1/8 of it for a
+// stride-2 3-D transposed conv. The roofline's floor (Problem::essential_flops).
+double conv_live_flops(const ConvGeometry& g);
 
 // One elementwise step applied to each output element after the bias, in order.
 struct ConvPostOp {

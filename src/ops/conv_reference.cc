@@ -27,6 +27,27 @@ double conv_direct_flops(const ConvGeometry& g) {
   return flops;
 }
 
+double conv_live_flops(const ConvGeometry& g) {
+  double flops = 2.0 * static_cast<double>(g.batch) * static_cast<double>(g.in_channels) *
+                 static_cast<double>(g.out_channels);
+  const std::vector<std::int64_t> out = conv_output_spatial(g);
+  for (std::size_t axis = 0; axis < out.size(); ++axis) {
+    const std::int64_t s = g.stride_at(axis), p = g.padding_at(axis);
+    // A forward conv's output o reads input o s - p + k; a transposed conv's input i writes
+    // output i s - p + k. A tap is live where that index lands inside its tensor.
+    const std::int64_t outer = g.transposed ? g.in_spatial[axis] : out[axis];
+    const std::int64_t inner = g.transposed ? out[axis] : g.in_spatial[axis];
+    std::int64_t live = 0;
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t k = 0; k < g.kernel[axis]; ++k) {
+        const std::int64_t at = o * s - p + k;
+        live += at >= 0 && at < inner;
+      }
+    flops *= static_cast<double>(live);
+  }
+  return flops;
+}
+
 std::vector<double> conv_reference(const ConvGeometry& g, const std::uint16_t* src,
                                    const std::uint16_t* weights) {
   // Extents padded to three spatial axes (a 2-D conv is a 3-D one with D = 1).

@@ -189,6 +189,11 @@ void write_table(std::ostream& out, std::span<const EvalResult> results) {
   };
   write_row([&](std::size_t c) { return std::string(columns[c].header); });
   for (const auto& row : cells) write_row([&](std::size_t c) { return row[c]; });
+  // A row has no room for the sentence; below the table, so no flagged result goes unseen.
+  for (const EvalResult& r : results)
+    if (!r.suspicious.empty())
+      out << "suspicious  id " << r.id << " " << r.workload << ": " << terminal_safe(r.suspicious)
+          << '\n';
 }
 
 void write_json(std::ostream& out, std::span<const EvalResult> results,

@@ -326,6 +326,32 @@ TEST(Conv, FlopsAndExtents) {
   EXPECT_EQ(conv_output_spatial(t), (std::vector<std::int64_t>{32, 64, 64}));
 }
 
+// With every input and weight 1, each output sums one 1 per live tap, so the outputs add up to
+// the live multiply-adds: an independent count of what conv_live_flops computes per axis.
+TEST(Conv, LiveFlopsCountTheTapsThatMeetAnInputElement) {
+  for (const Case& c : cases()) {
+    const ConvGeometry& g = c.g;
+    const std::vector<bf16_t> x(
+        static_cast<std::size_t>(g.batch * g.in_channels * product(g.in_spatial)),
+        f32_to_bf16(1.0f));
+    const std::vector<bf16_t> w(
+        static_cast<std::size_t>(g.out_channels * g.in_channels * product(g.kernel)),
+        f32_to_bf16(1.0f));
+    double live_macs = 0;
+    for (const double y : conv_reference(g, x.data(), w.data())) live_macs += y;
+    EXPECT_DOUBLE_EQ(conv_live_flops(g), 2 * live_macs) << c.name;
+    // Every tap of an unpadded forward conv meets an input element; the direct count of a padded
+    // one includes taps on the padding, and that of a transposed one (stride 2 in every case here)
+    // the taps on its dilated form's zeros.
+    const bool all_live = !g.transposed && g.padding_at(0) == 0;
+    EXPECT_EQ(conv_live_flops(g) == conv_direct_flops(g), all_live) << c.name;
+  }
+  // 28k at full size: 4 taps per input element and axis, 3 at either end.
+  const ConvGeometry t{32, 32, 64, {16, 32, 32}, {4, 4, 4}, {2, 2, 2}, {1, 1, 1}, true};
+  EXPECT_DOUBLE_EQ(conv_live_flops(t), 2.0 * 32 * 32 * 64 * 62 * 126 * 126);
+  EXPECT_NEAR(conv_live_flops(t) / conv_direct_flops(t), 0.125, 0.01);
+}
+
 // The group statistics against double sums, on one thread and on two (rows split in ranges whose
 // partial sums are added in thread order), at a ragged channel count and enough rows to split.
 TEST(ChannelGroupStats, MatchDoubleSumsOnOneAndTwoThreads) {

@@ -17,8 +17,9 @@
 // Output    out          bf16 (N, Cout, 2D, 2H, 2W)
 // FLOPs     2*N*Cout*Do*Ho*Wo*Cin*4^3, the conv on the zero-dilated input with its zero taps
 //           counted (the spec's formula); 1,099,511,627,776 at full size (N=32, Cin=32, Cout=64,
-//           D=16, H=W=32). A direct transposed convolution needs 1/8 of these: percentages of a
-//           roof computed from this count can exceed 100%.
+//           D=16, H=W=32). A direct transposed convolution needs about 1/8 of these.
+// Essential 2*N*Cin*Cout*(4D-2)(4H-2)(4W-2), the live taps only (each input element meets 4 taps
+//           per axis, 3 at either end): the roofline's floor.
 // Character a transposed convolution (K = Cin*8 = 256 live taps per output) whose output rows
 //           are normalized along W and passed through a tanh: one row pass after the conv.
 // Deviations
@@ -26,7 +27,7 @@
 //     identity that a kernel could skip unnoticed). conv_bias stays zeros: LayerNorm over W
 //     removes any per-channel constant exactly, so no value of it changes the output.
 //   - The cpu preset is (N, D, H, W) = (2, 8, 16, 32): W_out = 64 keeps the LayerNorm width and
-//     the channels and kernel are the original's (2.1 GFLOP by the spec's count, 0.27 live).
+//     the channels and kernel are the original's (17.2 GFLOP by the spec's count, 1.92 live).
 //     Smoke uses W = 7 (W_out = 14), Cin = 5, Cout = 6.
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>

@@ -65,15 +65,6 @@ inline ops::HeadView bhsd_head(const kb_tensor* in, kb_tensor* out, const bhsd::
   return head_view(in, out, offset, s.head_dim, offset, s.head_dim);
 }
 
-// The essential FLOPs (Problem::essential_flops) of causal self-attention over `batch_heads`
-// (batch, query head) pairs of seq_len queries and keys: 4 D per visible (query, key) pair, for
-// q k^T and P @ V.
-inline double causal_essential_flops(std::int64_t batch_heads, std::int64_t seq_len,
-                                     std::int64_t head_dim) {
-  return 4.0 * static_cast<double>(batch_heads) * ops::causal_pairs(seq_len, seq_len) *
-         static_cast<double>(head_dim);
-}
-
 // Scores scaled by D^-0.5, masked ones set to the original's `masked_score`.
 inline ops::ScoreSteps scaled_score_steps(std::int64_t head_dim, double masked_score) {
   return {.scale = 1.0 / std::sqrt(static_cast<double>(head_dim)), .masked_score = masked_score};

@@ -13,6 +13,7 @@
 #include "core/bf16.h"
 #include "core/tensor.h"
 #include "kbench/kernel.h"
+#include "ops/attention.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
 #include "workloads/kit/presets.h"
@@ -37,9 +38,11 @@ inline std::vector<std::int64_t> dims(const Shape& s) {
 }
 
 // The problem over bf16 (B, H, S, D) q, k and v named `names`, each drawn from normal(), with one
-// bf16 output of that shape: the config keys batch, seq_len, num_heads and head_dim, and the FLOPs
-// of two full S x S matmuls per head (4 B H S^2 D, the masked half included, as the originals
-// count them). The caller appends its own config and inputs, then sets min_bytes.
+// bf16 output of that shape: the config keys batch, seq_len, num_heads and head_dim, the FLOPs of
+// two full S x S matmuls per head (4 B H S^2 D, the masked half included, as the originals count
+// them) and the essential FLOPs of the visible pairs (each of 1p, 15p and 16p is causal, its masked
+// scores exact zeros after the softmax or the decay). The caller appends its own config and
+// inputs, then sets min_bytes.
 inline Problem qkv_problem(const Shape& s, const std::array<std::string, 3>& names) {
   Problem problem;
   problem.config = {{"batch", s.batch},
@@ -51,6 +54,7 @@ inline Problem qkv_problem(const Shape& s, const std::array<std::string, 3>& nam
   problem.outputs = {{"out", KB_BF16, dims(s)}};
   problem.flops = 4.0 * static_cast<double>(s.batch * s.num_heads) *
                   static_cast<double>(s.seq_len * s.seq_len * s.head_dim);
+  problem.essential_flops = ops::causal_head_flops(s.batch * s.num_heads, s.seq_len, s.head_dim);
   return problem;
 }
 

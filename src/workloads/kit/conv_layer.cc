@@ -61,6 +61,7 @@ Problem problem(const ops::ConvGeometry& g, InitRule x_init, const char* weight_
       {{weight_name, KB_BF16, weight_extents(g)}, weight_init},
   };
   problem.flops = ops::conv_direct_flops(g);
+  problem.essential_flops = ops::conv_live_flops(g);
   return problem;
 }
 

@@ -49,7 +49,8 @@ ops::ConvGeometry valid_geometry(const Shape& s) {
 
 // The Problem's entries every conv workload begins with: config batch_size, in_channels,
 // out_channels and kernel_size (the first kernel extent); inputs x (N, Cin, spatial...) and the
-// weight in `g`'s layout; flops the direct count. The caller appends its own config and inputs,
+// weight in `g`'s layout; flops the direct count (the spec's) and essential_flops the live taps
+// (less where `g` pads or is transposed). The caller appends its own config and inputs,
 // sets the outputs, then min_bytes.
 Problem problem(const ops::ConvGeometry& g, InitRule x_init, const char* weight_name,
                 InitRule weight_init);

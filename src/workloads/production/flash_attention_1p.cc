@@ -44,8 +44,6 @@ using Shape = bhsd::Shape;
 Problem make_problem(Size size) {
   const Shape s = bhsd::kPresets.at(size);
   Problem problem = bhsd::qkv_problem(s, {"query", "key", "value"});
-  problem.essential_flops =
-      attention::causal_essential_flops(s.batch * s.num_heads, s.seq_len, s.head_dim);
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }

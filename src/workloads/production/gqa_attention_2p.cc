@@ -64,7 +64,7 @@ Problem make_problem(Size size) {
   problem.outputs = {{"out", KB_BF16, {batch, seq_len, hq, head_dim}}};
   problem.flops = static_cast<double>(batch * hq) * static_cast<double>(seq_len * seq_len) *
                   static_cast<double>(head_dim) * 4.0;
-  problem.essential_flops = attention::causal_essential_flops(batch * hq, seq_len, head_dim);
+  problem.essential_flops = ops::causal_head_flops(batch * hq, seq_len, head_dim);
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }

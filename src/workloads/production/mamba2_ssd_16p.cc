@@ -11,6 +11,8 @@
 // Output    out        bf16 (B, H, S, D)
 // FLOPs     2*B*H*S*S*D*2, the full S x S of both matmuls (masked half included), as the original
 //           counts them; 1,099,511,627,776 at full size (B=4, H=64, S=4096, D=64).
+// Essential 4*B*H*D*S(S+1)/2, the visible pairs only (L is 0 above the diagonal, so a kernel may
+//           skip those scores): the roofline's floor.
 // Character compute-bound and causal-quadratic: two GEMMs per head around an S x S pass that
 //           exponentiates the cumulative log decay, applies it, normalizes by the signed row sum.
 // Deviations

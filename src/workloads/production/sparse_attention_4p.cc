@@ -76,7 +76,7 @@ Problem make_problem(Size size) {
   problem.flops = 4.0 * static_cast<double>(hq) * static_cast<double>(seq_len * seq_len) *
                   static_cast<double>(head_dim);
   // The physical work, with the batch the spec's formula omits.
-  problem.essential_flops = attention::causal_essential_flops(batch * hq, seq_len, head_dim);
+  problem.essential_flops = ops::causal_head_flops(batch * hq, seq_len, head_dim);
   problem.min_bytes = tensor_bytes(problem);
   return problem;
 }
