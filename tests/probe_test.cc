@@ -157,6 +157,39 @@ TEST(Probe, JsonRoundTrip) {
   EXPECT_EQ(j.at("bf16_matmul_peak").at("unit"), "amx_bf16");
 }
 
+// A cached probe measured in a slow moment and a fresh one: every figure keeps the higher value and
+// the method that measured it; one that only one side measured is kept.
+TEST(Probe, HigherOfKeepsEachFiguresHigherMeasurement) {
+  PeakReport cached;
+  cached.fp32_fma_gflops = 170;
+  cached.mem_bw_gbps = 9;
+  cached.bf16_dot_gflops = 80;
+  cached.library_gemm_gflops = 150;
+  cached.library_gemm_method = "mkl_sgemm 2048^3";
+  cached.library_gemm_paths = {{"mkl_sgemm", 150}, {"openblas_sgemm", 90}};
+  cached.methods = {{"fp32_fma", "cached fma"}, {"mem_bw", "cached triad"}};
+  PeakReport fresh;
+  fresh.fp32_fma_gflops = 160;
+  fresh.mem_bw_gbps = 14;
+  fresh.library_gemm_gflops = 140;
+  fresh.library_gemm_method = "openblas_sgemm 2048^3";
+  fresh.library_gemm_paths = {{"openblas_sgemm", 140}};
+  fresh.methods = {{"fp32_fma", "fresh fma"}, {"mem_bw", "fresh triad"}};
+  fresh.seconds_taken = 12;
+
+  const PeakReport best = higher_of(cached, fresh);
+  EXPECT_EQ(best.fp32_fma_gflops, 170);
+  EXPECT_EQ(best.methods.at("fp32_fma"), "cached fma");
+  EXPECT_EQ(best.mem_bw_gbps, 14);
+  EXPECT_EQ(best.methods.at("mem_bw"), "fresh triad");
+  EXPECT_EQ(best.bf16_dot_gflops, 80);  // only the cached probe measured it
+  EXPECT_EQ(best.library_gemm_gflops, 150);
+  EXPECT_EQ(best.library_gemm_method, "mkl_sgemm 2048^3");
+  EXPECT_EQ(best.library_gemm_paths.at("mkl_sgemm"), 150);
+  EXPECT_EQ(best.library_gemm_paths.at("openblas_sgemm"), 140);
+  EXPECT_EQ(best.seconds_taken, 12);
+}
+
 // Cached probe entries written before AMX and the library ceiling were measured lack them: they
 // must not read back as "no AMX, no ceiling" but be refused, so the caller measures again.
 TEST(Probe, OlderRecordsAreRefused) {

@@ -226,6 +226,11 @@ TEST(PhysicalFloor, ABaselineBelowItBlamesTheFloor) {
   EXPECT_EQ(blame.find("the baseline's median 1.5 ms is below the physical floor"), 0u) << blame;
   EXPECT_NE(blame.find("kbench bug"), std::string::npos) << blame;
   EXPECT_EQ(blame.find("algebraic shortcut"), std::string::npos) << blame;
+  EXPECT_NE(blame.find("kbench probe --force"), std::string::npos) << blame;
+  // Peaks measured again beside it leave only the count to blame.
+  const std::string count = baseline_below_physical_floor(1.5, util, true);
+  EXPECT_NE(count.find("measured again beside it"), std::string::npos) << count;
+  EXPECT_EQ(count.find("kbench probe --force"), std::string::npos) << count;
 }
 
 }  // namespace

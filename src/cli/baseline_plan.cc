@@ -340,6 +340,16 @@ void resolve_baseline(EvalOptions& eval) {
     if (!retimed->ceiling) retimed->ceiling = library_ceiling_of(calls, /*retime=*/true);
     return *retimed->ceiling;
   };
+  // Likewise the peaks, once per resolution.
+  struct Remeasured {
+    std::mutex mutex;
+    std::optional<PeakReport> peaks;
+  };
+  eval.measure_peaks_again = [threads = eval.threads, again = std::make_shared<Remeasured>()] {
+    const std::lock_guard lock(again->mutex);
+    if (!again->peaks) again->peaks = machine_peaks_measured_again(threads).peaks;
+    return again->peaks;
+  };
 }
 
 }  // namespace kbench::cli

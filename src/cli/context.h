@@ -89,6 +89,9 @@ struct MachinePeaks {
   std::string measured_at;
 };
 MachinePeaks machine_peaks(int threads, bool force_measure = false);
+// The peaks measured now, each figure kept at the higher of this and the cached measurement (in
+// the cache too): for a cached probe that a baseline showed too slow.
+MachinePeaks machine_peaks_measured_again(int threads);
 
 // What `eval`'s baseline runs and is measured against, for its workload, size and threads: the
 // GEMM path per shape class (eval.gemm_plan, ops::set_gemm_plan's encoding; also installed in this

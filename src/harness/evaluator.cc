@@ -157,6 +157,28 @@ std::optional<LibraryCeiling> library_ceiling_beside(const EvalOptions& options,
   });
 }
 
+// The utilization of `median_ms` (the candidate's, or the baseline's in `run`), with the peaks
+// measured again where the baseline's median beat the floor the passed ones put under it: a probe
+// cached from a slow moment heals here instead of blaming the floor. Called while this evaluation
+// holds the timing slot, like library_ceiling_beside.
+struct SettledUtilization {
+  Utilization utilization;
+  bool peaks_measured_again = false;
+};
+SettledUtilization utilization_beside(const EvalOptions& options, const Problem& problem,
+                                      MathClass math, double median_ms, double baseline_median_ms,
+                                      const std::optional<PeakReport>& peaks,
+                                      const std::optional<LibraryCeiling>& ceiling) {
+  SettledUtilization settled{utilization_of(problem, math, median_ms, peaks, ceiling)};
+  if (!options.measure_peaks_again ||
+      baseline_below_physical_floor(baseline_median_ms, settled.utilization).empty())
+    return settled;
+  report_progress(options, "the baseline ran below its physical floor: measuring the peaks again");
+  const std::optional<PeakReport> fresh = options.measure_peaks_again();
+  if (!fresh) return settled;
+  return {utilization_of(problem, math, median_ms, fresh, ceiling), true};
+}
+
 std::string warmup_progress(int index, int warmup) {
   return "warmup " + std::to_string(index + 1) + "/" + std::to_string(warmup);
 }
@@ -280,10 +302,15 @@ std::string below_physical_floor(double median_ms, const std::optional<Utilizati
 }
 
 std::string baseline_below_physical_floor(double baseline_median_ms,
-                                          const std::optional<Utilization>& util) {
+                                          const std::optional<Utilization>& util,
+                                          bool peaks_measured_again) {
   return floor_breach("the baseline's ", baseline_median_ms, util,
-                      "the floor counts work a kernel may skip (a kbench bug), or the peaks were "
-                      "measured in a slow moment (`kbench probe --force` measures them again)");
+                      peaks_measured_again
+                          ? "the floor counts work a kernel may skip (a kbench bug): the peaks "
+                            "were measured again beside it"
+                          : "the floor counts work a kernel may skip (a kbench bug), or the peaks "
+                            "were measured in a slow moment (`kbench probe --force` measures "
+                            "them again)");
 }
 
 SeatConditions seat_conditions(const EvalOptions& options, int inputs_fd, std::vector<int> cpus) {
@@ -522,10 +549,13 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   r.noise = std::move(noise);
   r.speedup_verdict = significance(r);
   r.library_ceiling = library_ceiling_beside(options, r.baseline->median_ms);
-  r.utilization =
-      utilization_of(instance.problem(), w.math, r.candidate->median_ms, peaks, r.library_ceiling);
+  const SettledUtilization settled =
+      utilization_beside(options, instance.problem(), w.math, r.candidate->median_ms,
+                         r.baseline->median_ms, peaks, r.library_ceiling);
+  r.utilization = settled.utilization;
   // Against a floor the baseline itself beat, the candidate's place says nothing about it.
-  r.suspicious = baseline_below_physical_floor(r.baseline->median_ms, r.utilization);
+  r.suspicious = baseline_below_physical_floor(r.baseline->median_ms, r.utilization,
+                                               settled.peaks_measured_again);
   if (r.suspicious.empty())
     r.suspicious = below_physical_floor(r.candidate->median_ms, r.utilization);
   return finish();
@@ -602,9 +632,12 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   r.baseline = summary_of(std::move(series));
   r.noise = std::move(noise);
   r.library_ceiling = library_ceiling_beside(options, r.baseline->median_ms);
-  r.utilization =
-      utilization_of(instance.problem(), w.math, r.baseline->median_ms, peaks, r.library_ceiling);
-  r.suspicious = baseline_below_physical_floor(r.baseline->median_ms, r.utilization);
+  const SettledUtilization settled =
+      utilization_beside(options, instance.problem(), w.math, r.baseline->median_ms,
+                         r.baseline->median_ms, peaks, r.library_ceiling);
+  r.utilization = settled.utilization;
+  r.suspicious = baseline_below_physical_floor(r.baseline->median_ms, r.utilization,
+                                               settled.peaks_measured_again);
   if (r.suspicious.empty() && r.utilization->pct_library > kMaxBaselinePctLibrary) {
     char buf[200];
     std::snprintf(

@@ -54,6 +54,10 @@ struct EvalOptions {
   std::optional<LibraryCeiling> library_ceiling;
   // Times the ceiling's calls again, now (settled_library_ceiling); empty: the cached one stands.
   std::function<std::optional<LibraryCeiling>()> retime_library_ceiling;
+  // Measures the machine's peaks again, now, each figure the higher of the cached and the new
+  // (cli::machine_peaks_measured_again): called where the baseline ran below the physical floor
+  // the peaks passed to evaluate put under it. Empty: those peaks stand.
+  std::function<std::optional<PeakReport>()> measure_peaks_again;
   std::function<void(const std::string&)> progress;  // short status lines, may be empty
   // For evaluations that run concurrently (the agents' executor). `check_cpus`: the CPUs the
   // compiler, the in-process oracle and the candidate's worker use for gates 1 and 2 (empty: no
@@ -78,8 +82,11 @@ std::string below_physical_floor(double median_ms, const std::optional<Utilizati
 // The same for the baseline: kbench's own code doing the whole work cannot beat the floor, so one
 // that did shows the floor wrong (its FLOP or byte count includes work a kernel may skip, or the
 // cached peaks were measured in a slow moment), and a candidate's place against it means nothing.
+// `peaks_measured_again`: the peaks behind `util` were measured again beside the baseline, which
+// leaves the count.
 std::string baseline_below_physical_floor(double baseline_median_ms,
-                                          const std::optional<Utilization>& util);
+                                          const std::optional<Utilization>& util,
+                                          bool peaks_measured_again = false);
 
 // The seat every worker of an evaluation with `options` starts in, pinned to `cpus`, reading the
 // inputs on `inputs_fd`: the candidate's and the baseline's alike.

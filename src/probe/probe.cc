@@ -389,6 +389,32 @@ Triad best_triad(int threads) {
 
 }  // namespace
 
+PeakReport higher_of(const PeakReport& a, const PeakReport& b) {
+  PeakReport r = b;
+  const auto keep = [&](const char* method, auto PeakReport::*field, bool a_higher) {
+    if (!a_higher) return;
+    r.*field = a.*field;
+    if (const auto m = a.methods.find(method); m != a.methods.end()) r.methods[method] = m->second;
+  };
+  const auto higher = [](const std::optional<double>& x, const std::optional<double>& y) {
+    return x && (!y || *x > *y);
+  };
+  keep("fp32_fma", &PeakReport::fp32_fma_gflops, a.fp32_fma_gflops > b.fp32_fma_gflops);
+  keep("fp32_fma_ymm", &PeakReport::fp32_fma_ymm_gflops,
+       higher(a.fp32_fma_ymm_gflops, b.fp32_fma_ymm_gflops));
+  keep("bf16_dot", &PeakReport::bf16_dot_gflops, higher(a.bf16_dot_gflops, b.bf16_dot_gflops));
+  keep("fp16_fma", &PeakReport::fp16_fma_gflops, higher(a.fp16_fma_gflops, b.fp16_fma_gflops));
+  keep("amx_bf16", &PeakReport::amx_bf16_gflops, higher(a.amx_bf16_gflops, b.amx_bf16_gflops));
+  keep("mem_bw", &PeakReport::mem_bw_gbps, a.mem_bw_gbps > b.mem_bw_gbps);
+  if (a.library_gemm_gflops > b.library_gemm_gflops) {
+    keep("library_gemm", &PeakReport::library_gemm_gflops, true);
+    r.library_gemm_method = a.library_gemm_method;
+  }
+  for (const auto& [path, gflops] : a.library_gemm_paths)
+    if (gflops > r.library_gemm_paths[path]) r.library_gemm_paths[path] = gflops;
+  return r;
+}
+
 std::pair<double, std::string> PeakReport::bf16_matmul_peak() const {
   // The fastest measured unit, not the most specialised: on Sapphire and Emerald Rapids vdpbf16ps
   // issues once every two cycles, half the multiply-adds of two fp32 FMA ports, so without AMX a

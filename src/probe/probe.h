@@ -56,6 +56,10 @@ struct PeakReport {
   static PeakReport from_json(const nlohmann::json& j);
 };
 
+// Each figure the higher of `a`'s and `b`'s, with its method (interference only slows a run, so
+// the higher is the truer); a figure only one measured is kept. seconds_taken is `b`'s.
+PeakReport higher_of(const PeakReport& a, const PeakReport& b);
+
 // Measures the peaks with `threads` OpenMP threads (<= 0: omp_get_max_threads()), each running the
 // same register-resident loop; multi-thread numbers are the sum over threads. The library ceiling
 // runs each ops::gemm_on_path path with that many threads. Takes about three seconds on one thread.
