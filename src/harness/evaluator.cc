@@ -157,26 +157,24 @@ std::optional<LibraryCeiling> library_ceiling_beside(const EvalOptions& options,
   });
 }
 
-// The utilization of `median_ms` (the candidate's, or the baseline's in `run`), with the peaks
-// measured again where the baseline's median beat the floor the passed ones put under it: a probe
-// cached from a slow moment heals here instead of blaming the floor. Called while this evaluation
-// holds the timing slot, like library_ceiling_beside.
-struct SettledUtilization {
-  Utilization utilization;
-  bool peaks_measured_again = false;
-};
-SettledUtilization utilization_beside(const EvalOptions& options, const Problem& problem,
-                                      MathClass math, double median_ms, double baseline_median_ms,
-                                      const std::optional<PeakReport>& peaks,
-                                      const std::optional<LibraryCeiling>& ceiling) {
-  SettledUtilization settled{utilization_of(problem, math, median_ms, peaks, ceiling)};
-  if (!options.measure_peaks_again ||
-      baseline_below_physical_floor(baseline_median_ms, settled.utilization).empty())
-    return settled;
+// A timed result's library ceiling, its utilization at `median_ms` (the candidate's, or the
+// baseline's in `run`) and the baseline's place against the physical floor, from r.baseline. The
+// peaks are measured again where the baseline beat the floor the passed ones put under it, so a
+// probe cached from a slow moment heals here; only a floor the baseline still beats sets
+// r.suspicious. Called while this evaluation holds the timing slot, so whatever is measured again
+// is measured under the baseline's conditions.
+void settle_roofline(const EvalOptions& options, const Problem& problem, MathClass math,
+                     double median_ms, const std::optional<PeakReport>& peaks, EvalResult& r) {
+  const double baseline_ms = r.baseline->median_ms;
+  r.library_ceiling = library_ceiling_beside(options, baseline_ms);
+  r.utilization = utilization_of(problem, math, median_ms, peaks, r.library_ceiling);
+  r.suspicious = baseline_below_physical_floor(baseline_ms, r.utilization);
+  if (r.suspicious.empty() || !options.measure_peaks_again) return;
   report_progress(options, "the baseline ran below its physical floor: measuring the peaks again");
-  const std::optional<PeakReport> fresh = options.measure_peaks_again();
-  if (!fresh) return settled;
-  return {utilization_of(problem, math, median_ms, fresh, ceiling), true};
+  if (const std::optional<PeakReport> fresh = options.measure_peaks_again()) {
+    r.utilization = utilization_of(problem, math, median_ms, fresh, r.library_ceiling);
+    r.suspicious = baseline_below_physical_floor(baseline_ms, r.utilization, true);
+  }
 }
 
 std::string warmup_progress(int index, int warmup) {
@@ -548,14 +546,8 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   r.speedup_ci95 = estimate.ci95;
   r.noise = std::move(noise);
   r.speedup_verdict = significance(r);
-  r.library_ceiling = library_ceiling_beside(options, r.baseline->median_ms);
-  const SettledUtilization settled =
-      utilization_beside(options, instance.problem(), w.math, r.candidate->median_ms,
-                         r.baseline->median_ms, peaks, r.library_ceiling);
-  r.utilization = settled.utilization;
+  settle_roofline(options, instance.problem(), w.math, r.candidate->median_ms, peaks, r);
   // Against a floor the baseline itself beat, the candidate's place says nothing about it.
-  r.suspicious = baseline_below_physical_floor(r.baseline->median_ms, r.utilization,
-                                               settled.peaks_measured_again);
   if (r.suspicious.empty())
     r.suspicious = below_physical_floor(r.candidate->median_ms, r.utilization);
   return finish();
@@ -631,13 +623,7 @@ EvalResult run_baseline(const EvalOptions& options, const std::optional<PeakRepo
   r.status = Status::kCorrect;
   r.baseline = summary_of(std::move(series));
   r.noise = std::move(noise);
-  r.library_ceiling = library_ceiling_beside(options, r.baseline->median_ms);
-  const SettledUtilization settled =
-      utilization_beside(options, instance.problem(), w.math, r.baseline->median_ms,
-                         r.baseline->median_ms, peaks, r.library_ceiling);
-  r.utilization = settled.utilization;
-  r.suspicious = baseline_below_physical_floor(r.baseline->median_ms, r.utilization,
-                                               settled.peaks_measured_again);
+  settle_roofline(options, instance.problem(), w.math, r.baseline->median_ms, peaks, r);
   if (r.suspicious.empty() && r.utilization->pct_library > kMaxBaselinePctLibrary) {
     char buf[200];
     std::snprintf(
