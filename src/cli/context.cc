@@ -218,14 +218,13 @@ CachedFact cached_or_measured(const std::string& key, const std::string& what,
 
 namespace {
 
-std::string peaks_key(int threads) {
-  return "probe/" + current_environment().machine_id() + "/threads=" + std::to_string(threads);
-}
-
-}  // namespace
-
-MachinePeaks machine_peaks(int threads, bool force_measure) {
-  const std::string key = peaks_key(threads);
+// The peaks from the machine cache, or measured and cached where missing or `force_measure`. A
+// measurement is first merged with `earlier` where given (each figure the higher of the two), so
+// the cache is written once and never holds the lower figures.
+MachinePeaks peaks_cached_or_measured(int threads, bool force_measure,
+                                      const std::optional<PeakReport>& earlier) {
+  const std::string key =
+      "probe/" + current_environment().machine_id() + "/threads=" + std::to_string(threads);
   const std::string what = "this machine's peaks with " + std::to_string(threads) + " thread(s)";
   const CachedFact fact = cached_or_measured(
       key, what + ", 20-60 s",
@@ -240,18 +239,21 @@ MachinePeaks machine_peaks(int threads, bool force_measure) {
       [&] {
         ProgressLine progress("probe");
         progress.update("measuring " + what);
-        return measure_peaks(threads).to_json().dump();
+        const PeakReport measured = measure_peaks(threads);
+        return (earlier ? higher_of(*earlier, measured) : measured).to_json().dump();
       },
       force_measure);
   return {PeakReport::from_json(nlohmann::json::parse(fact.value)), fact.measured_at};
 }
 
+}  // namespace
+
+MachinePeaks machine_peaks(int threads, bool force_measure) {
+  return peaks_cached_or_measured(threads, force_measure, std::nullopt);
+}
+
 MachinePeaks machine_peaks_measured_again(int threads) {
-  const PeakReport cached = machine_peaks(threads).peaks;
-  MachinePeaks fresh = machine_peaks(threads, /*force_measure=*/true);
-  fresh.peaks = higher_of(cached, fresh.peaks);
-  remember(peaks_key(threads), fresh.peaks.to_json().dump());
-  return fresh;
+  return peaks_cached_or_measured(threads, /*force_measure=*/true, machine_peaks(threads).peaks);
 }
 
 void print_result(const EvalResult& result, bool json) {

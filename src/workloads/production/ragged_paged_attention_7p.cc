@@ -184,8 +184,8 @@ Problem make_problem_of() {
   double unread_pages = static_cast<double>(s.num_pages());
   for (const auto& active : scenario.active)
     unread_pages -= static_cast<double>((active.second + s.page_size - 1) / s.page_size);
-  const double page_bytes = static_cast<double>(s.page_size * 2 * s.num_kv_heads * s.head_dim) *
-                            static_cast<double>(sizeof(bf16_t));
+  const double page_bytes =
+      static_cast<double>(s.page_size * s.token_elems()) * static_cast<double>(sizeof(bf16_t));
   problem.min_bytes = tensor_bytes(problem) - unread_pages * page_bytes;
   return problem;
 }
