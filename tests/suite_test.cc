@@ -331,6 +331,36 @@ TEST(EssentialFlops, TransposedConvCountsOnlyTheLiveTaps) {
   EXPECT_DOUBLE_EQ(forward.essential_flops, forward.flops);
 }
 
+// 17p's masked pairs feed zeros into four projections and every contraction term they enter; its
+// floor counts the live work of a draw with fewer unmasked pairs than any seed gives.
+TEST(EssentialFlops, TriangleMultiplicationLeavesOutWhatMaskedPairsFeed) {
+  const Workload& w = *find_workload("17p");
+  for (Size size : {Size::kSmoke, Size::kCpu}) {
+    ProblemInstance instance(w, size);
+    const Problem& p = instance.problem();
+    const std::int64_t n = p.inputs[0].tensor.shape[0], c = p.inputs[0].tensor.shape[2];
+    const double projection = 2.0 * c * c, term = 2.0 * c;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+      instance.generate(seed);
+      const bf16_t* mask = instance.inputs()[1].as<bf16_t>();
+      // Live work of this draw: 4 projections per unmasked pair, a contraction term per (i, j, k)
+      // with both (i, k) and (j, k) unmasked, and the output projection and gate everywhere.
+      double live = 2 * projection * static_cast<double>(n * n);
+      for (std::int64_t k = 0; k < n; ++k) {
+        double unmasked_in_column = 0;
+        for (std::int64_t i = 0; i < n; ++i)
+          unmasked_in_column += bf16_to_f32(mask[i * n + k]) != 0.0f ? 1 : 0;
+        live += 4 * projection * unmasked_in_column +
+                term * unmasked_in_column * unmasked_in_column;
+      }
+      EXPECT_LE(p.essential_flops, live) << size_name(size) << " seed " << seed;
+      EXPECT_GT(p.essential_flops, (size == Size::kSmoke ? 0.85 : 0.97) * live)
+          << size_name(size) << " seed " << seed;
+    }
+    EXPECT_LT(p.essential_flops, 0.9 * p.flops) << size_name(size);
+  }
+}
+
 // A kernel need not read the pages no active sequence reaches, so the memory floor leaves them out.
 TEST(MinBytes, RaggedPagedAttentionCountsOnlyThePagesItsSequencesReach) {
   for (Size size : {Size::kSmoke, Size::kCpu, Size::kFull}) {

@@ -188,9 +188,10 @@ void remember(const std::string& key, const std::string& value) {
 }
 
 void say_measuring(const std::string& what, bool again) {
-  std::fprintf(stderr, "kbench: measuring %s %s; kept in %s)\n", what.c_str(),
-               again ? "again (replacing the cached figures" : "(once per machine",
-               machine_cache().dir().c_str());
+  // Measured again, the cache may keep the new figures or the better of old and new (peaks, path
+  // timings): the line says only where they live.
+  std::fprintf(stderr, "kbench: measuring %s %s(kept in %s)\n", what.c_str(),
+               again ? "again " : "once per machine ", machine_cache().dir().c_str());
 }
 
 CachedFact cached_or_measured(const std::string& key, const std::string& what,
