@@ -350,8 +350,8 @@ TEST(EssentialFlops, TriangleMultiplicationLeavesOutWhatMaskedPairsFeed) {
         double unmasked_in_column = 0;
         for (std::int64_t i = 0; i < n; ++i)
           unmasked_in_column += bf16_to_f32(mask[i * n + k]) != 0.0f ? 1 : 0;
-        live += 4 * projection * unmasked_in_column +
-                term * unmasked_in_column * unmasked_in_column;
+        live +=
+            4 * projection * unmasked_in_column + term * unmasked_in_column * unmasked_in_column;
       }
       EXPECT_LE(p.essential_flops, live) << size_name(size) << " seed " << seed;
       EXPECT_GT(p.essential_flops, (size == Size::kSmoke ? 0.85 : 0.97) * live)
