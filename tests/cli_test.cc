@@ -203,6 +203,61 @@ TEST(Cli, ACachedLibraryCeilingTheBaselineOutranIsTimedAgain) {
 // Peaks cached a million times too slow put the floor above the baseline, kbench's own code doing
 // the whole work: `run` measures them again beside it, keeps the higher figures in the cache, and
 // flags nothing; an A/A `eval` afterwards finds them healed.
+// A baseline runs each convolution on the path measured fastest for it, as each GEMM class: the
+// path its library ceiling stands on, which follows the machine's timings, not the default rule.
+TEST(Cli, ABaselineRunsEachConvolutionOnItsFastestMeasuredPath) {
+  const auto cache =
+      std::filesystem::temp_directory_path() / ("kbench-tests-conv-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  seed_machine_cache(cache);
+  const std::string run = "KBENCH_CACHE=" + cache.string() + " " + kbench_exe() +
+                          " run -w 18k --size smoke --warmup 1 --iters 3 --max-iters 3 --json "
+                          "--no-experts --no-record";
+  const auto plan_and_ceiling = [&] {
+    const CliRun ran = run_shell(run);
+    EXPECT_EQ(ran.exit_code, 0) << ran.out;
+    const nlohmann::json result = nlohmann::json::parse(ran.out).at(0);
+    EXPECT_EQ(result.at("status"), "correct") << result;
+    return std::make_pair(result.at("baseline_path").get<std::string>(),
+                          result.at("library_ceiling").at("parts"));
+  };
+  const auto [plan, parts] = plan_and_ceiling();
+  ASSERT_FALSE(parts.empty()) << plan;
+  for (const auto& part : parts) {
+    const std::string call = part.at("call");
+    ASSERT_TRUE(call.starts_with("conv")) << call;
+    EXPECT_NE(plan.find(call + "=" + part.at("path").get<std::string>()), std::string::npos)
+        << plan;
+  }
+
+  // The cached timings turned around where both paths run here: the plan follows them.
+  int turned = 0;
+  std::string other_path;
+  for (const auto& file : std::filesystem::directory_iterator(cache / "machine")) {
+    if (file.path().extension() != ".json") continue;
+    nlohmann::json entry = nlohmann::json::parse(std::ifstream(file.path()));
+    if (!entry.at("key").get<std::string>().starts_with("conv-path-")) continue;
+    nlohmann::json timings = nlohmann::json::parse(entry.at("value").get<std::string>());
+    if (timings.at("best_ms").size() < 2) continue;
+    for (auto& [path, ms] : timings.at("best_ms").items()) {
+      if (path == timings.at("path")) continue;
+      other_path = path;
+      ms = 1e-6;
+    }
+    timings["path"] = other_path;
+    entry["value"] = timings.dump();
+    std::ofstream(file.path()) << entry.dump();
+    ++turned;
+  }
+  if (turned == 0) GTEST_SKIP() << "one convolution path on this CPU";
+  const auto [turned_plan, turned_parts] = plan_and_ceiling();
+  for (const auto& part : turned_parts)
+    EXPECT_NE(turned_plan.find(part.at("call").get<std::string>() + "=" + other_path),
+              std::string::npos)
+        << turned_plan;
+  std::filesystem::remove_all(cache);
+}
+
 TEST(Cli, PeaksABaselineShowedTooSlowAreMeasuredAgain) {
   const auto cache =
       std::filesystem::temp_directory_path() / ("kbench-tests-floor-" + std::to_string(::getpid()));

@@ -109,7 +109,7 @@ TEST_F(SeatsTest, ASeatThatDiffersIsToldApart) {
   EXPECT_EQ(observation_difference(reference.worker->observe(), other.worker->observe()),
             "limits, arguments");
   SeatConditions other_plan = conditions;
-  other_plan.gemm_plan = "1x1x1:nn:bf16:t1=onednn_f32";
+  other_plan.library_plan = "1x1x1:nn:bf16:t1=onednn_f32";
   Started planned = start(other_plan, instance.problem(), "");
   ASSERT_TRUE(planned.worker);
   EXPECT_EQ(observation_difference(reference.worker->observe(), planned.worker->observe()),
@@ -257,7 +257,7 @@ TEST(SeatConditions, EqualOnlyWhenEveryFieldIs) {
   a.cpus = {0, 1};
   SeatConditions b = a;
   EXPECT_EQ(a, b);
-  b.gemm_plan = "1x1x1:nn:bf16:t1=onednn_bf16";
+  b.library_plan = "1x1x1:nn:bf16:t1=onednn_bf16";
   EXPECT_NE(a, b);
 }
 

@@ -301,7 +301,7 @@ EvalResult measured_result() {
   order.carryover = 1.004;
   n.order_effect = order;
   r.noise = n;
-  r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
+  r.baseline_library_plan = "768x2688x768:onednn_bf16";
   return r;
 }
 

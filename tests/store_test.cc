@@ -125,7 +125,7 @@ EvalResult make_result(int i, const std::string& workload = "8p_GEMM",
   r.noise = noise;
   r.library_ceiling = LibraryCeiling{
       2.5, {{"gemm 768x2688x768:nn:bf16:t1", 2, 3.17e9, "onednn_bf16", 1.25}}, i % 2 == 1};
-  r.baseline_gemm_plan = "768x2688x768:onednn_bf16";
+  r.baseline_library_plan = "768x2688x768:onednn_bf16";
   r.warmup = 3;
   r.wall_s = 1.25 + i;
   r.created_at =
@@ -268,7 +268,7 @@ void expect_same(const EvalResult& a, const EvalResult& b) {
       expect_same_double(x.best_ms, y.best_ms, "part best_ms");
     }
   }
-  EXPECT_EQ(a.baseline_gemm_plan, b.baseline_gemm_plan);
+  EXPECT_EQ(a.baseline_library_plan, b.baseline_library_plan);
   EXPECT_EQ(a.warmup, b.warmup);
   expect_same_double(a.wall_s, b.wall_s, "wall_s");
   EXPECT_EQ(a.created_at, b.created_at);
@@ -466,7 +466,7 @@ TEST_F(StoreTest, Schema1FileIsMigratedInPlaceAndItsRecordsStillRead) {
   EXPECT_EQ(old.workload, old_record.workload);
   EXPECT_FALSE(old.noise.has_value());
   EXPECT_TRUE(old.speedup_verdict.empty());
-  EXPECT_TRUE(old.baseline_gemm_plan.empty());
+  EXPECT_TRUE(old.baseline_library_plan.empty());
   ASSERT_TRUE(old.candidate && old.utilization);
   EXPECT_EQ(old.candidate->samples_ms, old_record.candidate->samples_ms);
   EXPECT_TRUE(old.candidate->wait_ms.empty());

@@ -3,7 +3,8 @@
 // each (measured once per machine, cached per machine and thread count), which make its GEMM plan;
 // the library calls it makes under that plan (found by running it once more, cached per build and
 // plan) and the best time of each on its fastest path, timed again where a baseline outruns them,
-// which make its library ceiling.
+// which make its library ceiling. The fastest path of each convolution among those calls joins
+// the GEMM plan in the library plan the baseline runs under.
 #include <sched.h>
 
 #include <algorithm>
@@ -30,7 +31,7 @@ using nlohmann::json;
 // The GEMM shape classes the baseline as timed (bf16 outputs) and the f32 oracle meet or ask the
 // plan about, under no plan, from one run of each in this process.
 std::vector<ops::GemmShapeClass> gemm_classes_of(const Workload& workload, Size size, int threads) {
-  ops::set_gemm_plan("");
+  ops::set_library_plan("");
   ProblemInstance instance(workload, size);
   instance.generate(1);
   instance.run_trusted(workload.baseline, threads, KB_BF16);
@@ -38,8 +39,9 @@ std::vector<ops::GemmShapeClass> gemm_classes_of(const Workload& workload, Size 
   return ops::unplanned_gemm_classes();
 }
 
-// The library calls of the baseline as timed, under the plan now installed: a baseline may choose
-// its calls by the plan (ops::gemm_reads_bf16).
+// The library calls of the baseline as timed, under the GEMM plan now installed: a baseline may
+// choose its calls by the plan (ops::gemm_reads_bf16). A convolution's key does not depend on its
+// path.
 std::vector<ops::LibraryCall> calls_under_plan(const Workload& workload, Size size, int threads) {
   ProblemInstance instance(workload, size);
   instance.generate(1);
@@ -319,8 +321,7 @@ void resolve_baseline(EvalOptions& eval) {
     if (!plan.empty()) plan += ';';
     plan += shape.key() + "=" + path;
   }
-  ops::set_gemm_plan(plan);
-  eval.gemm_plan = plan;
+  ops::set_library_plan(plan);
 
   // Per plan as well as per build: a plan is this machine's.
   const std::vector<ops::LibraryCall> calls = found_once<std::vector<ops::LibraryCall>>(
@@ -329,6 +330,17 @@ void resolve_baseline(EvalOptions& eval) {
       [&] { return calls_under_plan(workload, eval.size, eval.threads); }, calls_to_json,
       calls_from_json);
   eval.library_ceiling = library_ceiling_of(calls, /*retime=*/false);
+  // Each convolution on its fastest path, as each GEMM class: native bf16 is not always the faster
+  // (on the Emerald Rapids VM, without AMX, f32 was 1.5-2.3x faster for every conv of the suite).
+  for (const ops::LibraryCall& call : calls) {
+    if (call.kind != ops::LibraryCall::Kind::kConv) continue;
+    const std::string path = conv_timings(call.conv).at("path");
+    if (path.empty()) continue;
+    if (!plan.empty()) plan += ';';
+    plan += call.conv.key() + "=" + path;
+  }
+  ops::set_library_plan(plan);
+  eval.library_plan = plan;
   // Timed again at most once per resolution: every evaluation that shares these options (an
   // agent's samples, a tuner's trials) then stands on the same fresh figures.
   struct Retimed {

@@ -32,7 +32,8 @@ std::string shapes_of(const Problem& problem) {
   return text;
 }
 
-// The distinct GEMM paths of a plan "class=path;class=path", or "-" for a baseline without GEMMs.
+// The distinct library paths of a plan "call=path;call=path", or "-" for a baseline without
+// library calls.
 std::string paths_of(const std::string& plan) {
   std::set<std::string> paths;
   std::stringstream entries(plan);
@@ -76,10 +77,9 @@ void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& r
      << "), triad " << format("%.1f", peaks.mem_bw_gbps)
      << " GB/s. % library: the baseline's time against its own library calls alone, each at the "
         "fastest library path for its shape.\n\n";
-  os << "| workload | size (inputs) | GFLOP | MB | baseline ms | GEMM path | % roofline | bound | "
-        "% library | XLA:CPU ms | XLA / kbench (interleaved) | TPU v6e XLA ms (full) | expert "
-        "speedup "
-        "[95% CI] |\n"
+  os << "| workload | size (inputs) | GFLOP | MB | baseline ms | library path | % roofline | "
+        "bound | % library | XLA:CPU ms | XLA / kbench (interleaved) | TPU v6e XLA ms (full) | "
+        "expert speedup [95% CI] |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const EvalResult& r : results) {
     const Workload* w = find_workload(r.workload);
@@ -94,7 +94,7 @@ void write_baselines_markdown(std::ostream& os, const std::vector<EvalResult>& r
       continue;
     }
     const double ms = r.baseline->median_ms;
-    os << format("%.2f", ms) << " | " << paths_of(r.baseline_gemm_plan) << " | ";
+    os << format("%.2f", ms) << " | " << paths_of(r.baseline_library_plan) << " | ";
     if (r.utilization) {
       const Utilization& u = *r.utilization;
       os << format("%.0f", u.pct_roofline) << " | " << u.bound << " (" << u.peak_flops_kind

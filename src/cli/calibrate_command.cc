@@ -165,7 +165,7 @@ int calibrate_command(const CalibrateOptions& options) {
         {"workload", std::string(eval.workload->name)},
         {"size", size_name(eval.size)},
         {"threads", eval.threads},
-        {"baseline_path", eval.gemm_plan},
+        {"baseline_path", eval.library_plan},
         {"runs", runs},
         {"all", spread_json(all_spread)},
         {"stable", spread_json(stable_spread)},
@@ -182,7 +182,7 @@ int calibrate_command(const CalibrateOptions& options) {
 
   std::cout << eval.workload->name << "  size=" << size_name(eval.size)
             << "  threads=" << eval.threads << "  A/A runs=" << results.size();
-  if (!eval.gemm_plan.empty()) std::cout << "  path " << eval.gemm_plan;
+  if (!eval.library_plan.empty()) std::cout << "  path " << eval.library_plan;
   std::cout << "\n   run  speedup  95% CI            split  carry  verdict                    "
                "clean/pairs  stop         wall\n";
   for (std::size_t i = 0; i < results.size(); ++i) {

@@ -94,12 +94,12 @@ MachinePeaks machine_peaks(int threads, bool force_measure = false);
 MachinePeaks machine_peaks_measured_again(int threads);
 
 // What `eval`'s baseline runs and is measured against, for its workload, size and threads: the
-// GEMM path per shape class (eval.gemm_plan, ops::set_gemm_plan's encoding; also installed in this
-// process, for the in-process oracle) and the library ceiling (eval.library_ceiling). The
-// baseline's GEMM classes are found by running it under no plan, its library calls by running it
-// under the plan (each cached per kbench build); each GEMM class and convolution is timed on every
-// library path once per machine and kept in the machine cache like the peaks. Progress goes to
-// stderr.
+// library path per GEMM shape class and per convolution, each the fastest measured
+// (eval.library_plan, ops::set_library_plan's encoding; also installed in this process, for the
+// in-process oracle), and the library ceiling (eval.library_ceiling). The baseline's GEMM classes
+// are found by running it under no plan, its library calls by running it under the GEMM plan (each
+// cached per kbench build); each GEMM class and convolution is timed on every library path once
+// per machine and kept in the machine cache like the peaks. Progress goes to stderr.
 void resolve_baseline(EvalOptions& eval);
 
 // EvalOptions for evaluating candidates of `workload` with this executable's worker and cache

@@ -215,7 +215,7 @@ int run_command(const RunCommandOptions& options) {
     if (options.breakdown && results.back().status == Status::kCorrect) {
       progress.update("breakdown");
       breakdowns.emplace(results.back().workload,
-                         measure_breakdown(*workloads[i], size, run.threads, run.gemm_plan,
+                         measure_breakdown(*workloads[i], size, run.threads, run.library_plan,
                                            breakdown_seed(results.back()), kBreakdownRuns));
     }
     if (run_id) {

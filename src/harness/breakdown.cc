@@ -20,12 +20,12 @@ double Breakdown::outside_library_share() const {
 }
 
 Breakdown measure_breakdown(const Workload& workload, Size size, int threads,
-                            const std::string& gemm_plan, std::uint64_t seed, int runs) {
+                            const std::string& library_plan, std::uint64_t seed, int runs) {
   if (runs < 1) throw std::invalid_argument("a breakdown needs at least one timed run");
   ThreadCpus this_thread;
   this_thread.pin(worker_cpus(threads));
   const ops::LibraryThreads library_threads(threads);
-  if (!gemm_plan.empty()) ops::set_gemm_plan(gemm_plan);
+  if (!library_plan.empty()) ops::set_library_plan(library_plan);
 
   ProblemInstance instance(workload, size);
   instance.generate(seed);

@@ -36,10 +36,10 @@ struct Breakdown {
 };
 
 // Runs `workload`'s baseline in this process (trusted code) with bf16 outputs, as it is timed:
-// `threads` OpenMP and BLAS threads, this thread pinned to worker_cpus(threads), the GEMM plan
-// `gemm_plan` (ops::set_gemm_plan's encoding; empty keeps the process's). Two untimed runs, then
-// `runs` timed ones, each recording its library calls.
+// `threads` OpenMP and BLAS threads, this thread pinned to worker_cpus(threads), the library plan
+// `library_plan` (ops::set_library_plan's encoding; empty keeps the process's). Two untimed runs,
+// then `runs` timed ones, each recording its library calls.
 Breakdown measure_breakdown(const Workload& workload, Size size, int threads,
-                            const std::string& gemm_plan, std::uint64_t seed, int runs);
+                            const std::string& library_plan, std::uint64_t seed, int runs);
 
 }  // namespace kbench

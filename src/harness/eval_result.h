@@ -177,8 +177,9 @@ struct EvalResult {
   // false: no claim either way); empty without a speedup.
   std::string speedup_verdict;
   std::optional<NoiseReport> noise;  // whenever anything was timed
-  // The baseline's GEMM path per shape class (ops::set_gemm_plan's encoding); empty: the default.
-  std::string baseline_gemm_plan;
+  // The baseline's library path per GEMM shape class and per convolution (ops::set_library_plan's
+  // encoding; the store's column baseline_gemm_plan); empty: the defaults.
+  std::string baseline_library_plan;
   std::optional<Utilization> utilization;  // of the candidate (of the baseline for kind "run")
   std::optional<LibraryCeiling> library_ceiling;  // what Utilization's library figures rest on
   // Non-empty when the candidate's median beat the physical floor, max(FLOPs / compute roof, bytes

@@ -263,7 +263,7 @@ EvalResult new_result(const EvalOptions& options, const char* kind) {
   r.size = size_name(options.size);
   r.threads = options.threads;
   r.warmup = options.warmup;
-  r.baseline_gemm_plan = options.gemm_plan;
+  r.baseline_library_plan = options.library_plan;
   r.created_at = utc_now_iso8601();
   return r;
 }
@@ -334,7 +334,7 @@ SeatConditions seat_conditions(const EvalOptions& options, int inputs_fd, std::v
       options.trials + 2.0 * (options.warmup + std::max(options.iters, options.max_iters));
   seat.cpu_limit_s =
       2 * options.threads * (options.time_budget_s + calls * options.call_timeout_s) + 10;
-  seat.gemm_plan = options.gemm_plan;
+  seat.library_plan = options.library_plan;
   return seat;
 }
 

@@ -45,10 +45,10 @@ struct EvalOptions {
   std::optional<std::uint64_t> seed;  // base seed; drawn fresh when unset
   std::string worker_exe;             // kbench-worker
   std::string cache_dir;              // compiled candidates
-  // The baseline's GEMM path per shape class (ops::set_gemm_plan's encoding), resolved per machine
-  // by the caller (cli::baseline_gemm_plan) before any side starts; used by the baseline worker and
-  // the in-process oracle, and recorded in the result.
-  std::string gemm_plan;
+  // The baseline's library path per GEMM shape class and per convolution (ops::set_library_plan's
+  // encoding), resolved per machine by the caller (cli::resolve_baseline) before any side starts;
+  // used by the baseline worker and the in-process oracle, and recorded in the result.
+  std::string library_plan;
   // The workload's library ceiling at this size and thread count (cli::resolve_baseline), for
   // Utilization's library figures; none where the baseline makes no library call.
   std::optional<LibraryCeiling> library_ceiling;

@@ -27,6 +27,7 @@
 #include "harness/shared_tensors.h"
 #include "harness/worker_protocol.h"
 #include "ops/gemm.h"
+#include "ops/library_calls.h"
 #include "ops/library_threads.h"
 #include "workloads/registry.h"
 
@@ -35,8 +36,8 @@ namespace {
 
 struct Args {
   std::string workload, size, cpus;
-  std::string gemm_plan;   // the baseline's GEMM path per shape class (ops::set_gemm_plan)
-  bool candidate = false;  // load the shared object on kSharedObjectFd instead of the baseline
+  std::string library_plan;  // the baseline's library paths (ops::set_library_plan)
+  bool candidate = false;    // load the shared object on kSharedObjectFd instead of the baseline
   int threads = 1;
   long long mem_limit_mb = 0;            // RLIMIT_AS; 0: no limit
   long long cpu_limit_s = 0;             // RLIMIT_CPU; 0: no limit
@@ -57,8 +58,8 @@ Args parse_args(int argc, char** argv) {
       a.threads = std::atoi(value.c_str());
     else if (key == "--cpus")
       a.cpus = value;
-    else if (key == "--gemm-plan")
-      a.gemm_plan = value;
+    else if (key == "--library-plan")
+      a.library_plan = value;
     else if (key == "--mem-limit-mb")
       a.mem_limit_mb = std::atoll(value.c_str());
     else if (key == "--cpu-limit-s")
@@ -167,7 +168,7 @@ int serve(const Args& args) {
   ops::set_library_threads(args.threads);
 
   KernelFn kernel = workload->baseline;
-  ops::set_gemm_plan(args.gemm_plan);
+  ops::set_library_plan(args.library_plan);
   {
     // MKL's loader ends the process ("Cannot load libmkl_rt") when getcwd fails, which it does in
     // this worker's removed working directory: it loads from the root, and the worker returns.

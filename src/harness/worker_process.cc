@@ -231,7 +231,7 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const WorkerSpec& spec, Call
       "--sandbox-id",
       std::to_string(sandbox::sandbox_ids_mapped() ? sandbox::next_sandbox_id() : 0)};
   if (candidate) args.insert(args.end(), {"--candidate", "1"});
-  if (!seat.gemm_plan.empty()) args.insert(args.end(), {"--gemm-plan", seat.gemm_plan});
+  if (!seat.library_plan.empty()) args.insert(args.end(), {"--library-plan", seat.library_plan});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

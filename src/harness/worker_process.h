@@ -28,7 +28,7 @@ struct SeatConditions {
   double cpu_limit_s = 0;  // RLIMIT_CPU over the worker's life (a backstop to deadlines)
   int inputs_fd = -1;      // memfd with the inputs (the worker maps it read-only)
   double startup_timeout_s = 10;
-  std::string gemm_plan;  // ops::set_gemm_plan's encoding of the baseline's GEMM paths
+  std::string library_plan;  // ops::set_library_plan's encoding of the baseline's library paths
 
   bool operator==(const SeatConditions&) const = default;
 };

@@ -74,10 +74,12 @@ struct ConvEpilogue {
 // channels or per channel; oneDNN writes it directly, without the reorder plain costs).
 enum class ConvLayout { kPlain, kChannelsLast };
 
-// The arithmetic oneDNN runs: bf16 operands where the CPU has native bf16 (avx512_core_bf16 or AMX;
-// elsewhere oneDNN emulates bf16 and measured 3-4x slower than f32 on an Ice Lake core, see
-// conv_onednn.cc), otherwise both operands widened to f32. Either way products are exact and sums
-// f32.
+// The arithmetic oneDNN runs: bf16 operands, or both operands widened to f32. Either way products
+// are exact and sums f32. conv() takes the library plan's path for the call (planned_conv_path,
+// ops/library_calls.h), else the default: bf16 where the CPU has native bf16 (avx512_core_bf16 or
+// AMX; elsewhere oneDNN emulates bf16 and measured 3-4x slower than f32 on an Ice Lake core, see
+// conv_onednn.cc), otherwise f32. Native is not always the faster: on the Emerald Rapids VM
+// (avx512_core_bf16, no AMX) f32 was 1.5-2.3x faster for every conv of the suite.
 enum class ConvPath { kOnednnBf16, kOnednnF32 };
 ConvPath conv_default_path();
 const char* conv_path_name(ConvPath path);  // "onednn_bf16" | "onednn_f32"

@@ -4,12 +4,14 @@
 // input and the PyTorch-layout weights into them and the result out of them, counted in its time as
 // any framework's conv call pays it.
 //
-// Path rule (measured, not tuned per shape): oneDNN runs bf16 convolutions natively only with
-// avx512_core_bf16 or AMX; elsewhere its bf16 kernels emulate the bf16 dot products. On an Ice Lake
-// core (avx512_core, no bf16; oneDNN 2.6) the emulated jit_bf16 convolution ran 3.5-4.2 GFLOP/s
-// across the suite's 2-D and 3-D shapes where the f32 brgconv ran 11-42 GFLOP/s in the same
-// minute, and the emulated deconvolution was no faster than f32. So: bf16 where native, else
-// widen to f32 inside the reorder that oneDNN needs anyway (exact; sums are f32 either way).
+// Default path (where the library plan has no entry for a call): oneDNN runs bf16 convolutions
+// natively only with avx512_core_bf16 or AMX; elsewhere its bf16 kernels emulate the bf16 dot
+// products. On an Ice Lake core (avx512_core, no bf16; oneDNN 2.6) the emulated jit_bf16
+// convolution ran 3.5-4.2 GFLOP/s across the suite's 2-D and 3-D shapes where the f32 brgconv ran
+// 11-42 GFLOP/s in the same minute, and the emulated deconvolution was no faster than f32. So:
+// bf16 where native, else widen to f32 inside the reorder that oneDNN needs anyway (exact; sums
+// are f32 either way). A baseline's plan measures both per call (native bf16 without AMX can be
+// the slower).
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -434,10 +436,12 @@ void conv(const ConvGeometry& g, const void* src, kb_dtype src_dtype, const void
   call.kind = LibraryCall::Kind::kConv;
   call.conv = {g, src_dtype, weights_dtype, dst_dtype, dst_layout, omp_get_max_threads()};
   const NotedLibraryCall noted(call);
-  if (conv_on_path(conv_default_path(), g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
-                   dst_layout, epilogue))
+  const ConvPath planned = planned_conv_path(call.conv);
+  if (conv_on_path(planned, g, src, src_dtype, weights, weights_dtype, dst, dst_dtype, dst_layout,
+                   epilogue))
     return;
-  if (conv_on_path(ConvPath::kOnednnF32, g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
+  if (planned != ConvPath::kOnednnF32 &&
+      conv_on_path(ConvPath::kOnednnF32, g, src, src_dtype, weights, weights_dtype, dst, dst_dtype,
                    dst_layout, epilogue))
     return;
   struct ReferenceKernelsAllowed {

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/input_gen.h"
 #include "core/tensor.h"
@@ -27,6 +30,28 @@ struct Log {
 Log& log() {
   static Log l;
   return l;
+}
+
+// The convolution entries of the library plan, by ConvCall::key().
+struct ConvPlan {
+  std::mutex mutex;
+  std::atomic<bool> empty{true};  // read without the lock: most processes never have one
+  std::map<std::string, ConvPath> paths;
+};
+
+ConvPlan& conv_plan() {
+  static ConvPlan p;
+  return p;
+}
+
+bool is_conv_key(const std::string& key) {
+  return key.rfind("conv", 0) == 0;
+}
+
+std::optional<ConvPath> parse_conv_path(const std::string& name) {
+  for (const ConvPath path : {ConvPath::kOnednnBf16, ConvPath::kOnednnF32})
+    if (name == conv_path_name(path)) return path;
+  return std::nullopt;
 }
 
 std::string joined(const std::vector<std::int64_t>& values) {
@@ -116,6 +141,39 @@ NotedLibraryCall::~NotedLibraryCall() {
   const auto same = std::find(l.keys.begin(), l.keys.end(), key_);
   if (same != l.keys.end())
     l.calls[static_cast<std::size_t>(same - l.keys.begin())].seconds += seconds;
+}
+
+void set_library_plan(const std::string& encoded) {
+  std::string gemm_entries;
+  std::map<std::string, ConvPath> conv_paths;
+  std::stringstream entries(encoded);
+  std::string entry;
+  while (std::getline(entries, entry, ';')) {
+    const std::size_t eq = entry.rfind('=');
+    const std::string key = entry.substr(0, eq);
+    if (eq == std::string::npos || !is_conv_key(key)) {
+      if (!gemm_entries.empty()) gemm_entries += ';';
+      gemm_entries += entry;
+      continue;
+    }
+    const std::optional<ConvPath> path = parse_conv_path(entry.substr(eq + 1));
+    if (!path) throw std::invalid_argument("malformed convolution plan entry '" + entry + "'");
+    conv_paths[key] = *path;
+  }
+  set_gemm_plan(gemm_entries);
+  ConvPlan& p = conv_plan();
+  std::lock_guard lock(p.mutex);
+  p.paths = std::move(conv_paths);
+  p.empty = p.paths.empty();
+}
+
+ConvPath planned_conv_path(const ConvCall& call) {
+  ConvPlan& p = conv_plan();
+  if (p.empty.load(std::memory_order_relaxed)) return conv_default_path();
+  const std::string key = call.key();
+  std::lock_guard lock(p.mutex);
+  const auto it = p.paths.find(key);
+  return it != p.paths.end() ? it->second : conv_default_path();
 }
 
 std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& call) {

@@ -59,6 +59,17 @@ class NotedLibraryCall {
   double start_s_ = 0;
 };
 
+// ---- The per-process library plan: the path each of a baseline's library calls takes ----
+
+// Replaces the plan with `encoded`: "key=path" entries separated by ';', a ConvCall::key() with a
+// conv_path_name() for a convolution, anything else a GEMM entry for set_gemm_plan. Throws
+// std::invalid_argument when an entry is malformed.
+void set_library_plan(const std::string& encoded);
+// The path conv() takes for `call`: the plan's entry for it, else conv_default_path(), which
+// assumes native bf16 is the faster (on the Emerald Rapids VM, without AMX, it was 1.5-2.3x
+// slower than f32 for every conv of the suite).
+ConvPath planned_conv_path(const ConvCall& call);
+
 // The best time of `call` alone (no epilogue) on each convolution path this machine's oneDNN runs,
 // on random operands, the calling thread pinned where it is: {path name, best ms} per path.
 std::vector<std::pair<std::string, double>> measure_conv_paths(const ConvCall& call);

@@ -353,7 +353,7 @@ nlohmann::json to_json(const EvalResult& result, const JsonOptions& options) {
       {"speedup_verdict",
        result.speedup_verdict.empty() ? json(nullptr) : json(result.speedup_verdict)},
       {"noise", result.noise ? noise_to_json(*result.noise) : json(nullptr)},
-      {"baseline_path", result.baseline_gemm_plan},
+      {"baseline_path", result.baseline_library_plan},
       {"warmup", result.warmup},
       {"wall_s", number(result.wall_s)},
       {"created_at", result.created_at},
@@ -502,7 +502,7 @@ EvalResult eval_result_from_json(const nlohmann::json& in) {
 
   read(in, "speedup_verdict", result.speedup_verdict);
   result.noise = noise_from_json(in);
-  read(in, "baseline_path", result.baseline_gemm_plan);
+  read(in, "baseline_path", result.baseline_library_plan);
   read(in, "warmup", result.warmup);
   read(in, "wall_s", result.wall_s);
   read(in, "created_at", result.created_at);

@@ -314,7 +314,7 @@ std::vector<CsvColumn> csv_columns() {
   columns.push_back({"ci_half_width_pct", noise_number(&NoiseReport::ci_half_width_pct)});
   columns.push_back(
       {"stop_reason", [](R r) { return r.noise ? r.noise->stop_reason : std::string(); }});
-  columns.push_back({"baseline_path", [](R r) { return r.baseline_gemm_plan; }});
+  columns.push_back({"baseline_path", [](R r) { return r.baseline_library_plan; }});
   columns.push_back({"warmup", [](R r) { return std::to_string(r.warmup); }});
   columns.push_back({"wall_s", [](R r) { return format_exact(r.wall_s); }});
   return columns;
@@ -472,7 +472,8 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
   if (!c.detail.empty()) out << "  " << label("detail") << terminal_safe(c.detail) << '\n';
 
   if (r.candidate) write_timing(out, label("candidate").c_str(), *r.candidate);
-  if (r.baseline) write_timing(out, label("baseline").c_str(), *r.baseline, r.baseline_gemm_plan);
+  if (r.baseline)
+    write_timing(out, label("baseline").c_str(), *r.baseline, r.baseline_library_plan);
   if (r.speedup) {
     out << "  " << label("speedup") << format_sig(*r.speedup, 3) << "x";
     if (r.speedup_ci95) {

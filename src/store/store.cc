@@ -445,7 +445,7 @@ std::int64_t ResultStore::insert_result(const EvalResult& result, const Environm
     row.real("pct_roofline", util->pct_roofline).text("bound", util->bound);
   else
     row.null("pct_roofline").null("bound");
-  row.text("baseline_gemm_plan", result.baseline_gemm_plan).integer("run_id", run_id);
+  row.text("baseline_gemm_plan", result.baseline_library_plan).integer("run_id", run_id);
   const std::int64_t id = row.insert_into(db, "results");
 
   Statement sample(

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/bf16.h"
+#include "ops/library_calls.h"
 
 namespace kbench::ops {
 namespace {
@@ -300,6 +301,51 @@ TEST(Conv, DefaultEntryPointRuns) {
   conv(c.g, x.data(), KB_BF16, w.data(), KB_BF16, y.data(), KB_F32, ConvLayout::kPlain);
   for (const float v : y) ASSERT_FLOAT_EQ(v, 3 * 9 * 0.5f);
   std::cout << "[conv] default path on this CPU: " << conv_path_name(conv_default_path()) << "\n";
+}
+
+// conv() runs a call on the path the library plan names for it, whatever the default. Observed
+// through f32 inputs: the bf16 path rounds them to bf16, the f32 path keeps them.
+TEST(Conv, TakesThePathTheLibraryPlanNamesForTheCall) {
+  const ConvGeometry g = cases()[1].g;  // 2 x 3 x 9 x 11 -> 5, 3 x 3 taps
+  const float input = 1.0f + 0x1p-10f;  // not a bf16: rounds to 1
+  const std::vector<float> x(static_cast<std::size_t>(2 * 3 * 9 * 11), input);
+  const std::vector<float> w(static_cast<std::size_t>(5 * 3 * 9), 1.0f);
+  std::vector<float> y(static_cast<std::size_t>(2 * 5 * 7 * 9));
+  const ConvCall call{g, KB_F32, KB_F32, KB_F32, ConvLayout::kPlain, omp_get_max_threads()};
+  const auto conv_under_plan = [&](const std::string& plan) {
+    set_library_plan(plan);
+    conv(g, x.data(), KB_F32, w.data(), KB_F32, y.data(), KB_F32, ConvLayout::kPlain);
+    set_library_plan("");
+    return y[0];
+  };
+  const float taps = 3 * 9;
+  EXPECT_FLOAT_EQ(conv_under_plan(call.key() + "=onednn_f32"), taps * input);
+  // Where this CPU's oneDNN runs bf16 convolutions at all.
+  if (conv_on_path(ConvPath::kOnednnBf16, g, x.data(), KB_F32, w.data(), KB_F32, y.data(), KB_F32,
+                   ConvLayout::kPlain)) {
+    EXPECT_FLOAT_EQ(conv_under_plan(call.key() + "=onednn_bf16"), taps);
+    // Another call's entry leaves this one on the default path.
+    ConvCall other = call;
+    other.threads += 1;
+    EXPECT_FLOAT_EQ(conv_under_plan(other.key() + "=onednn_f32"),
+                    conv_default_path() == ConvPath::kOnednnBf16 ? taps : taps * input);
+  } else {
+    std::cout << "[conv] no bf16 convolution on this CPU: the plan's bf16 entry not run\n";
+  }
+}
+
+// The library plan hands its GEMM entries to the GEMM plan and keeps the convolutions'.
+TEST(Conv, LibraryPlanSplitsGemmAndConvolutionEntries) {
+  const ConvCall call{cases()[0].g, KB_BF16, KB_BF16, KB_F32, ConvLayout::kChannelsLast, 1};
+  set_library_plan("8x8x8:nn:bf16:t1=onednn_bf16;" + call.key() + "=onednn_f32");
+  EXPECT_EQ(gemm_plan_encoded(), "8x8x8:nn:bf16:t1=onednn_bf16");
+  EXPECT_EQ(planned_conv_path(call), ConvPath::kOnednnF32);
+  set_library_plan(call.key() + "=onednn_bf16");
+  EXPECT_EQ(planned_conv_path(call), ConvPath::kOnednnBf16);
+  EXPECT_EQ(gemm_plan_encoded(), "");
+  EXPECT_THROW(set_library_plan(call.key() + "=cudnn"), std::invalid_argument);
+  set_library_plan("");
+  EXPECT_EQ(planned_conv_path(call), conv_default_path());
 }
 
 // The references' shared double loop (conv_reference) against this file's own.
