@@ -2,6 +2,7 @@
 #include "harness/build_info.h"
 
 #include "core/environment.h"
+#include "git_commit.h"  // generated at every build (harness/git_commit.cmake)
 
 namespace kbench {
 
