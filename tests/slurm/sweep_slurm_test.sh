@@ -75,6 +75,10 @@ for _ in $(seq 200); do
   scontrol show job "${job}_0" 2>/dev/null | grep -q "Reason=BeginTime" && break
   sleep 0.1
 done
+# slurmd refuses to launch a copy whose credential is no newer, in whole seconds, than the
+# revocation of the first copy's: released within that second, the copy was killed as
+# "non-startable batch job: Job credential revoked" and the cell stayed pending.
+sleep 2
 scontrol update JobId="${job}_0" StartTime=now || fail "cannot release the requeued task"
 wait_idle 300
 "$kbench" sweep status "$work/sweep2"
