@@ -36,6 +36,7 @@
 //   - The cpu preset is (N, C) = (256, 64): the contraction (N^3 C) stays comparable to the
 //     projections (6 N^2 C^2); with C = 128 kept, an N that fits a cpu budget (<= 192) would leave
 //     the contraction under 20% of the work, against 2/3 in the original.
+#include <omp.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -46,6 +47,7 @@
 #include <vector>
 
 #include "core/bf16.h"
+#include "core/tensor.h"
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/rows.h"
@@ -211,107 +213,128 @@ inline void store_held(const float* src, std::int64_t n, float* dst) {
 inline void store_held(const float* src, std::int64_t n, bf16_t* dst) {
   convert_f32_to_bf16(src, dst, static_cast<std::size_t>(n));
 }
-inline void load_held(const float* src, std::int64_t n, float* dst) {
-  std::memcpy(dst, src, static_cast<std::size_t>(n) * sizeof(float));
-}
-inline void load_held(const bf16_t* src, std::int64_t n, float* dst) {
-  convert_bf16_to_f32(src, dst, static_cast<std::size_t>(n));
-}
 
-// Positions per tile of the transposing passes: 256 positions x 5C channels of f32 (320 KB at
-// C = 64) stay in L2, and each channel's 256 positions are one contiguous run of left_t, right_t
-// and result_t.
-constexpr std::int64_t kTile = 256;
+// Positions per tile: a tile's five projections (kTile x 5C of f32, 640 KB at C = 64) stay in L2
+// from their GEMM through the gating, and each channel's kTile positions are one contiguous run of
+// left_t, right_t and result_t. At the cpu size on the Emerald Rapids VM the baseline took 69 ms
+// with tiles of 256 positions, 63-64 with 512 or 1024.
+constexpr std::int64_t kTile = 512;
 
-// The gating pass over proj = pair_act @ [left_proj | right_proj | left_gate | right_gate |
-// out_gate] (P x 5C): left and right = (mask * proj) * sigmoid(mask * gate), written
-// channel-major (left_t[ch][p], p = i*N + k) for the per-channel contraction, and the out gate's
-// sigmoid written to its own (P x C) matrix (a oneDNN multiplier with a row stride wider than its
-// width falls off its fast path: 100x slower). Masking the projection's rows equals projecting the
-// masked rows: (diag(mask) A) W = diag(mask) (A W). A tile of positions at a time: its rows
-// widened in one pass, each position gated in f32 lanes, the products held position-major and
-// transposed channel-major by ops::transpose.
+// One thread's buffers for its tiles, made on the calling thread from the caching allocator (a
+// buffer freed by another thread than the one that made it is page-faulted afresh on every call).
 template <bool kHoldBf16>
-void gate_and_transpose(const Held<kHoldBf16>* proj, const bf16_t* mask, std::int64_t positions,
-                        std::int64_t c, Held<kHoldBf16>* left_t, Held<kHoldBf16>* right_t,
-                        float* out_gate) {
-  // Tiles of positions are independent: split over the threads, each with its own tile.
-#pragma omp parallel
-  {
-    std::vector<float> rows(static_cast<std::size_t>(kTile * 5 * c));
-    std::vector<Held<kHoldBf16>> products(static_cast<std::size_t>(kTile * 2 * c));
-#pragma omp for schedule(static)
-    for (std::int64_t p0 = 0; p0 < positions; p0 += kTile) {
-      const std::int64_t count = std::min(kTile, positions - p0);
-      load_held(proj + p0 * 5 * c, count * 5 * c, rows.data());  // the five dots' outputs
-      for (std::int64_t t = 0; t < count; ++t) {
-        float* __restrict r = rows.data() + t * 5 * c;
-        const float m = bf16_to_f32(mask[p0 + t]);
-        if (m != 1.0f) {
-          for (std::int64_t k = 0; k < 4 * c; ++k) r[k] *= m;
-          if (m != 0.0f) hold<kHoldBf16>(r, 4 * c);  // a 0/1 mask keeps bf16 values exact
-        }
-        ops::sigmoid_inplace(r + 2 * c, static_cast<std::size_t>(3 * c));
-        hold<kHoldBf16>(r + 2 * c, 3 * c);
-        std::memcpy(out_gate + (p0 + t) * c, r + 4 * c,
-                    static_cast<std::size_t>(c) * sizeof(float));
-        for (std::int64_t k = 0; k < 2 * c; ++k) r[k] *= r[2 * c + k];
-        store_held(r, 2 * c, products.data() + t * 2 * c);  // the products' bf16 hold
-      }
-      ops::transpose(products.data(), 2 * c, left_t + p0, positions, count, c,
-                     sizeof(Held<kHoldBf16>));
-      ops::transpose(products.data() + c, 2 * c, right_t + p0, positions, count, c,
-                     sizeof(Held<kHoldBf16>));
+struct TileScratch {
+  explicit TileScratch(std::int64_t c)
+      : rows(KB_F32, kTile, 5 * c),
+        products(kHeldDtype<kHoldBf16>, kTile, 2 * c),
+        channels(KB_F32, c, kTile),
+        held(kHeldDtype<kHoldBf16>, c, kTile),
+        normed(kHeldDtype<kHoldBf16>, kTile, c),
+        inv_rms(KB_F32, 1, kTile) {}
+  ops::ScratchMatrix rows, products, channels, held, normed, inv_rms;
+};
+
+// The tiles of `positions`, dealt out in contiguous runs over the thread budget, one run a
+// thread, each with its own scratch.
+template <bool kHoldBf16, class Tile>
+void for_each_tile(std::int64_t positions, std::int64_t c, Tile tile) {
+  const std::int64_t tiles = (positions + kTile - 1) / kTile;
+  const std::int64_t runs = std::clamp<std::int64_t>(omp_get_max_threads(), 1, tiles);
+  std::vector<std::optional<TileScratch<kHoldBf16>>> scratch(static_cast<std::size_t>(runs));
+  for (auto& buffers : scratch) buffers.emplace(c);
+  auto run_start = [&](std::int64_t run) { return run * tiles / runs; };
+  std::vector<double> tiles_of(static_cast<std::size_t>(runs));
+  for (std::int64_t r = 0; r < runs; ++r)
+    tiles_of[static_cast<std::size_t>(r)] = static_cast<double>(run_start(r + 1) - run_start(r));
+  ops::spread_library_calls(tiles_of, [&](std::size_t run) {
+    TileScratch<kHoldBf16>& mine = *scratch[run];
+    const auto r = static_cast<std::int64_t>(run);
+    for (std::int64_t t = run_start(r); t < run_start(r + 1); ++t) {
+      const std::int64_t p0 = t * kTile;
+      tile(p0, std::min(kTile, positions - p0), mine);
     }
-  }
+  });
 }
 
-// The center norm: each position's RMS over the channels of the channel-major result, the
-// normalized and scaled values written back position-major for the output projection. A tile of
-// positions at a time, channel-major in f32 lanes over the positions, then held and transposed.
+// A tile of positions through the five projections that read pair_act: proj = pair_act rows @
+// [left_proj | right_proj | left_gate | right_gate | out_gate] (one GEMM, f32 in L2); left and
+// right = (mask * proj) * sigmoid(mask * gate), each position in f32 lanes, held position-major
+// and transposed channel-major (left_t[ch][p], p = i*N + k) for the per-channel contraction; the
+// out gate's sigmoid stored position-major. Masking the projection's rows equals projecting the
+// masked rows: (diag(mask) A) W = diag(mask) (A W); the out gate reads the unmasked rows.
 template <bool kHoldBf16>
-void center_norm_and_transpose(const float* result_t, const float* scale, std::int64_t positions,
-                               std::int64_t c, Held<kHoldBf16>* normed) {
-#pragma omp parallel
-  {
-    std::vector<float> tile(static_cast<std::size_t>(c * kTile));  // [ch][t]
-    std::vector<Held<kHoldBf16>> held(static_cast<std::size_t>(c * kTile));
-    std::vector<float> sum_sq(static_cast<std::size_t>(kTile)),
-        inv(static_cast<std::size_t>(kTile));
-    float* __restrict sums = sum_sq.data();
-    float* __restrict inv_rms = inv.data();
-#pragma omp for schedule(static)
-    for (std::int64_t p0 = 0; p0 < positions; p0 += kTile) {
-      const std::int64_t count = std::min(kTile, positions - p0);
-      std::fill(sum_sq.begin(), sum_sq.end(), 0.0f);
-      for (std::int64_t ch = 0; ch < c; ++ch) {
-        float* __restrict values = tile.data() + ch * kTile;
-        std::memcpy(values, result_t + ch * positions + p0,
-                    static_cast<std::size_t>(count) * sizeof(float));
-        hold<kHoldBf16>(values, count);  // the einsum's bf16 output
-        for (std::int64_t t = 0; t < count; ++t) sums[t] += values[t] * values[t];
-      }
-      for (std::int64_t t = 0; t < count; ++t)
-        inv_rms[t] = static_cast<float>(
-            1.0 / std::sqrt(static_cast<double>(sums[t]) / static_cast<double>(c) + kEpsilon));
-      for (std::int64_t ch = 0; ch < c; ++ch) {
-        float* __restrict values = tile.data() + ch * kTile;
-        const float channel_scale = scale[ch];
-        for (std::int64_t t = 0; t < count; ++t) values[t] = values[t] * inv_rms[t] * channel_scale;
-        store_held(values, count, held.data() + ch * kTile);
-      }
-      ops::transpose(held.data(), kTile, normed + p0 * c, c, c, count, sizeof(Held<kHoldBf16>));
+void project_and_gate(const bf16_t* pair, const bf16_t* mask, const bf16_t* w5,
+                      std::int64_t positions, std::int64_t c, std::int64_t p0, std::int64_t count,
+                      TileScratch<kHoldBf16>& scratch, Held<kHoldBf16>* left_t,
+                      Held<kHoldBf16>* right_t, Held<kHoldBf16>* out_gate) {
+  auto* rows = static_cast<float*>(scratch.rows.row(0));
+  auto* products = static_cast<Held<kHoldBf16>*>(scratch.products.row(0));
+  ops::gemm({pair + p0 * c, KB_BF16, count, c, c}, {w5, KB_BF16, c, 5 * c, 5 * c}, false,
+            {rows, KB_F32, count, 5 * c, 5 * c});
+  for (std::int64_t t = 0; t < count; ++t) {
+    float* __restrict r = rows + t * 5 * c;
+    hold<kHoldBf16>(r, 5 * c);  // the five dots' bf16 outputs
+    const float m = bf16_to_f32(mask[p0 + t]);
+    if (m != 1.0f) {
+      for (std::int64_t k = 0; k < 4 * c; ++k) r[k] *= m;
+      if (m != 0.0f) hold<kHoldBf16>(r, 4 * c);  // a 0/1 mask keeps bf16 values exact
     }
+    ops::sigmoid_inplace(r + 2 * c, static_cast<std::size_t>(3 * c));
+    hold<kHoldBf16>(r + 2 * c, 3 * c);
+    store_held(r + 4 * c, c, out_gate + (p0 + t) * c);
+    for (std::int64_t k = 0; k < 2 * c; ++k) r[k] *= r[2 * c + k];
+    store_held(r, 2 * c, products + t * 2 * c);  // the products' bf16 hold
   }
+  ops::transpose(products, 2 * c, left_t + p0, positions, count, c, sizeof(Held<kHoldBf16>));
+  ops::transpose(products + c, 2 * c, right_t + p0, positions, count, c, sizeof(Held<kHoldBf16>));
 }
 
-// What a strong engineer's fused program does, in the layouts the contraction wants: one GEMM of
-// the unmasked pair_act for all five projections that read it (weights side by side; the mask
-// scales rows afterwards); a pass that masks and gates them, writing left and right channel-major
-// so that each channel's contraction is one library GEMM (left_c @ right_c^T), and the out gate;
-// a pass that takes the RMS over channels and writes the normalized result back position-major;
-// and the output projection GEMM with the gate fused as its multiplier, rounding once into the
-// output.
+// The output for a tile of positions: each position's RMS over the channels of the channel-major
+// result (channel-major in f32 lanes over the positions, then held and transposed position-major),
+// and the output projection of the normalized rows with the out gate fused as its multiplier,
+// rounding once into the output rows.
+template <bool kHoldBf16>
+void normalize_and_project(const float* result_t, const float* scale,
+                           const Held<kHoldBf16>* out_gate, const kb_tensor* in,
+                           std::int64_t positions, std::int64_t c, std::int64_t p0,
+                           std::int64_t count, TileScratch<kHoldBf16>& scratch, kb_tensor& out) {
+  auto* tile = static_cast<float*>(scratch.channels.row(0));  // [ch][t]
+  auto* held = static_cast<Held<kHoldBf16>*>(scratch.held.row(0));
+  float* __restrict inv_rms = static_cast<float*>(scratch.inv_rms.row(0));
+  std::fill(inv_rms, inv_rms + kTile, 0.0f);  // first the sums of squares
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    float* __restrict values = tile + ch * kTile;
+    std::memcpy(values, result_t + ch * positions + p0,
+                static_cast<std::size_t>(count) * sizeof(float));
+    hold<kHoldBf16>(values, count);  // the einsum's bf16 output
+    for (std::int64_t t = 0; t < count; ++t) inv_rms[t] += values[t] * values[t];
+  }
+  for (std::int64_t t = 0; t < count; ++t)
+    inv_rms[t] = static_cast<float>(
+        1.0 / std::sqrt(static_cast<double>(inv_rms[t]) / static_cast<double>(c) + kEpsilon));
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    float* __restrict values = tile + ch * kTile;
+    const float channel_scale = scale[ch];
+    for (std::int64_t t = 0; t < count; ++t) values[t] = values[t] * inv_rms[t] * channel_scale;
+    store_held(values, count, held + ch * kTile);
+  }
+  ops::transpose(held, kTile, scratch.normed.row(0), c, c, count, sizeof(Held<kHoldBf16>));
+
+  const std::size_t first = static_cast<std::size_t>(p0 * c) * dtype_size(out.dtype);
+  const ops::MutableMatrix rows{static_cast<char*>(out.data) + first, out.dtype, count, c, c};
+  ops::gemm({scratch.normed.row(0), kHeldDtype<kHoldBf16>, count, c, c}, ops::matrix_of(in[7]),
+            false, rows,
+            {.multiplier = ops::Matrix{out_gate + p0 * c, kHeldDtype<kHoldBf16>, count, c, c}});
+}
+
+// What a strong engineer's fused program does, in the layouts the contraction wants, a tile of
+// positions at a time wherever the work is per position, so that the (N^2, 5C) projections and
+// the normalized result never leave the cache: the five projections that read pair_act in one
+// GEMM (weights side by side; the mask scales rows afterwards), gated and written channel-major
+// with the out gate beside them; one library GEMM per channel for the contraction (left_c @
+// right_c^T); then the center norm and the output projection with the gate fused as its
+// multiplier. Untiled, the projections' GEMM wrote its (N^2, 5C) output to memory and the gating
+// pass read it back: 31 ms of the 81 the baseline took at the cpu size on the Emerald Rapids VM.
 template <bool kHoldBf16>
 void run_baseline(const kb_tensor* in, kb_tensor& out, std::int64_t n, std::int64_t c) {
   const std::int64_t positions = n * n;
@@ -323,16 +346,17 @@ void run_baseline(const kb_tensor* in, kb_tensor& out, std::int64_t n, std::int6
                   static_cast<const bf16_t*>(in[w < 4 ? 2 + w : 8].data) + k * c,
                   static_cast<std::size_t>(c) * sizeof(bf16_t));
   constexpr kb_dtype held = kHeldDtype<kHoldBf16>;
-  ops::ScratchMatrix proj(held, positions, 5 * c);
-  ops::gemm(ops::matrix_of(in[0]), {w5.data(), KB_BF16, c, 5 * c, 5 * c}, false, proj.out());
-
-  ops::ScratchMatrix left_t(held, c, positions), right_t(held, c, positions);
-  ops::ScratchMatrix gate(KB_F32, positions, c);
+  ops::ScratchMatrix left_t(held, c, positions), right_t(held, c, positions),
+      out_gate(held, positions, c);
+  auto* gate_data = static_cast<Held<kHoldBf16>*>(out_gate.row(0));
   auto* left_data = static_cast<Held<kHoldBf16>*>(left_t.row(0));
   auto* right_data = static_cast<Held<kHoldBf16>*>(right_t.row(0));
-  gate_and_transpose<kHoldBf16>(static_cast<const Held<kHoldBf16>*>(proj.row(0)),
-                                static_cast<const bf16_t*>(in[1].data), positions, c, left_data,
-                                right_data, static_cast<float*>(gate.row(0)));
+  const auto* pair = static_cast<const bf16_t*>(in[0].data);
+  const auto* mask = static_cast<const bf16_t*>(in[1].data);
+  for_each_tile<kHoldBf16>(positions, c, [&](std::int64_t p0, std::int64_t count, auto& scratch) {
+    project_and_gate<kHoldBf16>(pair, mask, w5.data(), positions, c, p0, count, scratch, left_data,
+                                right_data, gate_data);
+  });
 
   ops::ScratchMatrix result_t(KB_F32, c, positions);
   auto* result_data = static_cast<float*>(result_t.row(0));
@@ -347,12 +371,10 @@ void run_baseline(const kb_tensor* in, kb_tensor& out, std::int64_t n, std::int6
       });
 
   const ops::F32Buffer scale = ops::load_f32(in[6]);
-  ops::ScratchMatrix normed(held, positions, c);
-  center_norm_and_transpose<kHoldBf16>(result_data, scale.data(), positions, c,
-                                       static_cast<Held<kHoldBf16>*>(normed.row(0)));
-
-  ops::gemm(normed.in(), ops::matrix_of(in[7]), false, ops::mutable_matrix_of(out),
-            {.multiplier = gate.in()});
+  for_each_tile<kHoldBf16>(positions, c, [&](std::int64_t p0, std::int64_t count, auto& scratch) {
+    normalize_and_project<kHoldBf16>(result_data, scale.data(), gate_data, in, positions, c, p0,
+                                     count, scratch, out);
+  });
 }
 
 int baseline(const TriShape& shape, const kb_tensor* in, kb_tensor* out) {
