@@ -274,15 +274,19 @@ json conv_timings(const ops::ConvCall& call, bool retime = false) {
 }
 
 // The best time of each of `calls` on its fastest path, summed: the baseline's library ceiling
-// (none where no library path ran any of them); `retime` times every call again.
+// (none where no library path ran any of them); `retime` times every call again. Where
+// `conv_plan` is given, each convolution's plan entry ("key=path", the path its part stands on)
+// is added to it.
 std::optional<LibraryCeiling> library_ceiling_of(const std::vector<ops::LibraryCall>& calls,
-                                                 bool retime) {
+                                                 bool retime,
+                                                 std::vector<std::string>* conv_plan = nullptr) {
   LibraryCeiling ceiling;
   for (const ops::LibraryCall& call : calls) {
     const bool gemm = call.kind == ops::LibraryCall::Kind::kGemm;
     const json timings = gemm ? gemm_timings(call.gemm, retime) : conv_timings(call.conv, retime);
     const std::string path = timings.at("path");
     if (path.empty()) continue;  // no library path ran it: no ceiling part to stand on
+    if (!gemm && conv_plan) conv_plan->push_back(call.conv.key() + "=" + path);
     LibraryCeilingPart part{call.key(), call.count, call.flops(), path,
                             timings.at("best_ms").at(path).get<double>()};
     ceiling.ms += part.count * part.best_ms;
@@ -329,15 +333,13 @@ void resolve_baseline(EvalOptions& eval) {
       "finding the library calls of " + std::string(workload.name) + "'s baseline",
       [&] { return calls_under_plan(workload, eval.size, eval.threads); }, calls_to_json,
       calls_from_json);
-  eval.library_ceiling = library_ceiling_of(calls, /*retime=*/false);
   // Each convolution on its fastest path, as each GEMM class: native bf16 is not always the faster
   // (on the Emerald Rapids VM, without AMX, f32 was 1.5-2.3x faster for every conv of the suite).
-  for (const ops::LibraryCall& call : calls) {
-    if (call.kind != ops::LibraryCall::Kind::kConv) continue;
-    const std::string path = conv_timings(call.conv).at("path");
-    if (path.empty()) continue;
+  std::vector<std::string> conv_plan;
+  eval.library_ceiling = library_ceiling_of(calls, /*retime=*/false, &conv_plan);
+  for (const std::string& entry : conv_plan) {
     if (!plan.empty()) plan += ';';
-    plan += call.conv.key() + "=" + path;
+    plan += entry;
   }
   ops::set_library_plan(plan);
   eval.library_plan = plan;
