@@ -335,6 +335,25 @@ TEST(RowOps, ElementwisePassesRoundLikeTheScalarRule) {
   }
 }
 
+// The streaming stores need aligned vectors, so the elements before the first are written one by
+// one: at every offset of out from a 64-byte boundary the result is the stored pass's, bit for bit.
+TEST(RowOps, ScaleAndWeightStreamsTheSameValuesAtAnyAlignment) {
+  for (std::size_t n : kLengths) {
+    const std::vector<bf16_t> x = to_bf16(normal_row(n, 300 + n, 5.0));
+    const std::vector<float> weight = normal_row(n, 400 + n);
+    std::vector<bf16_t> stored(n);
+    ops::scale_and_weight(x.data(), 0.37f, weight.data(), stored.data(), n);
+    std::vector<bf16_t> buffer(n + 64);
+    const std::size_t to_boundary =
+        (64 - reinterpret_cast<std::uintptr_t>(buffer.data()) % 64) % 64 / sizeof(bf16_t);
+    for (std::size_t offset = 0; offset < 32; ++offset) {
+      bf16_t* out = buffer.data() + to_boundary + offset;
+      ops::scale_and_weight(x.data(), 0.37f, weight.data(), out, n, /*streaming=*/true);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], stored[i]) << n << " " << offset;
+    }
+  }
+}
+
 TEST(RowOps, RoundingKeepsNaNQuietAndInfinityInfinite) {
   std::vector<float> values(19, 1.0f);
   values[3] = std::numeric_limits<float>::quiet_NaN();

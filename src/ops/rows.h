@@ -79,9 +79,10 @@ void scale_and_weight(const bf16_t* x, float factor, const float* weight, float*
 // the weight multiply, as two eager bf16 ops would, but in one pass over memory. factor and weight
 // must derive from bf16 data, so that any NaN among them has a zero low half (as NaNs propagated
 // from bf16 values and the default NaN do): such NaNs round to themselves without the scalar rule's
-// NaN branch, which this pass skips.
+// NaN branch, which this pass skips. `streaming` writes out with non-temporal stores, past the
+// caches, for an output too large to stay in them.
 void scale_and_weight(const bf16_t* x, float factor, const float* weight, bf16_t* out,
-                      std::size_t n);
+                      std::size_t n, bool streaming = false);
 
 // --- Elementwise passes ---
 

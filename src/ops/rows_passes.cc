@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 
+#include <hwy/cache_control.h>
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 
@@ -61,11 +62,16 @@ VF round_bf16(DF df, VF v) {
 }
 
 // Stores the high halves of `biased` (bits after add_rounding_bias, or already rounded).
-void store_high_halves(VU32 biased, bf16_t* p) {
+// The high half of each lane, as the lanes of a bf16 vector.
+hn::Vec<DU16> high_halves(VU32 biased) {
   const DU16 du16;
   const DI32 di32;
   // After the shift every lane is in [0, 65535], so the saturating demotion is exact.
-  hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di32, hn::ShiftRight<16>(biased))), du16, p);
+  return hn::DemoteTo(du16, hn::BitCast(di32, hn::ShiftRight<16>(biased)));
+}
+
+void store_high_halves(VU32 biased, bf16_t* p) {
+  hn::StoreU(high_halves(biased), DU16(), p);
 }
 
 // The two extremes max_value and min_value take, each with its reduction across lanes.
@@ -174,12 +180,21 @@ void scale_and_weight(const bf16_t* x, float factor, const float* weight, float*
 }
 
 void scale_and_weight(const bf16_t* x, float factor, const float* weight, bf16_t* out,
-                      std::size_t n) {
+                      std::size_t n, bool streaming) {
   const DF df;
   const DU32 du32;
+  const DU16 du16;
   const std::size_t lanes = hn::Lanes(df);
   const VF f = hn::Set(df, factor);
+  auto one = [&](std::size_t j) {  // the same products as the lanes
+    out[j] = f32_to_bf16(round_to_bf16(bf16_to_f32(x[j]) * factor) * weight[j]);
+  };
   std::size_t i = 0;
+  // Streaming stores need whole aligned vectors: the elements before the first are written one
+  // by one.
+  const std::size_t vector_bytes = lanes * sizeof(bf16_t);
+  if (streaming)
+    for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % vector_bytes != 0; ++i) one(i);
   // The NaN select of rounded_bits is skipped (it took a quarter of this pass's time): x is bf16,
   // and factor and weight derive from bf16 data (see the header), so every NaN met here has a zero
   // low half.
@@ -187,9 +202,14 @@ void scale_and_weight(const bf16_t* x, float factor, const float* weight, bf16_t
     const VU32 product = hn::BitCast(du32, hn::Mul(load_bf16(df, x + i), f));
     const VF normalized = hn::BitCast(df, truncate_low_half(add_rounding_bias(product)));
     const VF weighted = hn::Mul(normalized, hn::LoadU(df, weight + i));
-    store_high_halves(add_rounding_bias(hn::BitCast(du32, weighted)), out + i);
+    const auto rounded = high_halves(add_rounding_bias(hn::BitCast(du32, weighted)));
+    if (streaming)
+      hn::Stream(rounded, du16, out + i);
+    else
+      hn::StoreU(rounded, du16, out + i);
   }
-  for (; i < n; ++i) out[i] = f32_to_bf16(round_to_bf16(bf16_to_f32(x[i]) * factor) * weight[i]);
+  if (streaming) hwy::FlushStream();
+  for (; i < n; ++i) one(i);
 }
 
 float max_value(const float* x, std::size_t n) {
