@@ -61,8 +61,8 @@ VF round_bf16(DF df, VF v) {
   return hn::BitCast(df, rounded_bits(v));
 }
 
-// Stores the high halves of `biased` (bits after add_rounding_bias, or already rounded).
-// The high half of each lane, as the lanes of a bf16 vector.
+// The high half of each lane of `biased` (bits after add_rounding_bias, or already rounded), as
+// the lanes of a bf16 vector.
 hn::Vec<DU16> high_halves(VU32 biased) {
   const DU16 du16;
   const DI32 di32;
