@@ -72,7 +72,7 @@ Subcommand add_scaffold_command(CLI::App& app) {
   auto* scaffold_cmd =
       app.add_subcommand("scaffold",
                          "Print a candidate to start from: the workload's operator, tensors and "
-                         "build command, with a naive, correct kernel where it has one");
+                         "build command, with a naive, correct kernel");
   // Positional, or -w as every other command takes it.
   scaffold_cmd
       ->add_option("workload,--workload,-w", scaffold->workload,

@@ -42,6 +42,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -192,6 +193,7 @@ const Workload kBmmInstanceNormSumResidualAddMultiply26k = with_programs<Program
     .problem = make_problem,
     // atol 0.15: see the header's Tolerance note.
     .tolerance = {.atol = 0.15, .rtol = 1e-2, .max_rel_l2 = 1e-2},
+    .scaffold = scaffolds::k26k_BMM_InstanceNorm_Sum_ResidualAdd_Multiply,
 });
 
 }  // namespace kbench

@@ -29,6 +29,7 @@
 #include "ops/buffers.h"
 #include "ops/conv.h"
 #include "ops/jnp_bf16.h"
+#include "scaffolds.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -201,6 +202,7 @@ const Workload kConv2dActivationBatchNorm34k = with_programs<Programs>({
     // 0.05 and 0.1; at 0.25 the worst of 200 smoke and 4 cpu seeds uses 0.53 of the rule. 5% RMS
     // noise (rel-L2 0.05) stays 3x over the rel-L2 bound, which rejects every degenerate output.
     .tolerance = Tolerance{.atol = 0.25, .rtol = 0.03, .max_rel_l2 = 0.015},
+    .scaffold = scaffolds::k34k_Conv2d_Activation_BatchNorm,
 });
 
 }  // namespace kbench

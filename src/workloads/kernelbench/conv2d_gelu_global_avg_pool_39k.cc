@@ -29,6 +29,7 @@
 #include "ops/buffers.h"
 #include "ops/conv.h"
 #include "ops/jnp_bf16.h"
+#include "scaffolds.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -131,6 +132,7 @@ const Workload kConv2dGeluGlobalAvgPool39k = with_programs<Programs>({
     .kernelbench_problem = 67,
     .summary = "mean_hw(gelu_tanh(conv2d_3x3_valid(x, weight) + bias)) on bf16 NCHW -> (N, Cout)",
     .problem = make_problem,
+    .scaffold = scaffolds::k39k_Conv2d_GELU_GlobalAvgPool,
 });
 
 }  // namespace kbench

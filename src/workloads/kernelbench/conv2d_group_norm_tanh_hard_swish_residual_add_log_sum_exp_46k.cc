@@ -38,6 +38,7 @@
 #include "ops/conv.h"
 #include "ops/transpose.h"
 #include "ops/xla_tanh-inl.h"
+#include "scaffolds.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -256,6 +257,7 @@ const Workload kConv2dGroupNormTanhHardSwishResidualAddLogSumExp46k = with_progr
     // 0.0098, both then caught only by allclose). 0.005 is twice the faithful bf16 program's worst
     // (0.0025 over 20 smoke + 3 cpu seeds).
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.005},
+    .scaffold = scaffolds::k46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp,
 });
 
 }  // namespace kbench

@@ -29,6 +29,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
+#include "scaffolds.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/workload.h"
@@ -131,6 +132,7 @@ const Workload kConv2dInstanceNormDivide22k = with_programs<Programs>({
     // (20 smoke + 3 cpu seeds): worst 0.053 at |out| 2.4, rel-L2 up to 0.0072. The bounds are about
     // twice that; 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
+    .scaffold = scaffolds::k22k_Conv2d_InstanceNorm_Divide,
 });
 
 }  // namespace kbench

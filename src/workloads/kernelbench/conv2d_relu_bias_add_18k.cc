@@ -25,6 +25,7 @@
 #include "ops/buffers.h"
 #include "ops/conv.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/workload.h"
@@ -111,6 +112,7 @@ const Workload kConv2dReluBiasAdd18k = with_programs<Programs>({
     .kernelbench_problem = 1,
     .summary = "relu(conv2d_3x3_valid(x, weight) + conv_bias) + bias on bf16 NCHW",
     .problem = make_problem,
+    .scaffold = scaffolds::k18k_Conv2D_ReLU_BiasAdd,
 });
 
 }  // namespace kbench

@@ -40,6 +40,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
+#include "scaffolds.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -167,6 +168,7 @@ const Workload kConv3dGroupNormMean25k = with_programs<Programs>({
     // (~1e-3 absolute) are 0.5-1.4% of it (measured rel-L2 up to 0.014 over 20 smoke seeds, 0.005
     // at cpu size). 5% RMS noise (rel-L2 0.05) stays 2x over the bound.
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.025},
+    .scaffold = scaffolds::k25k_Conv3d_GroupNorm_Mean,
 });
 
 }  // namespace kbench

@@ -23,6 +23,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/conv.h"
+#include "scaffolds.h"
 #include "workloads/kit/conv_layer.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -96,6 +97,7 @@ const Workload kConv3dMishTanh33k = with_programs<Programs>({
     .kernelbench_problem = 47,
     .summary = "tanh(mish(conv3d_3x3x3_valid(x, weight) + bias)) on bf16 NCDHW",
     .problem = make_problem,
+    .scaffold = scaffolds::k33k_Conv3d_Mish_Tanh,
 });
 
 }  // namespace kbench

@@ -39,6 +39,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
@@ -189,6 +190,7 @@ const Workload kGemmBatchNormGeluRelu31k = with_programs<Programs>({
     // rel-L2 reaches 0.0083. The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x
     // over it.
     .tolerance = {.atol = 5e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
+    .scaffold = scaffolds::k31k_Gemm_BatchNorm_GELU_ReLU,
 });
 
 }  // namespace kbench

@@ -42,6 +42,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/workload.h"
@@ -174,6 +175,7 @@ const Workload kGemmBatchNormScalingSoftmax43k = with_programs<Programs>({
     .kernelbench_problem = 84,
     .summary = "softmax(scale * batchnorm_eval(x @ weight + bias)) over features, running stats",
     .problem = make_problem,
+    .scaffold = scaffolds::k43k_Gemm_BatchNorm_Scaling_Softmax,
 });
 
 }  // namespace kbench

@@ -38,6 +38,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -113,6 +114,7 @@ const Workload kGemmDivideSumScaling21k = with_programs<Programs>({
     .tolerance = Tolerance{.term_rtol = kBf16UnitRoundoff},
     .term_magnitude =
         checked_entry<linear::shape_of_call<kCall>, term_magnitude, OutputDtype::kF32>,
+    .scaffold = scaffolds::k21k_Gemm_Divide_Sum_Scaling,
 });
 
 }  // namespace kbench

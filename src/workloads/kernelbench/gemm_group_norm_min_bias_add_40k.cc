@@ -49,6 +49,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
@@ -184,6 +185,7 @@ const Workload kGemmGroupNormMinBiasAdd40k = with_programs<Programs>({
     // seeds needs rtol 0.02 at atol 0, its rel-L2 reaches 0.0055. The bound doubles both; oracle +
     // 5% noise (rel-L2 0.05) stays 2.5x over it.
     .tolerance = {.atol = 1e-2, .rtol = 4e-2, .max_rel_l2 = 2e-2},
+    .scaffold = scaffolds::k40k_Gemm_GroupNorm_Min_BiasAdd,
 });
 
 }  // namespace kbench

@@ -40,6 +40,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
@@ -142,6 +143,7 @@ const Workload kGemmGroupNormSwishMultiplySwish45k = with_programs<Programs>({
     // over 20 smoke and 3 cpu seeds needs (atol, rtol) = (0.0025, 0.04), its rel-L2 reaches 0.0084.
     // The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x over it.
     .tolerance = {.atol = 1e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
+    .scaffold = scaffolds::k45k_Gemm_GroupNorm_Swish_Multiply_Swish,
 });
 
 }  // namespace kbench

@@ -44,6 +44,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -120,6 +121,7 @@ const Workload kGemmMaxSubtractGelu42k = with_programs<Programs>({
     .problem = make_problem,
     // atol 3e-2 and rel-L2 2.5e-2: see the header's Tolerance note.
     .tolerance = {.atol = 3e-2, .rtol = 1e-2, .max_rel_l2 = 2.5e-2},
+    .scaffold = scaffolds::k42k_Gemm_Max_Subtract_GELU,
 });
 
 }  // namespace kbench

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -74,6 +75,7 @@ const Workload kGemmMultiplyLeakyRelu20k = with_programs<Programs>({
     .summary =
         "leaky_relu((x @ weight + bias) * 2.0, 0.1): bf16 (M,K) x (K,N) GEMM, fused epilogue",
     .problem = make_problem,
+    .scaffold = scaffolds::k20k_Gemm_Multiply_LeakyReLU,
 });
 
 }  // namespace kbench

@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -86,6 +87,7 @@ const Workload kGemmScalingHardtanhGelu35k = with_programs<Programs>({
     .summary = "tanh-GELU(clip((x @ weight + bias) * 0.5, -2, 2)): bf16 (M,K) x (K,N) GEMM, fused "
                "epilogue",
     .problem = make_problem,
+    .scaffold = scaffolds::k35k_Gemm_Scaling_Hardtanh_GELU,
 });
 
 }  // namespace kbench

@@ -34,6 +34,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/presets.h"
@@ -154,6 +155,7 @@ const Workload kGemmSigmoidLogSumExp32k = with_programs<Programs>({
     .kernelbench_problem = 45,
     .summary = "logsumexp(sigmoid(x @ w1.T + b1) @ w2.T + b2) per row: two bf16 GEMMs -> (M)",
     .problem = make_problem,
+    .scaffold = scaffolds::k32k_Gemm_Sigmoid_LogSumExp,
 });
 
 }  // namespace kbench

@@ -27,6 +27,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -96,6 +97,7 @@ const Workload kMatmulAddSwishTanhGeluHardtanh47k = with_programs<Programs>({
     .summary =
         "clip(gelu(tanh(swish(x @ weight + bias + add_value))), -1, 1): bf16 GEMM, fused epilogue",
     .problem = make_problem,
+    .scaffold = scaffolds::k47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh,
 });
 
 }  // namespace kbench

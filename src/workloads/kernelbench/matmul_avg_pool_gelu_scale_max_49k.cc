@@ -39,6 +39,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/presets.h"
@@ -146,6 +147,7 @@ const Workload kMatmulAvgPoolGeluScaleMax49k = with_programs<Programs>({
     .problem = make_problem,
     // rtol 3e-2 and rel-L2 2e-2: see the header's Tolerance note.
     .tolerance = {.atol = 1e-2, .rtol = 3e-2, .max_rel_l2 = 2e-2},
+    .scaffold = scaffolds::k49k_Matmul_AvgPool_GELU_Scale_Max,
 });
 
 }  // namespace kbench

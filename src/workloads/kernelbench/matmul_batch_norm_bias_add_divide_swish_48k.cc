@@ -36,6 +36,7 @@
 
 #include "ops/buffers.h"
 #include "ops/gemm.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -141,6 +142,7 @@ const Workload kMatmulBatchNormBiasAddDivideSwish48k = with_programs<Programs>({
         "swish((bn_eval(x @ weight + linear_bias) + bias) / 1.0): bf16 GEMM, per-feature epilogue",
     .problem = make_problem,
     .tolerance = kTolerance,
+    .scaffold = scaffolds::k48k_Matmul_BatchNorm_BiasAdd_Divide_Swish,
 });
 
 }  // namespace kbench

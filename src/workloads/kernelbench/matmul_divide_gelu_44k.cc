@@ -24,6 +24,7 @@
 
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -73,6 +74,7 @@ const Workload kMatmulDivideGelu44k = with_programs<Programs>({
     .kernelbench_problem = 86,
     .summary = "gelu((x @ weight + bias) / 10.0): bf16 (M,K) x (K,N) GEMM, fused epilogue",
     .problem = make_problem,
+    .scaffold = scaffolds::k44k_Matmul_Divide_GELU,
 });
 
 }  // namespace kbench

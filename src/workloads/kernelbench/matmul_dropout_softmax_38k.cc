@@ -28,6 +28,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/workload.h"
@@ -85,6 +86,7 @@ const Workload kMatmulDropoutSoftmax38k = with_programs<Programs>({
     .kernelbench_problem = 66,
     .summary = "softmax(x @ weight.T + bias) over features (dropout is the identity at inference)",
     .problem = make_problem,
+    .scaffold = scaffolds::k38k_Matmul_Dropout_Softmax,
 });
 
 }  // namespace kbench

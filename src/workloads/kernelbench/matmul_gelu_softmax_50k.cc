@@ -29,6 +29,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/workload.h"
@@ -87,6 +88,7 @@ const Workload kMatmulGeluSoftmax50k = with_programs<Programs>({
     .kernelbench_problem = 99,
     .summary = "softmax(gelu(x @ weight + bias)) over features, tanh-form GELU",
     .problem = make_problem,
+    .scaffold = scaffolds::k50k_Matmul_GELU_Softmax,
 });
 
 }  // namespace kbench

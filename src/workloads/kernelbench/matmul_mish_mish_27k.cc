@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -82,6 +83,7 @@ const Workload kMatmulMishMish27k = with_programs<Programs>({
     // JAXBench's rtol 1e-2 bound at cpu size, kbench validate --seeds 6); rtol 2e-2 doubles that.
     // rel-L2 stays 1e-2 (faithful 0.005), which rejects 5% noise at 5x.
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 2e-2, .max_rel_l2 = 1e-2},
+    .scaffold = scaffolds::k27k_Matmul_Mish_Mish,
 });
 
 }  // namespace kbench

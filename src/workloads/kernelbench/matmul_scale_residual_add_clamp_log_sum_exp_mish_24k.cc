@@ -39,6 +39,7 @@
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -142,6 +143,7 @@ const Workload kMatmulScaleResidualAddClampLogSumExpMish24k = with_programs<Prog
     .problem = make_problem,
     // rtol 2.5e-2: see the header's Tolerance note.
     .tolerance = {.atol = 1e-2, .rtol = 2.5e-2, .max_rel_l2 = 1e-2},
+    .scaffold = scaffolds::k24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish,
 });
 
 }  // namespace kbench

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/presets.h"
@@ -77,6 +78,7 @@ const Workload kMatmulScalingResidualAdd30k = with_programs<Programs>({
     .summary =
         "y * 0.5 + y for y = x @ weight + bias: bf16 (M,K) x (K,N) GEMM, M = 4K, linear epilogue",
     .problem = make_problem,
+    .scaffold = scaffolds::k30k_Matmul_Scaling_ResidualAdd,
 });
 
 }  // namespace kbench

@@ -29,6 +29,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -87,6 +88,7 @@ const Workload kMatmulSigmoidSum36k = with_programs<Programs>({
     .kernelbench_problem = 56,
     .summary = "sum over features of sigmoid(x @ weight + bias): bf16 (M,K) x (K,N) GEMM -> (M,1)",
     .problem = make_problem,
+    .scaffold = scaffolds::k36k_Matmul_Sigmoid_Sum,
 });
 
 }  // namespace kbench

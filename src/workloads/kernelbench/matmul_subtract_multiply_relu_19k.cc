@@ -25,6 +25,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/kit/presets.h"
@@ -107,6 +108,7 @@ const Workload kMatmulSubtractMultiplyRelu19k = with_programs<Programs>({
     .summary = "relu((x @ weight + bias - 2.0) * 1.5): bf16 (M,K) x (K,N) GEMM, four-step epilogue",
     .problem = make_problem,
     .tolerance = kTolerance,
+    .scaffold = scaffolds::k19k_Matmul_Subtract_Multiply_ReLU,
 });
 
 }  // namespace kbench

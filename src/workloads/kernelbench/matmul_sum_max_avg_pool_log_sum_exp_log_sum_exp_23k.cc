@@ -37,6 +37,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -108,6 +109,7 @@ const Workload kMatmulSumMaxAvgPoolLogSumExpLogSumExp23k = with_programs<Program
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.5e-2, .term_rtol = kBf16UnitRoundoff},
     .term_magnitude =
         checked_entry<linear::shape_of_call<kCall>, term_magnitude, OutputDtype::kF32>,
+    .scaffold = scaffolds::k23k_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp,
 });
 
 }  // namespace kbench

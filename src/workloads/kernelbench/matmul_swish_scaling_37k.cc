@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "ops/gemm.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/linear.h"
 #include "workloads/workload.h"
@@ -76,6 +77,7 @@ const Workload kMatmulSwishScaling37k = with_programs<Programs>({
     // bound at cpu size (kbench validate --seeds 6); rtol 2e-2 doubles the margin. rel-L2 stays
     // 1e-2 (faithful 0.0036), which rejects 5% noise at 5x.
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 2e-2, .max_rel_l2 = 1e-2},
+    .scaffold = scaffolds::k37k_Matmul_Swish_Scaling,
 });
 
 }  // namespace kbench

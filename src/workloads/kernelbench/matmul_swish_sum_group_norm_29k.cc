@@ -39,6 +39,7 @@
 #include "ops/gemm.h"
 #include "ops/jnp_bf16.h"
 #include "ops/rows.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
 #include "workloads/kit/presets.h"
@@ -130,6 +131,7 @@ const Workload kMatmulSwishSumGroupNorm29k = with_programs<Programs>({
     // over it. The elementwise part is 1.5x that, (0.045, 0.06): over 400 smoke seeds (kbench
     // validate --seeds 200, two base seeds) one element exceeded (0.03, 0.04) by 7%.
     .tolerance = {.atol = 4.5e-2, .rtol = 6e-2, .max_rel_l2 = 2e-2},
+    .scaffold = scaffolds::k29k_Matmul_Swish_Sum_GroupNorm,
 });
 
 }  // namespace kbench

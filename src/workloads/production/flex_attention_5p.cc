@@ -37,6 +37,7 @@
 #include "core/tensor.h"
 #include "ops/attention.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/attention.h"
 #include "workloads/kit/bhsd.h"
 #include "workloads/kit/entry.h"
@@ -118,6 +119,7 @@ const Workload kFlexAttention5p = with_programs<Programs>({
     .summary = "Causal multi-head attention with an additive (H,S,S) relative-position bias, bf16",
     .problem = make_problem,
     .tolerance = attention::tolerance(kValueScale),
+    .scaffold = scaffolds::k5p_Flex_Attention,
 });
 
 }  // namespace kbench

@@ -29,6 +29,7 @@
 #include "core/bf16.h"
 #include "core/tensor.h"
 #include "ops/attention.h"
+#include "scaffolds.h"
 #include "workloads/kit/attention.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -94,6 +95,7 @@ const Workload kGqaAttention2p = with_programs<Programs>({
     .summary = "Causal grouped-query attention (Hq/Hkv query heads per kv head) over bf16 BSHD",
     .problem = make_problem,
     .tolerance = attention::tolerance(1.0),
+    .scaffold = scaffolds::k2p_GQA_Attention,
 });
 
 }  // namespace kbench

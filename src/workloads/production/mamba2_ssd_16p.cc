@@ -44,6 +44,7 @@
 #include "ops/gemm.h"
 #include "ops/rows.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/bhsd.h"
 #include "workloads/kit/decayed_scores.h"
 #include "workloads/kit/entry.h"
@@ -198,6 +199,7 @@ const Workload kMamba2Ssd16p = with_programs<Programs>({
     // (measured: 0.15 smoke, 0.27 cpu over the suite's seeds, after rtol's share). atol is twice
     // that; the relative-L2 bound (faithful 2.4e-3) stays 1e-2 and rejects every degenerate output.
     .tolerance = {.atol = 0.5, .rtol = 1e-2, .max_rel_l2 = 1e-2},
+    .scaffold = scaffolds::k16p_Mamba2_SSD,
 });
 
 }  // namespace kbench

@@ -42,6 +42,7 @@
 #include "ops/gemm.h"
 #include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
@@ -232,6 +233,7 @@ const Workload kMegabloxGmm11p = with_programs<Programs>({
     .model = "Qwen3-235B-A22B MoE dims (JAX pallas ops reference_gmm)",
     .summary = "grouped matmul: lhs row runs of group_sizes rows @ rhs[g], bf16 (M,K)x(G,K,N)",
     .problem = make_problem,
+    .scaffold = scaffolds::k11p_Megablox_GMM,
 });
 
 }  // namespace kbench

@@ -57,6 +57,7 @@
 #include "ops/rows.h"
 #include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/bf16_softmax.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -477,6 +478,7 @@ const Workload kMlaAttention3p = with_programs<Programs>({
     .summary = "Multi-head latent attention: LoRA q/kv projections, RoPE, causal attention, o_proj",
     .problem = make_problem,
     .tolerance = kTolerance,
+    .scaffold = scaffolds::k3p_MLA_Attention,
 });
 
 }  // namespace kbench

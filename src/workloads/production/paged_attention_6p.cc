@@ -54,6 +54,7 @@
 #include "ops/rows.h"
 #include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/bf16_softmax.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -391,6 +392,7 @@ const Workload kPagedAttention6p = with_programs<Programs>({
     .summary = "GQA decode attention, one query token per sequence, over a shuffled paged KV cache",
     .problem = make_problem,
     .tolerance = kTolerance,
+    .scaffold = scaffolds::k6p_Paged_Attention,
 });
 
 }  // namespace kbench

@@ -22,6 +22,7 @@
 #include "ops/gemm.h"
 #include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
@@ -108,6 +109,7 @@ const Workload kRaggedDot14p = with_programs<Programs>({
     .summary =
         "grouped matmul with equal groups: out[g] = x[g] @ weights[g], bf16 (G,Mg,K)x(G,K,N)",
     .problem = make_problem,
+    .scaffold = scaffolds::k14p_Ragged_Dot,
 });
 
 }  // namespace kbench

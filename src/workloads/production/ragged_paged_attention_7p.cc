@@ -57,6 +57,7 @@
 #include "ops/paged_kv.h"
 #include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
@@ -437,6 +438,7 @@ const Workload kRaggedPagedAttention7p = with_programs<Programs>({
     .summary =
         "Ragged GQA attention of a packed decode + prefill token buffer over a paged KV cache",
     .problem = make_problem,
+    .scaffold = scaffolds::k7p_Ragged_Paged_Attention,
 });
 
 }  // namespace kbench

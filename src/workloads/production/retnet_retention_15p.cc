@@ -32,6 +32,7 @@
 #include "ops/buffers.h"
 #include "ops/gemm.h"
 #include "ops/rows.h"
+#include "scaffolds.h"
 #include "workloads/kit/bhsd.h"
 #include "workloads/kit/decayed_scores.h"
 #include "workloads/kit/entry.h"
@@ -151,6 +152,7 @@ const Workload kRetnetRetention15p = with_programs<Programs>({
     // JAXBench's allclose. The outputs are O(0.05-0.2) (rows of weights with sum |w| = 1 over
     // hundreds of keys), partly under atol, so the relative-L2 rule is what rejects zeros.
     .tolerance = {.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1e-2},
+    .scaffold = scaffolds::k15p_RetNet_Retention,
 });
 
 }  // namespace kbench

@@ -36,6 +36,7 @@
 #include "core/bf16.h"
 #include "core/tensor.h"
 #include "ops/attention.h"
+#include "scaffolds.h"
 #include "workloads/kit/attention.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
@@ -107,6 +108,7 @@ const Workload kSparseAttention4p = with_programs<Programs>({
     .summary = "Causal GQA attention (vmap over batch, q pre-scaled) over bf16 (B,H,S,D)",
     .problem = make_problem,
     .tolerance = attention::tolerance(kValueScale),
+    .scaffold = scaffolds::k4p_Sparse_Attention,
 });
 
 }  // namespace kbench

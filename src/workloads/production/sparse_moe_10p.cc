@@ -48,6 +48,7 @@
 #include "ops/gemm.h"
 #include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/matmul.h"
 #include "workloads/kit/presets.h"
@@ -380,6 +381,7 @@ const Workload kSparseMoe10p = with_programs<Programs>({
     .summary =
         "top-2 of 8 MoE: bf16 router, softmax over the two, SwiGLU experts, weighted combine",
     .problem = make_problem,
+    .scaffold = scaffolds::k10p_Sparse_MoE,
 });
 
 }  // namespace kbench

@@ -54,6 +54,7 @@
 #include "ops/spread_calls.h"
 #include "ops/tensor_checks.h"
 #include "ops/transpose.h"
+#include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/presets.h"
 #include "workloads/workload.h"
@@ -455,6 +456,7 @@ const Workload kTriangleMultiplication17p = with_programs<Programs>({
     .model = "AlphaFold2 (openxla/tokamax triangle_mult)",
     .summary = "outgoing triangle multiplicative update: gated projections, ikc,jkc->ijc, RMS norm",
     .problem = make_problem,
+    .scaffold = scaffolds::k17p_Triangle_Multiplication,
 });
 
 }  // namespace kbench

@@ -1,0 +1,54 @@
+// 30k_Matmul_Scaling_ResidualAdd: a naive, correct starting point.
+//
+// KernelBench level 2 problem 40, a linear layer whose output is scaled and added back to itself:
+// y = x @ weight + bias, out = y * 0.5 + y (that is, 1.5 y),
+// accumulated in f32 (or wider), rounded to bf16 once at the end.
+//
+// Inputs   x       bf16  (M, K)   M = batch_size, K = in_features
+//          weight  bf16  (K, N)   N = out_features (note: (in, out), not nn.Linear's (out, in))
+//          bias    bf16  (N)      added to every row
+// Output   out     bf16  (M, N)
+// Params   none; read M, K, N from the tensors. The scaling factor 0.5 is fixed.
+// Full size M=16384, K=4096, N=4096: compute-bound, 2*M*K*N flops; fuse the bias and the scaling.
+#include <vector>
+
+#include "kbench/kernel.h"
+
+// The original's scaling_factor; a constant of the workload, not a kb_config parameter.
+static const float kScalingFactor = 0.5f;
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
+                      kb_tensor* outputs, int32_t num_outputs) {
+  (void)cfg;
+  if (num_inputs != 3 || num_outputs != 1) return 1;
+  const kb_tensor& x = inputs[0];
+  const kb_tensor& weight = inputs[1];
+  const kb_tensor& bias = inputs[2];
+  kb_tensor& out = outputs[0];
+  if (x.rank != 2 || weight.rank != 2 || bias.rank != 1 || weight.shape[0] != x.shape[1] ||
+      bias.shape[0] != weight.shape[1]) {
+    return 1;
+  }
+
+  const int64_t m = x.shape[0];
+  const int64_t k = x.shape[1];
+  const int64_t n = weight.shape[1];
+  const uint16_t* xs = static_cast<const uint16_t*>(x.data);
+  const uint16_t* ws = static_cast<const uint16_t*>(weight.data);
+  const uint16_t* bs = static_cast<const uint16_t*>(bias.data);
+  uint16_t* ys = static_cast<uint16_t*>(out.data);
+
+  // One output row at a time in f32, starting from the bias; the i-p-j order reads weight along its
+  // rows.
+  std::vector<float> row(n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) row[j] = kb_bf16_to_f32(bs[j]);
+    for (int64_t p = 0; p < k; ++p) {
+      const float x_ip = kb_bf16_to_f32(xs[i * k + p]);
+      for (int64_t j = 0; j < n; ++j) row[j] += x_ip * kb_bf16_to_f32(ws[p * n + j]);
+    }
+    for (int64_t j = 0; j < n; ++j)
+      ys[i * n + j] = kb_f32_to_bf16(row[j] * kScalingFactor + row[j]);
+  }
+  return 0;
+}

@@ -1,0 +1,57 @@
+// 36k_Matmul_Sigmoid_Sum: a naive, correct starting point.
+//
+// KernelBench level 2 problem 56, a linear layer, a sigmoid and a sum over the features:
+// out[i, 0] = sum_j sigmoid(x @ weight + bias)[i, j], sigmoid(v) = 1 / (1 + exp(-v)),
+// accumulated in f32 (or wider), rounded to bf16 once at the end.
+//
+// Inputs   x       bf16  (M, K)   M = batch_size, K = input_size
+//          weight  bf16  (K, N)   N = hidden_size (note: (in, out), not nn.Linear's (out, in))
+//          bias    bf16  (N)      added to every row
+// Output   out     bf16  (M, 1)   one sum per row (keepdims)
+// Params   none; read M, K, N from the tensors.
+// Full size M=4096, K=8192, N=8192: compute-bound, 2*M*K*N flops; the (M, N) product need never be
+// stored, only reduced.
+#include <math.h>
+
+#include <vector>
+
+#include "kbench/kernel.h"
+
+extern "C" int kb_run(const kb_config* cfg, const kb_tensor* inputs, int32_t num_inputs,
+                      kb_tensor* outputs, int32_t num_outputs) {
+  (void)cfg;
+  if (num_inputs != 3 || num_outputs != 1) return 1;
+  const kb_tensor& x = inputs[0];
+  const kb_tensor& weight = inputs[1];
+  const kb_tensor& bias = inputs[2];
+  kb_tensor& out = outputs[0];
+  if (x.rank != 2 || weight.rank != 2 || bias.rank != 1 || out.rank != 2 ||
+      weight.shape[0] != x.shape[1] || bias.shape[0] != weight.shape[1] ||
+      out.shape[0] != x.shape[0] || out.shape[1] != 1) {
+    return 1;
+  }
+
+  const int64_t m = x.shape[0];
+  const int64_t k = x.shape[1];
+  const int64_t n = weight.shape[1];
+  const uint16_t* xs = static_cast<const uint16_t*>(x.data);
+  const uint16_t* ws = static_cast<const uint16_t*>(weight.data);
+  const uint16_t* bs = static_cast<const uint16_t*>(bias.data);
+  uint16_t* ys = static_cast<uint16_t*>(out.data);
+
+  // One row of the linear layer at a time in f32, starting from the bias; the i-p-j order reads
+  // weight along its rows. The row is then reduced to a single value.
+  std::vector<float> row(n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) row[j] = kb_bf16_to_f32(bs[j]);
+    for (int64_t p = 0; p < k; ++p) {
+      const float x_ip = kb_bf16_to_f32(xs[i * k + p]);
+      for (int64_t j = 0; j < n; ++j) row[j] += x_ip * kb_bf16_to_f32(ws[p * n + j]);
+    }
+    // The sum runs over N sigmoids (thousands at full size), so it is held in double.
+    double total = 0;
+    for (int64_t j = 0; j < n; ++j) total += 1.0 / (1.0 + exp(-(double)row[j]));
+    ys[i] = kb_f32_to_bf16((float)total);
+  }
+  return 0;
+}
