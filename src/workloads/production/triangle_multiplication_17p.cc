@@ -188,8 +188,8 @@ int reference(const TriShape& shape, const kb_tensor* in, kb_tensor* out) {
 
 // The timed run (kHoldBf16) rounds each value to bf16 wherever the original holds a bf16 tensor;
 // the oracle (kHoldBf16 false) never rounds. The passes compute in f32; the GEMMs' operands and the
-// first projection's output are stored in bf16 in the timed run (Held), so each GEMM takes the
-// plan's fastest path for bf16 operands: on the AMX Xeon, oneDNN's AMX kernels, where f32 storage
+// out gate are stored in bf16 in the timed run (Held), so each GEMM takes the plan's fastest path
+// for bf16 operands: on the AMX Xeon, oneDNN's AMX kernels, where f32 storage
 // had held the contraction and the output projection on oneDNN's f32 matmul (the baseline took
 // 53 ms with f32 storage, 42 ms with bf16; 2026-12-04). Where the CPU has no native bf16 dot, the
 // plan measures the widening paths for these classes too.
@@ -331,8 +331,9 @@ void normalize_and_project(const float* result_t, const float* scale,
 // What a strong engineer's fused program does, in the layouts the contraction wants, a tile of
 // positions at a time wherever the work is per position, so that the (N^2, 5C) projections and
 // the normalized result never leave the cache: the five projections that read pair_act in one
-// GEMM (weights side by side; the mask scales rows afterwards), gated and written channel-major
-// with the out gate beside them; one library GEMM per channel for the contraction (left_c @
+// GEMM (weights side by side; the mask scales rows afterwards), left and right gated and written
+// channel-major, the out gate's sigmoid position-major (the one (N^2, C) intermediate besides the
+// contraction's that goes to memory); one library GEMM per channel for the contraction (left_c @
 // right_c^T); then the center norm and the output projection with the gate fused as its
 // multiplier. Untiled, the projections' GEMM wrote its (N^2, 5C) output to memory and the gating
 // pass read it back: 31 ms of the 81 the baseline took at the cpu size on the Emerald Rapids VM.
