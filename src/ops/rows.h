@@ -20,6 +20,9 @@ float sum(const float* x, std::size_t n);
 // Sum of |x[i]| in f32 lanes.
 float abs_sum(const float* x, std::size_t n);
 
+// Sum of (x[i] - mean)^2 in f32 lanes: the second pass of a two-pass variance.
+float centered_sum_of_squares(const float* x, std::size_t n, float mean);
+
 // Sum of x[i]^2 over a bf16 row, widened exactly and accumulated in f32 lanes.
 float sum_of_squares(const bf16_t* x, std::size_t n);
 

@@ -47,6 +47,13 @@ VF load_at(const float* p, std::size_t i, std::size_t n) {
   return hn::MaskedLoad(hn::FirstN(df, n - i), df, p + i);
 }
 
+VF sigmoid_times(DF df, VF v) {
+  const VF e = hn::Exp(df, hn::Min(hn::Neg(v), hn::Set(df, kMaxExpArgument)));
+  return hn::Div(v, hn::Add(hn::Set(df, 1.0f), e));  // v * sigmoid(v) = v / (1 + exp(-v))
+}
+
+}  // namespace
+
 float centered_sum_of_squares(const float* x, std::size_t n, float mean) {
   const DF df;
   const std::size_t lanes = hn::Lanes(df);
@@ -65,13 +72,6 @@ float centered_sum_of_squares(const float* x, std::size_t n, float mean) {
   }
   return hn::GetLane(hn::SumOfLanes(df, acc));
 }
-
-VF sigmoid_times(DF df, VF v) {
-  const VF e = hn::Exp(df, hn::Min(hn::Neg(v), hn::Set(df, kMaxExpArgument)));
-  return hn::Div(v, hn::Add(hn::Set(df, 1.0f), e));  // v * sigmoid(v) = v / (1 + exp(-v))
-}
-
-}  // namespace
 
 void group_norm(float* x, std::size_t n, std::size_t group_size, float eps, const float* pre_bias,
                 const float* weight, const float* shift) {

@@ -42,6 +42,7 @@
 #include "ops/buffers.h"
 #include "ops/conv.h"
 #include "ops/jnp_bf16.h"
+#include "ops/rows.h"
 #include "ops/xla_tanh-inl.h"
 #include "scaffolds.h"
 #include "workloads/kit/conv_layer.h"
@@ -142,35 +143,12 @@ V gelu_scaled(D d, V x) {
   return hn::Mul(ops::gelu_tanh_lanes(d, x), hn::Set(d, static_cast<float>(kScaling)));
 }
 
-// Sum over the row of term(v, shift) in f32 lanes, the tail through a masked load (the masked-off
-// lanes add nothing): a row of the cpu size's 64 values is four vectors, summed across lanes once.
-template <class Term>
-float row_sum(const float* y, std::size_t width, float shift, Term term) {
-  const hn::ScalableTag<float> df;
-  const std::size_t lanes = hn::Lanes(df);
-  const auto s = hn::Set(df, shift);
-  auto acc = hn::Zero(df);
-  std::size_t i = 0;
-  for (; i + lanes <= width; i += lanes) acc = hn::Add(acc, term(hn::LoadU(df, y + i), s));
-  if (i < width) {
-    const auto valid = hn::FirstN(df, width - i);
-    acc = hn::Add(acc, hn::IfThenElseZero(valid, term(hn::MaskedLoad(valid, df, y + i), s)));
-  }
-  return hn::GetLane(hn::SumOfLanes(df, acc));
-}
-
 // One LayerNorm + GELU row in f32: two reductions, then the normalized, scaled, activated values
 // (full vectors through Highway, the tail through the same formula in a padded temporary).
 void layer_norm_gelu_row(const float* y, const float* gamma, const float* beta, std::size_t width,
                          float* out) {
-  const float mean =
-      row_sum(y, width, 0.0f, [](auto v, auto) { return v; }) / static_cast<float>(width);
-  const float var = row_sum(y, width, mean,
-                            [](auto v, auto m) {
-                              const auto d = hn::Sub(v, m);
-                              return hn::Mul(d, d);
-                            }) /
-                    static_cast<float>(width);
+  const float mean = ops::sum(y, width) / static_cast<float>(width);
+  const float var = ops::centered_sum_of_squares(y, width, mean) / static_cast<float>(width);
   const float inv_std = 1.0f / std::sqrt(var + static_cast<float>(kEps));
   const hn::ScalableTag<float> df;
   const std::size_t lanes = hn::Lanes(df);
