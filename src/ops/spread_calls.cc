@@ -65,6 +65,25 @@ void spread_library_calls(std::span<const double> costs,
   if (failure) std::rethrow_exception(failure);
 }
 
+std::size_t contiguous_run_count(std::int64_t count) {
+  return static_cast<std::size_t>(std::clamp<std::int64_t>(omp_get_max_threads(), 1, count));
+}
+
+void spread_contiguous_runs(
+    std::int64_t count,
+    const std::function<void(std::size_t run, std::int64_t first, std::int64_t end)>& body) {
+  if (count <= 0) return;
+  const std::size_t runs = contiguous_run_count(count);
+  const auto start_of = [&](std::size_t run) {
+    return static_cast<std::int64_t>(run) * count / static_cast<std::int64_t>(runs);
+  };
+  std::vector<double> lengths(runs);
+  for (std::size_t r = 0; r < runs; ++r)
+    lengths[r] = static_cast<double>(start_of(r + 1) - start_of(r));
+  spread_library_calls(lengths,
+                       [&](std::size_t run) { body(run, start_of(run), start_of(run + 1)); });
+}
+
 int library_calls_spread_over() {
   return g_spread_over.load(std::memory_order_relaxed);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 
@@ -19,6 +20,18 @@ namespace kbench::ops {
 // The first exception a call throws is rethrown here once every thread has finished.
 void spread_library_calls(std::span<const double> costs,
                           const std::function<void(std::size_t)>& call);
+
+// The runs spread_contiguous_runs splits `count` items into: one per thread of the budget, no more
+// than there are items, at least one.
+std::size_t contiguous_run_count(std::int64_t count);
+
+// Splits [0, count) into contiguous_run_count(count) runs of near-equal length and runs
+// body(run, first, end) for each, spread as spread_library_calls spreads its calls. For items
+// too cheap to deal out one by one (attention heads, tiles of positions) or that reuse
+// per-thread scratch: `run` indexes that scratch, sized by contiguous_run_count beforehand.
+void spread_contiguous_runs(
+    std::int64_t count,
+    const std::function<void(std::size_t run, std::int64_t first, std::int64_t end)>& body);
 
 // The threads the library calls now running are spread over, or 0 outside
 // spread_library_calls (the library-call recorder notes it).

@@ -1,5 +1,6 @@
 // spread_library_calls: every call once, one thread each inside with the libraries held to it,
-// the calls dealt by cost, failures passed on, and the recorder told.
+// the calls dealt by cost, failures passed on, and the recorder told; spread_contiguous_runs:
+// every item once, in contiguous runs of near-equal length, one a thread.
 #include "ops/spread_calls.h"
 
 #include <cblas.h>
@@ -7,6 +8,7 @@
 #include <omp.h>
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -104,6 +106,41 @@ TEST(SpreadLibraryCalls, TheRecorderNotesOneThreadSpreadOverTheBudget) {
   EXPECT_EQ(calls[0].count, 2);
   EXPECT_EQ(calls[0].gemm.threads, 1);
   EXPECT_EQ(calls[0].spread_over, 2);
+}
+
+TEST(SpreadContiguousRuns, EveryItemOnceInNearEqualRunsOneAThread) {
+  const Budget budget(2);
+  for (const std::int64_t count : {1, 2, 3, 7, 128}) {
+    const std::size_t runs = contiguous_run_count(count);
+    EXPECT_EQ(runs, count == 1 ? 1u : 2u) << count;
+    std::vector<std::atomic<int>> seen(static_cast<std::size_t>(count));
+    std::vector<std::int64_t> first_of(runs, -1), end_of(runs, -1);
+    std::vector<int> thread_of(runs, -1);
+    spread_contiguous_runs(count, [&](std::size_t run, std::int64_t first, std::int64_t end) {
+      ASSERT_LT(run, runs);
+      first_of[run] = first;
+      end_of[run] = end;
+      thread_of[run] = omp_get_thread_num();
+      for (std::int64_t i = first; i < end; ++i) ++seen[static_cast<std::size_t>(i)];
+    });
+    for (const auto& s : seen) EXPECT_EQ(s.load(), 1) << count;
+    EXPECT_EQ(first_of.front(), 0);
+    EXPECT_EQ(end_of.back(), count);
+    for (std::size_t r = 0; r < runs; ++r) {
+      EXPECT_LE(end_of[r] - first_of[r], count / static_cast<std::int64_t>(runs) + 1) << count;
+      if (r > 0) {
+        EXPECT_EQ(first_of[r], end_of[r - 1]) << count;
+        EXPECT_NE(thread_of[r], thread_of[r - 1]) << count;
+      }
+    }
+  }
+}
+
+TEST(SpreadContiguousRuns, NoItemsCallsNothing) {
+  const Budget budget(2);
+  int calls = 0;
+  spread_contiguous_runs(0, [&](std::size_t, std::int64_t, std::int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
 }
 
 }  // namespace

@@ -2,14 +2,10 @@
 // baseline and bf16 program that run ops/attention.h on each of a call's heads.
 #pragma once
 
-#include <omp.h>
-
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <vector>
 
 #include "core/bf16.h"
 #include "core/tensor.h"
@@ -195,15 +191,8 @@ class HeadPrograms {
       run_heads(0, total);
       return 0;
     }
-    const std::int64_t runs = std::clamp<std::int64_t>(omp_get_max_threads(), 1, total);
-    auto run_start = [&](std::int64_t run) { return run * total / runs; };
-    std::vector<double> heads_of(static_cast<std::size_t>(runs));
-    for (std::int64_t r = 0; r < runs; ++r)
-      heads_of[static_cast<std::size_t>(r)] = static_cast<double>(run_start(r + 1) - run_start(r));
-    ops::spread_library_calls(heads_of, [&](std::size_t run) {
-      const auto r = static_cast<std::int64_t>(run);
-      run_heads(run_start(r), run_start(r + 1));
-    });
+    ops::spread_contiguous_runs(
+        total, [&](std::size_t, std::int64_t first, std::int64_t end) { run_heads(first, end); });
     return 0;
   }
 };

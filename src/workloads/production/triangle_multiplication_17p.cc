@@ -36,7 +36,6 @@
 //   - The cpu preset is (N, C) = (256, 64): the contraction (N^3 C) stays comparable to the
 //     projections (6 N^2 C^2); with C = 128 kept, an N that fits a cpu budget (<= 192) would leave
 //     the contraction under 20% of the work, against 2/3 in the original.
-#include <omp.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -240,19 +239,12 @@ struct TileScratch {
 template <bool kHoldBf16, class Tile>
 void for_each_tile(std::int64_t positions, std::int64_t c, Tile tile) {
   const std::int64_t tiles = (positions + kTile - 1) / kTile;
-  const std::int64_t runs = std::clamp<std::int64_t>(omp_get_max_threads(), 1, tiles);
-  std::vector<std::optional<TileScratch<kHoldBf16>>> scratch(static_cast<std::size_t>(runs));
+  std::vector<std::optional<TileScratch<kHoldBf16>>> scratch(ops::contiguous_run_count(tiles));
   for (auto& buffers : scratch) buffers.emplace(c);
-  auto run_start = [&](std::int64_t run) { return run * tiles / runs; };
-  std::vector<double> tiles_of(static_cast<std::size_t>(runs));
-  for (std::int64_t r = 0; r < runs; ++r)
-    tiles_of[static_cast<std::size_t>(r)] = static_cast<double>(run_start(r + 1) - run_start(r));
-  ops::spread_library_calls(tiles_of, [&](std::size_t run) {
-    TileScratch<kHoldBf16>& mine = *scratch[run];
-    const auto r = static_cast<std::int64_t>(run);
-    for (std::int64_t t = run_start(r); t < run_start(r + 1); ++t) {
+  ops::spread_contiguous_runs(tiles, [&](std::size_t run, std::int64_t first, std::int64_t end) {
+    for (std::int64_t t = first; t < end; ++t) {
       const std::int64_t p0 = t * kTile;
-      tile(p0, std::min(kTile, positions - p0), mine);
+      tile(p0, std::min(kTile, positions - p0), *scratch[run]);
     }
   });
 }
