@@ -70,11 +70,13 @@ std::string read_text(const std::string& path) {
 // The markers at the top of a candidate: `// expect: <status>` on the first line and, on the
 // second, `// expect-speedup-below: <x>` for candidates whose attack would show as speed, or
 // `// expect-needs: landlock` for those only Landlock stops where kbench is not root (kbench's own
-// user could read the file; as root, the build runs as a user of its own, who cannot).
+// user could read the file; as root, the build runs as a user of its own, who cannot). Any line
+// of the opening comment may hold `// expect-error: <text>`, a text the verdict's error must hold.
 struct Expectation {
   std::string status;
   std::optional<double> speedup_below;
   bool needs_landlock = false;
+  std::optional<std::string> error_holds;
   std::vector<std::string> task_names;  // every "kbx-..." name the candidate gives its tasks
 };
 
@@ -83,12 +85,17 @@ Expectation expectation_of(const std::string& path) {
   const std::string source = read_text(path);
   std::istringstream lines(source);
   std::string line;
-  const std::string status_marker = "// expect: ", speedup_marker = "// expect-speedup-below: ";
+  const std::string status_marker = "// expect: ", speedup_marker = "// expect-speedup-below: ",
+                    error_marker = "// expect-error: ";
   if (std::getline(lines, line) && line.starts_with(status_marker))
     e.status = line.substr(status_marker.size());
   if (std::getline(lines, line) && line.starts_with(speedup_marker))
     e.speedup_below = std::stod(line.substr(speedup_marker.size()));
   e.needs_landlock = line == "// expect-needs: landlock";
+  while (line.starts_with("//")) {
+    if (line.starts_with(error_marker)) e.error_holds = line.substr(error_marker.size());
+    if (!std::getline(lines, line)) break;
+  }
   // The names are string literals in the source: "kbx-<short>".
   for (std::size_t at = source.find("\"kbx-"); at != std::string::npos;
        at = source.find("\"kbx-", at + 1)) {
@@ -274,6 +281,10 @@ TEST_P(AdversarialCandidate, GetsItsExpectedVerdictAndLeavesNothingBehind) {
   } else {
     // For `rejected` this names the rule broken (the syscall, the forged reply, ...).
     EXPECT_FALSE(result["error"].get<std::string>().empty());
+    if (expected.error_holds) {
+      EXPECT_NE(result["error"].get<std::string>().find(*expected.error_holds), std::string::npos)
+          << "error: " << result["error"];
+    }
     EXPECT_TRUE(result["candidate"].is_null()) << "timing is reported only for correct candidates";
   }
   if (expected.speedup_below) {

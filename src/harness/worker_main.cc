@@ -13,6 +13,7 @@
 
 #include <grp.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +44,15 @@ struct Args {
   long long cpu_limit_s = 0;             // RLIMIT_CPU; 0: no limit
   unsigned sandbox_id = kSandboxIdBase;  // the user and group the worker drops to; 0: none
 };
+
+// The worker is PID 1 of its namespace, and the kernel drops a signal that PID 1 sends itself
+// unless PID 1 handles it: unhandled, abort()'s SIGABRT was ignored, glibc's fallback instruction
+// then faulted, and the verdict named a segmentation fault.
+void on_abort(int) {
+  [[maybe_unused]] const ssize_t ignored =
+      write(STDERR_FILENO, kAbortLine, std::strlen(kAbortLine));
+  _exit(kExitAborted);
+}
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -183,6 +193,7 @@ int serve(const Args& args) {
   // AMX tiles need a process-wide permission before their first use; granted here, candidates may
   // use them directly (or call arch_prctl themselves, which the filter allows).
   if (cpu_has_amx_bf16()) request_amx_permission();
+  std::signal(SIGABRT, on_abort);  // the candidate may install its own handler over it
   sandbox::Applied applied;
   sandbox::limit_resources({args.mem_limit_mb, args.cpu_limit_s, args.threads}, applied);
   drop_privileges(args, applied);

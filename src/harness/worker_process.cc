@@ -332,6 +332,9 @@ void WorkerProcess::note_exit(int status) {
                         strsignal(WTERMSIG(status)) + ")";
   } else if (WEXITSTATUS(status) == worker::kExitKernelThrew) {
     exit_description_ = "ended: kb_run threw a C++ exception";
+  } else if (WEXITSTATUS(status) == worker::kExitAborted) {
+    exit_description_ =
+        "aborted (SIGABRT: abort(), a failed assert, std::terminate or a C library check)";
   } else if (WEXITSTATUS(status) == sandbox::kExitForbiddenSyscall) {
     violation_ = true;
     exit_description_ = "sandbox: forbidden system call " + forbidden_syscall_in_log();

@@ -52,6 +52,12 @@ struct Hello {
 // Exit status of a worker whose kb_run let a C++ exception escape (the C ABI has no exceptions).
 constexpr int kExitKernelThrew = 70;
 
+// Exit status of a worker whose code called abort() (a failed assert, std::terminate, a check of
+// the C library such as its heap or stack-protector checks): the worker's SIGABRT handler ends it
+// with this status after writing kAbortLine to its log.
+constexpr int kExitAborted = 72;
+constexpr const char* kAbortLine = "kbench-worker: abort() was called (SIGABRT)\n";
+
 // kPing is answered like kRun without running the kernel: after a call, the first reply kbench
 // reads must be the ping's, so a reply the candidate forged earlier shows up as the genuine one
 // arriving late.

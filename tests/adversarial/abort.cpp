@@ -1,6 +1,9 @@
 // expect: runtime_error
+// expect-error: aborted (SIGABRT
 // Attack class: the worker dies by SIGABRT (what a failed assert() or std::terminate does) after
-// writing a correct output. The harness must report runtime_error.
+// writing a correct output. The harness must report runtime_error and say it aborted: the worker
+// is PID 1 of its namespace, where an unhandled SIGABRT it sends itself is dropped, and abort()
+// then ended in a SIGSEGV that the verdict called a segmentation fault.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>

@@ -1,4 +1,5 @@
 // expect: runtime_error
+// expect-error: killed by signal 11
 // Attack class: a crash (SIGSEGV) inside kb_run, after a correct output was written. The address
 // comes from a volatile load and the store is volatile, so the compiler can neither delete the
 // store nor turn it into a trap instruction: it is a real write to address 0. The worker dies;

@@ -1,4 +1,5 @@
 // expect: runtime_error
+// expect-error: killed by signal 11
 // Attack class: unbounded recursion. Each frame keeps a 4 KiB buffer live (it feeds the return
 // value, so the compiler can neither drop it nor turn the recursion into a loop); the stack limit
 // is hit within a few thousand calls and the worker dies by SIGSEGV on the guard page:

@@ -1,7 +1,8 @@
 // expect: runtime_error
-// Attack class: a C++ exception escaping a C-linkage function. kb_run is noexcept in effect (the
-// caller is C ABI code), so the throw ends in std::terminate -> SIGABRT. The harness must report
-// runtime_error; it must not be able to "catch" the exception as if it were part of the ABI.
+// expect-error: kb_run threw a C++ exception
+// Attack class: a C++ exception escaping a C-linkage function. The C ABI has no exceptions: the
+// worker catches it at the call and ends (were it not caught, std::terminate would abort). The
+// harness must report runtime_error, naming the exception; no reply, so no output is checked.
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
