@@ -15,6 +15,7 @@
 #include "ops/gemm_paths.h"
 #include "ops/onednn_cache.h"
 #include "ops/onednn_implementations.h"
+#include "ops/rows.h"
 
 namespace kbench::ops::detail {
 namespace {
@@ -307,7 +308,8 @@ bool onednn_gemm(bool bf16, const Matrix& a, const Matrix& b, bool b_transposed,
   if (epilogue.round_to_bf16 && c.dtype == KB_F32) {
 #pragma omp parallel for schedule(static) if (c.rows * c.cols >= kParallelElements)
     for (std::int64_t r = 0; r < c.rows; ++r)
-      round_to_bf16_in_place(static_cast<float*>(c.data) + r * c.ld, c.cols);
+      round_to_bf16_inplace(static_cast<float*>(c.data) + r * c.ld,
+                            static_cast<std::size_t>(c.cols));
   }
   return true;
 }

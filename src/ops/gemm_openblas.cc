@@ -15,6 +15,7 @@
 #include "core/bf16.h"
 #include "ops/buffers.h"
 #include "ops/gemm_paths.h"
+#include "ops/rows.h"
 #include "ops/xla_tanh-inl.h"
 
 namespace kbench::ops::detail {
@@ -224,23 +225,14 @@ int gemm_threads() {
   return omp_get_max_threads();
 }
 
-void round_to_bf16_in_place(float* values, std::int64_t n) {
-  constexpr std::int64_t kChunk = 512;
-  bf16_t rounded[kChunk];
-  for (std::int64_t i = 0; i < n; i += kChunk) {
-    const auto count = static_cast<std::size_t>(std::min(kChunk, n - i));
-    convert_f32_to_bf16(values + i, rounded, count);
-    convert_bf16_to_f32(rounded, values + i, count);
-  }
-}
-
 void apply_epilogue_and_store(float* values, std::int64_t ld, std::int64_t row0, std::int64_t rows,
                               const Epilogue& epilogue, const MutableMatrix& c) {
 #pragma omp parallel for schedule(static) if (rows * c.cols >= kParallelElements)
   for (std::int64_t r = 0; r < rows; ++r) {
     float* y = values + r * ld;
     epilogue_row(y, row0 + r, c.cols, epilogue);
-    if (epilogue.round_to_bf16 && c.dtype != KB_BF16) round_to_bf16_in_place(y, c.cols);
+    if (epilogue.round_to_bf16 && c.dtype != KB_BF16)
+      round_to_bf16_inplace(y, static_cast<std::size_t>(c.cols));
     if (c.dtype == KB_BF16)
       convert_f32_to_bf16(y, static_cast<bf16_t*>(c.data) + (row0 + r) * c.ld,
                           static_cast<std::size_t>(c.cols));

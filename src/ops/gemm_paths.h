@@ -36,9 +36,6 @@ void in_row_blocks(
 void apply_epilogue_and_store(float* values, std::int64_t ld, std::int64_t row0, std::int64_t rows,
                               const Epilogue& epilogue, const MutableMatrix& c);
 
-// Rounds `n` f32 values to the nearest bf16 where they are (Epilogue::round_to_bf16).
-void round_to_bf16_in_place(float* values, std::int64_t n);
-
 // The f32 values of a bf16 or f32 matrix, packed densely (ld = cols), for the paths that widen.
 F32Buffer widen(const Matrix& m);
 
