@@ -261,9 +261,10 @@ TEST(VerdictTest, CorrectResultShowsTimingSpeedupAndUtilization) {
   std::ostringstream out;
   write_verdict(out, correct_result());
   const std::string text = out.str();
-  for (const char* part : {"8p_GEMM", "CORRECT", "passed over 3 trials", "max_abs_err 1.500e-03",
-                           "median 1.250 ms", "p25 1.200", "p75 1.300", "median 2.500 ms", "2.00x",
-                           "95% CI 1.90x .. 2.10x", "123.4 GFLOP/s", "45.6%", "fp32_fma"}) {
+  for (const char* part :
+       {"8p_GEMM", "CORRECT", "passed over 3 trials", "max_abs_err 1.500e-03", "median 1.250 ms",
+        "p25 1.200", "p75 1.300", "median 2.500 ms", "2.00x", "95% CI 1.90x .. 2.10x",
+        "123.4 GFLOP/s", "45.6%", "fp32_fma", "warmup 5, wall 12.5 s"}) {
     EXPECT_NE(text.find(part), std::string::npos) << "missing '" << part << "' in\n" << text;
   }
   EXPECT_NE(text.find("/tmp/gemm.cc  (000012345678)\n"), std::string::npos) << text;
@@ -421,6 +422,7 @@ TEST(VerdictTest, ShowsCorrectnessErrorsOnlyWhereOutputsWereCompared) {
   write_verdict(out, r);
   EXPECT_EQ(out.str().find("max_abs_err"), std::string::npos) << out.str();
   EXPECT_EQ(out.str().find("correctness"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("warmup"), std::string::npos) << "no call was timed: " << out.str();
 
   r.correctness.trials = 2;  // two trials compared and within tolerance, then the third crashed
   r.correctness.max_abs_err = 1e-3;

@@ -511,8 +511,10 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
     for (const std::string& missing : r.sandbox->missing)
       out << "  " << label("WARNING") << "sandbox layer missing: " << missing << '\n';
   }
-  out << "  " << label("run") << "warmup " << r.warmup << ", wall " << format_sig(r.wall_s, 3)
-      << " s";
+  // The warm-up calls precede the timing, so only a timed result had them.
+  out << "  " << label("run");
+  if (r.candidate) out << "warmup " << r.warmup << ", ";
+  out << "wall " << format_sig(r.wall_s, 3) << " s";
   if (!r.created_at.empty()) out << ", " << r.created_at;
   out << '\n';
 
