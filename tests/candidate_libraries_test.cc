@@ -1,7 +1,7 @@
-// The candidates in tests/candidates/ use the libraries the candidate command links (Highway,
-// oneDNN, OpenBLAS, oneMKL where the build found it); each goes through the real `kbench eval`
-// (fixed compile command, worker process, checker) and must get the verdict its first line
-// promises: "// expect: <status> on <workload>".
+// The candidates in tests/candidates/, most of them using the libraries the candidate command
+// links (Highway, oneDNN, OpenBLAS, oneMKL where the build found it): each goes through the real
+// `kbench eval` (fixed compile command, worker process, checker) and must get the verdict its first
+// line promises: "// expect: <status> on <workload>".
 #include <gtest/gtest.h>
 
 #include <algorithm>

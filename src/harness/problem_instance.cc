@@ -70,11 +70,18 @@ std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int thread
 
 std::vector<HostTensor> ProblemInstance::term_magnitudes(int threads) {
   if (workload_.term_magnitude == nullptr) return {};
-  if (private_current_) return run_trusted(workload_.term_magnitude, threads, KB_F32);
+  return run_on_current(workload_.term_magnitude, threads);
+}
+
+std::vector<HostTensor> ProblemInstance::oracle(int threads) {
+  return run_on_current(workload_.baseline, threads);
+}
+
+std::vector<HostTensor> ProblemInstance::run_on_current(KernelFn kernel, int threads) {
+  if (private_current_) return run_trusted(kernel, threads, KB_F32);
   // After generate_shared the shared inputs are current, and sealed: no worker changed them.
   const auto shared = shared_inputs_.views();
-  return run_on(workload_.term_magnitude, threads, KB_F32,
-                std::vector<kb_tensor>(shared.begin(), shared.end()));
+  return run_on(kernel, threads, KB_F32, std::vector<kb_tensor>(shared.begin(), shared.end()));
 }
 
 std::vector<HostTensor> ProblemInstance::run_on(KernelFn kernel, int threads, kb_dtype output_dtype,

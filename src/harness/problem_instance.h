@@ -49,8 +49,13 @@ class ProblemInstance {
   // generate_shared() drew last, as f32 tensors of the outputs' shapes: what the rule's term_rtol
   // multiplies. Empty when the workload has none.
   std::vector<HostTensor> term_magnitudes(int threads);
+  // The oracle (the baseline with f32 outputs) of the inputs generate() or generate_shared() drew
+  // last.
+  std::vector<HostTensor> oracle(int threads);
 
  private:
+  // Runs `kernel` with f32 outputs on the inputs generate() or generate_shared() drew last.
+  std::vector<HostTensor> run_on_current(KernelFn kernel, int threads);
   std::vector<HostTensor> run_on(KernelFn kernel, int threads, kb_dtype output_dtype,
                                  std::vector<kb_tensor> in);
 
