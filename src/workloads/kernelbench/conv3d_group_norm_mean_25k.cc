@@ -56,9 +56,10 @@ constexpr std::int64_t kGroups = 8;
 constexpr double kEps = 1e-5;
 
 constexpr Presets<Shape> kPresets = {
-    // A batch of 21: the rel-L2 of the bf16 program over only 5 per-sample residues reached 1.26
-    // of the bound over 60 seeds; over 21 it stays near 0.55 (kbench validate --seeds 60).
-    .smoke = {21, 3, 24, 5, 7, 9},
+    // A batch of 64: the rel-L2 of the bf16 program over few per-sample residues has a long
+    // tail (over 5 it reached 1.26 of the bound in 60 seeds; over 21, 0.0326 in 20,000 seeds;
+    // over 64, 0.0255).
+    .smoke = {64, 3, 24, 5, 7, 9},
     .cpu = {12, 3, 24, 24, 32, 32},
     .full = {128, 3, 24, 24, 32, 32},
 };
@@ -162,12 +163,13 @@ const Workload kConv3dGroupNormMean25k = with_programs<Programs>({
     .kernelbench_problem = 23,
     .summary = "mean_cdhw(GroupNorm8(conv3d_3x3x3_valid(x, weight) + conv_bias)) on bf16 -> (N)",
     .problem = make_problem,
-    // JAXBench's allclose(atol=1e-2, rtol=1e-2), with rel-L2 <= 0.025 instead of 1e-2: the output
+    // JAXBench's allclose(atol=1e-2, rtol=1e-2), with rel-L2 <= 0.035 instead of 1e-2: the output
     // is the ~0.2 contrast left after each group's normalized values cancel, so the faithful bf16
     // program's roundings of the group statistics, the normalized values and the final mean
-    // (~1e-3 absolute) are 0.5-1.4% of it (measured rel-L2 up to 0.014 over 20 smoke seeds, 0.005
-    // at cpu size). 5% RMS noise (rel-L2 0.05) stays 2x over the bound.
-    .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.025},
+    // (~1e-3 absolute) are 0.5-1.4% of it, more where a seed's gamma leaves a small contrast: over
+    // 20,000 smoke seeds its rel-L2 reached 0.0255 (0.73 of the bound; 0.0096 over 30 cpu seeds).
+    // 5% RMS noise (rel-L2 0.05) stays 1.8x over the bound at smoke, 1.4x at cpu (12 samples).
+    .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.035},
     .scaffold = scaffolds::k25k_Conv3d_GroupNorm_Mean,
 });
 

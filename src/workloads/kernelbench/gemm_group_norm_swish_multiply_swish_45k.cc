@@ -25,11 +25,13 @@
 //     identity: a kernel that ignored both would pass. They are drawn near those values instead
 //     (1 + 0.1 normal, 0.1 normal), so the affine step changes the output by ~10% and must be
 //     computed.
-//   - Tolerance (atol, rtol, rel-L2) = (0.01, 0.08, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
+//   - Tolerance (atol, rtol, rel-L2) = (0.03, 0.08, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
 //     original rounds to bf16 after the matmul, the bias add, the group statistics, the
 //     normalization, the affine step and each op of swish-multiply-swish (~13 roundings), and the
-//     unscaled multiply_weight lifts outputs to ~6. That program's worst element needs
-//     (0.0025, 0.04) on 20 smoke and 3 cpu seeds; the bound doubles it.
+//     unscaled multiply_weight lifts outputs to ~6. Over 20,000 smoke seeds that program's worst
+//     elements were outputs near zero up to 0.018 off (smoke's groups of 7 carry coarse
+//     statistics): atol 0.01 failed 6 seeds, 1.41 of the bound at worst; at 0.03 the worst uses
+//     0.62 of it (30 cpu seeds: 0.37).
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -139,10 +141,11 @@ const Workload kGemmGroupNormSwishMultiplySwish45k = with_programs<Programs>({
     .summary = "swish(swish(groupnorm(x @ weight.T + bias)) * multiply_weight), groups of N/G",
     .problem = make_problem,
     // The bf16 program rounds ~13 times between the GEMM and the output (see the header), and the
-    // unscaled multiply_weight lifts outputs to ~6 where bf16's step is 1/32: its worst element
-    // over 20 smoke and 3 cpu seeds needs (atol, rtol) = (0.0025, 0.04), its rel-L2 reaches 0.0084.
-    // The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x over it.
-    .tolerance = {.atol = 1e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
+    // unscaled multiply_weight lifts outputs to ~6 where bf16's step is 1/32; atol covers its
+    // worst elements over 20,000 smoke seeds (outputs near zero, up to 0.018 off) at 0.62 of the
+    // bound, rtol twice what its large outputs need; oracle + 5% noise (rel-L2 0.05) stays 2.5x
+    // over the rel-L2 bound.
+    .tolerance = {.atol = 3e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
     .scaffold = scaffolds::k45k_Gemm_GroupNorm_Swish_Multiply_Swish,
 });
 

@@ -371,16 +371,14 @@ int bf16_program(const Shape& shape, const kb_tensor* in, kb_tensor* out) {
   return 0;
 }
 
-// JAXBench's allclose(atol=1e-2, rtol=1e-2) with rel-L2 1.5e-2 instead of 1e-2: the original's
-// bf16 softmax (x - max with |x - max| up to ~8 rounds by up to 2^-6, then exp and the division
-// round) gives each weight a ~0.5% random error, which the output inherits as a relative error of
-// the same size however many keys it averages. The faithful bf16 program measured rel-L2 up to
-// 0.0084 (smoke, 20 seeds) and 0.0070 (cpu), 84% of the default bound; 1.5e-2 keeps it under 56%
-// while the closest degenerate (oracle + 5% noise, rel-L2 0.05) stays 3.3x over. The elementwise
-// part is atol = rtol = 1.5e-2: over 400 smoke seeds (kbench validate --seeds 200, two base seeds)
-// one element exceeded JAXBench's 1e-2 + 1e-2 |oracle| by 13%; rel-L2 still rejects every
-// degenerate output.
-constexpr Tolerance kTolerance = {.atol = 1.5e-2, .rtol = 1.5e-2, .max_rel_l2 = 1.5e-2};
+// atol = rtol = rel-L2 = 2e-2 instead of JAXBench's 1e-2: the original's bf16 softmax (x - max
+// with |x - max| up to ~8 rounds by up to 2^-6, then exp and the division round) gives each
+// weight a ~0.5% random error, which the output inherits as a relative error of the same size
+// however many keys it averages. Over 20,000 smoke seeds the faithful bf16 program reached rel-L2
+// 0.0150 and an element 0.043 off at |oracle| 1.76; 1.5e-2 for both parts failed 2 seeds (1e-2
+// elementwise had failed one of 400), at 2e-2 the worst uses 0.78 of the bound (30 cpu seeds:
+// 0.36), while the closest degenerate (oracle + 5% noise, rel-L2 0.05) stays 2.5x over.
+constexpr Tolerance kTolerance = {.atol = 2e-2, .rtol = 2e-2, .max_rel_l2 = 2e-2};
 
 using Programs = CheckedPrograms<shape_of_call, reference, baseline, bf16_program>;
 
