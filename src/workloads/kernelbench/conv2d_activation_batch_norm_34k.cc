@@ -199,9 +199,11 @@ const Workload kConv2dActivationBatchNorm34k = with_programs<Programs>({
     // 0.026 at |out| 0.014, rel-L2 up to 0.0071. rtol 0.03 is about twice that. atol 0.25: the
     // normalization magnifies the rounding of a small-sigma channel's conv output, and over 20-40
     // smoke seeds (kbench validate) elements near |out| 1 erred by up to 0.158, beyond atols of
-    // 0.05 and 0.1; at 0.25 the worst of 200 smoke and 4 cpu seeds uses 0.53 of the rule. 5% RMS
-    // noise (rel-L2 0.05) stays 3x over the rel-L2 bound, which rejects every degenerate output.
-    .tolerance = Tolerance{.atol = 0.25, .rtol = 0.03, .max_rel_l2 = 0.015},
+    // 0.05 and 0.1; at 0.25 the worst of 200 smoke and 4 cpu seeds used 0.53 of the rule, of
+    // 20,000 smoke seeds 0.96 (0.36 off at |out| ~4); at 0.35 it uses 0.76 (30 cpu seeds: 0.65).
+    // 5% RMS noise (rel-L2 0.05) stays 3.3x over the rel-L2 bound, which rejects every degenerate
+    // output.
+    .tolerance = Tolerance{.atol = 0.35, .rtol = 0.03, .max_rel_l2 = 0.015},
     .scaffold = scaffolds::k34k_Conv2d_Activation_BatchNorm,
 });
 

@@ -257,8 +257,9 @@ const Workload kConvTranspose3dLayerNormGeluScaling28k = with_programs<Programs>
     // comparable to its spread, |y| / sigma up to ~3-5), and ~9 further bf16 ops (the norm's and
     // GELU's) add up to 2^-9 |out| each: |err| <~ 2^-9 (5 + 9 |out|) ~ 0.01 + 0.018 |out|. Measured
     // (20 smoke + 3 cpu seeds): worst element error 0.061, rel-L2 up to 0.0061, which the default
-    // fails. The bounds are about twice that; 5% RMS noise (rel-L2 0.05) stays 3x over rel-L2's.
-    .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
+    // fails. Over 20,000 smoke seeds atol 0.05 left the worst at 0.9996 of the bound; at 0.075 it
+    // uses 0.71 (30 cpu seeds: 0.51). 5% RMS noise (rel-L2 0.05) stays 3.3x over rel-L2's bound.
+    .tolerance = Tolerance{.atol = 0.075, .rtol = 0.02, .max_rel_l2 = 0.015},
     .scaffold = scaffolds::k28k_ConvTranspose3d_LayerNorm_GELU_Scaling,
 });
 

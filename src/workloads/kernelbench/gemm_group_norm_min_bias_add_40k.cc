@@ -182,9 +182,10 @@ const Workload kGemmGroupNormMinBiasAdd40k = with_programs<Programs>({
     .problem = make_problem,
     // The bf16 program rounds ~10 times before the minimum and once after (see the header), and a
     // row minimum of ~-3 sits where bf16's step is 1/64: its worst element over 20 smoke and 3 cpu
-    // seeds needs rtol 0.02 at atol 0, its rel-L2 reaches 0.0055. The bound doubles both; oracle +
-    // 5% noise (rel-L2 0.05) stays 2.5x over it.
-    .tolerance = {.atol = 1e-2, .rtol = 4e-2, .max_rel_l2 = 2e-2},
+    // seeds needs rtol 0.02 at atol 0, its rel-L2 reaches 0.0055. Over 20,000 smoke seeds rtol 0.04
+    // left the worst at 0.96 of the bound (0.072 off at |out| 1.6); at 0.05 it uses 0.79 (30 cpu
+    // seeds: 0.41). Oracle + 5% noise (rel-L2 0.05) stays 2.5x over the rel-L2 bound.
+    .tolerance = {.atol = 1e-2, .rtol = 5e-2, .max_rel_l2 = 2e-2},
     .scaffold = scaffolds::k40k_Gemm_GroupNorm_Min_BiasAdd,
 });
 
