@@ -119,9 +119,10 @@ TEST(Cli, AaRunTimesTheBaselineAgainstItself) {
 }
 
 // A timed call is held to the baseline's output on the same inputs only as a shortcut: the
-// original program's arithmetic (two bf16 roundings, its own summation order) lies within the rule
-// of the oracle but, on these inputs (timed pair 0 of this seed at the cpu size), two bf16 steps
-// from the baseline's output, beyond the rule. Held to the baseline alone it was `incorrect`.
+// original program's arithmetic (its squares summed in row order, where the baseline sums them in
+// vector lanes, then two bf16 roundings) lies within the rule of the oracle but, on these inputs
+// (timed pair 0 of this seed at the cpu size), two bf16 steps from the baseline's output, beyond
+// the rule. Held to the baseline alone it was `incorrect`.
 TEST(Cli, ATimedCallTheBaselineDoesNotVouchForIsHeldToTheOracle) {
   const CliRun run =
       run_kbench("eval --workload 12p --size cpu --candidate " +

@@ -500,9 +500,10 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     // Held to the baseline's output on the same inputs first, without term magnitudes: the
     // common case, at memcmp speed where they agree bit for bit. The baseline's bf16 outputs sit
     // up to a rounding from the oracle themselves, so a faithful candidate can be further from
-    // them than the rule allows of the oracle (12p at the cpu size: the original's arithmetic two
-    // bf16 steps from the baseline in 1 pair of 16). A call they do not vouch for is held to the
-    // correctness rule itself, as the trials are: the oracle of these inputs, with magnitudes.
+    // them than the rule allows of the oracle (12p at the cpu size: the original's arithmetic,
+    // summed in another order, two bf16 steps from the baseline in 1 pair of 16). A call they do
+    // not vouch for is held to the correctness rule itself, as the trials are: the oracle of these
+    // inputs, with magnitudes.
     CheckResult same = check_outputs(instance.problem(), candidate.outputs.views(),
                                      baseline.outputs.views(), w.tolerance);
     if (!same.passed) {

@@ -1,10 +1,11 @@
 // expect: correct on 12p_RMSNorm
 // The original program's arithmetic, op by op: the mean of squares summed in row order in f32,
 // x * rsqrt(mean + epsilon) cast to bf16 (x.astype(x.dtype)), then times scale and cast again. It
-// is a faithful implementation, within the rule of the oracle on every input, yet its two roundings
-// and its summation order put it up to two bf16 steps from the baseline's output, which rounds
-// once: at the cpu size, on 1 input set in 16, further from the baseline than the rule allows of
-// the oracle (tests/cli_test.cc holds a timed call of it to the oracle of its inputs).
+// is a faithful implementation, within the rule of the oracle on every input. The baseline rounds
+// the same two times but sums the squares in vector lanes: the last bits of 1/rms differ, which
+// can flip the first rounding, and the second can then land two bf16 steps from the baseline's
+// output: at the cpu size, on 1 input set in 16, further from it than the rule allows of the
+// oracle (tests/cli_test.cc holds a timed call of it to the oracle of its inputs).
 #include <cmath>
 #include <cstdint>
 
