@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "core/input_gen.h"
 #include "harness/problem_instance.h"
@@ -147,6 +151,62 @@ TEST(CheckClose, AllZeroOracleAcceptsOnlyZeros) {
   const std::vector<float> zeros(4, 0.0f), small = {0, 0, 0, 1e-3f};
   EXPECT_TRUE(check_close(zeros.data(), zeros.data(), 4, {}, "y").passed);
   EXPECT_FALSE(check_close(small.data(), zeros.data(), 4, {}, "y").passed);
+}
+
+// A timed call has the baseline's output at hand, not the oracle's. Here the baseline's output
+// sits half the rule from the oracle (bound 0.02 at 1.0), as a bf16 baseline's can.
+class TimedCheck : public ::testing::Test {
+ protected:
+  TimedCheck() { problem_.outputs = {{"y", KB_F32, {8}}}; }
+
+  // The verdict on `out`, and how many times the oracle was computed for it.
+  std::pair<CheckResult, int> check(std::vector<float> out) {
+    int oracle_calls = 0;
+    out_ = std::move(out);
+    const kb_tensor out_t{out_.data(), KB_F32, 1, {8}},
+        baseline_t{baseline_.data(), KB_F32, 1, {8}};
+    const CheckResult result =
+        check_timed_outputs(problem_, std::span(&out_t, 1), std::span(&baseline_t, 1), tol_, [&] {
+          ++oracle_calls;
+          OracleOfInputs truth;
+          truth.oracle.emplace_back(TensorSpec{"y", KB_F32, {8}});
+          std::fill_n(truth.oracle[0].as<float>(), 8, 1.0f);
+          return truth;
+        });
+    return {result, oracle_calls};
+  }
+
+  Problem problem_;
+  const Tolerance tol_{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 1.0};
+  std::vector<float> baseline_ = std::vector<float>(8, 1.01f), out_;
+};
+
+TEST_F(TimedCheck, TheBaselinesOwnOutputPassesWithoutTheOracle) {
+  const auto [result, oracle_calls] = check(baseline_);
+  EXPECT_TRUE(result.passed) << result.detail;
+  EXPECT_EQ(oracle_calls, 0);
+}
+
+TEST_F(TimedCheck, WithinHalfTheRuleOfTheBaselinePassesWithoutTheOracle) {
+  const auto [result, oracle_calls] = check(std::vector<float>(8, 1.019f));  // 0.009 from it
+  EXPECT_TRUE(result.passed) << result.detail;
+  EXPECT_EQ(oracle_calls, 0);
+}
+
+// 0.0195 from the baseline's output is within the rule of it (0.0201), and was accepted so; it is
+// 0.0295 from the oracle, beyond the rule (0.02).
+TEST_F(TimedCheck, WithinTheRuleOfTheBaselineButNotOfTheOracleFails) {
+  const auto [result, oracle_calls] = check(std::vector<float>(8, 1.0295f));
+  EXPECT_FALSE(result.passed);
+  EXPECT_EQ(oracle_calls, 1);
+}
+
+// 0.025 from the baseline's output, beyond the rule of it, yet 0.015 from the oracle: a faithful
+// output on the other side of the oracle from the baseline's.
+TEST_F(TimedCheck, BeyondTheRuleOfTheBaselineButWithinTheOraclesPasses) {
+  const auto [result, oracle_calls] = check(std::vector<float>(8, 0.985f));
+  EXPECT_TRUE(result.passed) << result.detail;
+  EXPECT_EQ(oracle_calls, 1);
 }
 
 }  // namespace

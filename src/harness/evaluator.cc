@@ -497,21 +497,11 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
       fail(r, Status::kRejected, "sandbox: kb_run modified its read-only inputs");
       return finish();
     }
-    // Held to the baseline's output on the same inputs first, without term magnitudes: the
-    // common case, at memcmp speed where they agree bit for bit. The baseline's bf16 outputs sit
-    // up to a rounding from the oracle themselves, so a faithful candidate can be further from
-    // them than the rule allows of the oracle (12p at the cpu size: the original's arithmetic,
-    // summed in another order, two bf16 steps from the baseline in 1 pair of 16). A call they do
-    // not vouch for is held to the correctness rule itself, as the trials are: the oracle of these
-    // inputs, with magnitudes.
-    CheckResult same = check_outputs(instance.problem(), candidate.outputs.views(),
-                                     baseline.outputs.views(), w.tolerance);
-    if (!same.passed) {
-      std::vector<HostTensor> oracle = instance.oracle(options.threads);
-      std::vector<HostTensor> magnitudes = instance.term_magnitudes(options.threads);
-      same = check_outputs(instance.problem(), candidate.outputs.views(), views_of(oracle),
-                           w.tolerance, views_of(magnitudes));
-    }
+    const CheckResult same = check_timed_outputs(
+        instance.problem(), candidate.outputs.views(), baseline.outputs.views(), w.tolerance, [&] {
+          return OracleOfInputs{instance.oracle(options.threads),
+                                instance.term_magnitudes(options.threads)};
+        });
     if (!same.passed) {
       if (channel_broken(options, candidate, r)) return finish();
       fail(r, Status::kIncorrect,
