@@ -225,7 +225,7 @@ bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Si
                                  std::to_string(options.trials));
     const std::uint64_t seed = base_seed + static_cast<std::uint64_t>(trial);
     instance.generate(seed);
-    std::vector<HostTensor> oracle_tensors = instance.run_trusted(w.baseline, options.threads);
+    std::vector<HostTensor> oracle_tensors = instance.oracle(options.threads);
     std::vector<HostTensor> magnitude_tensors = instance.term_magnitudes(options.threads);
     const std::vector<kb_tensor> oracle = views_of(oracle_tensors);
     const std::vector<kb_tensor> magnitudes = views_of(magnitude_tensors);
