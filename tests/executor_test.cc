@@ -31,22 +31,38 @@ std::string source_path(const std::string& relative) {
   return std::string(KBENCH_SOURCE_DIR) + "/" + relative;
 }
 
-// Correct RMSNorm that returns an error unless its first `kTrials` calls (gate 2) all ran on one
-// CPU set and every later call (gate 3) on a set disjoint from it.
+// Correct RMSNorm with a prologue that returns `failure` from kb_run when `condition` holds;
+// `timing` is the set of the timing CPUs, `now` the worker's CPUs at this call, `shared` the two's
+// intersection, `first` the worker's CPUs at its first call.
 constexpr int kTrials = 3;
-std::string cpu_checking_candidate() {
+std::string cpu_checking_candidate(const std::string& condition, int failure) {
+  std::string timing_set;
+  for (int cpu : plan_cpus(1).timing)
+    timing_set += "  CPU_SET(" + std::to_string(cpu) + ", &timing);\n";
   return wrap_kb_run(read_text(source_path("examples/12p_RMSNorm_fast.cpp")),
                      "#include <sched.h>\n",
                      "  static int calls = 0;\n"
                      "  static cpu_set_t first;\n"
-                     "  cpu_set_t now;\n"
-                     "  CPU_ZERO(&now);\n"
-                     "  if (sched_getaffinity(0, sizeof now, &now) != 0) return 2;\n"
-                     "  if (++calls == 1) first = now;\n"
-                     "  cpu_set_t both;\n"
-                     "  CPU_AND(&both, &first, &now);\n"
-                     "  if (calls <= 3 && !CPU_EQUAL(&first, &now)) return 3;\n"
-                     "  if (calls > 3 && CPU_COUNT(&both) != 0) return 4;");
+                     "  cpu_set_t timing, now, shared;\n"
+                     "  CPU_ZERO(&timing);\n" +
+                         timing_set +
+                         "  CPU_ZERO(&now);\n"
+                         "  if (sched_getaffinity(0, sizeof now, &now) != 0) return 2;\n"
+                         "  if (++calls == 1) first = now;\n"
+                         "  CPU_AND(&shared, &timing, &now);\n"
+                         "  if (" +
+                         condition + ") return " + std::to_string(failure) + ";");
+}
+
+// Every worker stays on the CPUs it started on, and those are the timing CPUs or none of them.
+std::string stays_on_timing_cpus_or_off_them() {
+  return cpu_checking_candidate(
+      "!CPU_EQUAL(&first, &now) || (CPU_COUNT(&shared) != 0 && !CPU_EQUAL(&now, &timing))", 3);
+}
+
+// Fails wherever it runs on a timing CPU: in gate 3 always, in gate 2 where it is not kept off.
+std::string fails_on_timing_cpus() {
+  return cpu_checking_candidate("CPU_COUNT(&shared) != 0", 5);
 }
 
 EvalOptions base_options(const std::filesystem::path& dir) {
@@ -90,7 +106,7 @@ TEST_F(ExecutorTest, ConcurrentEvaluationsCheckOffTheTimingCpusAndTimeOnThem) {
   if (plan_cpus(1).checking.empty()) GTEST_SKIP() << "one CPU: evaluations run one at a time";
   LocalPoolExecutor executor(base_options(dir_), std::nullopt, (dir_ / "work").string());
   ASSERT_GE(executor.jobs(), 2);
-  const std::vector<std::string> sources(3, cpu_checking_candidate());
+  const std::vector<std::string> sources(3, stays_on_timing_cpus_or_off_them());
   std::vector<std::size_t> reported;
   const std::vector<EvalResult> results =
       executor.evaluate(sources, [&](std::size_t i, const EvalResult&) { reported.push_back(i); });
@@ -98,15 +114,28 @@ TEST_F(ExecutorTest, ConcurrentEvaluationsCheckOffTheTimingCpusAndTimeOnThem) {
   for (const EvalResult& r : results) EXPECT_EQ(r.status, Status::kCorrect) << r.error;
   std::sort(reported.begin(), reported.end());
   EXPECT_EQ(reported, (std::vector<std::size_t>{0, 1, 2}));
+
+  // The checks ran off the timing CPUs: a candidate that fails on them passes gate 2 and fails
+  // only once timed (two of them, so that they run concurrently).
+  for (const EvalResult& r : executor.evaluate(std::vector(2, fails_on_timing_cpus()), {})) {
+    EXPECT_EQ(r.status, Status::kRuntimeError);
+    EXPECT_TRUE(r.correctness.passed) << r.error;
+    EXPECT_NE(r.error.find("kb_run returned 5"), std::string::npos) << r.error;
+  }
 }
 
-TEST_F(ExecutorTest, OneAtATimeKeepsTheWorkersWhereTheyAre) {
-  // With one job the candidate stays on the timing CPU throughout: the checker above must fail,
-  // which shows it can.
+TEST_F(ExecutorTest, OneAtATimeChecksOnTheTimingCpus) {
+  // With one job there is no other CPU to check on, so the candidate above fails in gate 2: the
+  // test of the checking CPUs can fail.
   LocalPoolExecutor executor(base_options(dir_), std::nullopt, (dir_ / "work").string(), 1);
-  const std::vector<EvalResult> results = executor.evaluate({cpu_checking_candidate()}, {});
+  const std::vector<EvalResult> results = executor.evaluate({fails_on_timing_cpus()}, {});
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].status, Status::kRuntimeError);
+  EXPECT_FALSE(results[0].correctness.passed);
+  EXPECT_NE(results[0].error.find("kb_run returned 5"), std::string::npos) << results[0].error;
+  // And its workers stay where they started.
+  EXPECT_EQ(executor.evaluate({stays_on_timing_cpus_or_off_them()}, {})[0].status,
+            Status::kCorrect);
 }
 
 // A SIGKILLed kbench leaves its batch directory behind: the next executor removes it, and leaves

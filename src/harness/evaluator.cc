@@ -385,14 +385,16 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
 
   ProblemInstance instance(w, options.size);
   CallOutcome failure;
-  // Both seats are one seat, started alike (in an A/A check the baseline takes both).
-  // Checked first on the checking CPUs where there are any; both move to the timing CPUs at gate 3.
-  const SeatConditions seat = seat_conditions(
-      options, instance.shared_inputs_fd(),
-      options.check_cpus.empty() ? worker_cpus(options.threads) : options.check_cpus);
+  // Gate 2 checks the candidate in a worker of its own, on the checking CPUs where there are any.
   Side candidate = new_side(instance.problem()), baseline = new_side(instance.problem());
   SharedTensors::allocate_alike(candidate.outputs, baseline.outputs);
-  if (!start_worker(candidate, seat, so_path, failure)) {
+  const auto seat_on = [&](std::vector<int> cpus) {
+    return seat_conditions(options, instance.shared_inputs_fd(), std::move(cpus));
+  };
+  if (!start_worker(
+          candidate,
+          seat_on(options.check_cpus.empty() ? worker_cpus(options.threads) : options.check_cpus),
+          so_path, failure)) {
     const bool build_problem =
         failure.message.starts_with("load: ") || failure.message.starts_with("entry: ");
     fail(r, build_problem ? Status::kCompileError : status_of(failure), failure.message);
@@ -404,8 +406,6 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   confinement.missing.insert(confinement.missing.end(), worker.missing.begin(),
                              worker.missing.end());
   r.sandbox = std::move(confinement);
-  if (!start_worker(baseline, seat, "", failure))
-    throw HarnessError("baseline worker failed to start: " + failure.message);
 
   // Gate 2: correct on fresh inputs.
   const std::uint64_t base_seed = options.seed.value_or(fresh_seed());
@@ -416,12 +416,18 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     report_progress(options, "waiting for the timing cores");
     timing_lease = options.acquire_timing();
   }
+  // Both sides are timed in workers started now, alike, in one seat (in an A/A check the baseline
+  // takes both). The worker that ran the trials is retired: its first calls came before any of
+  // the baseline's (below).
+  candidate.worker.reset();
   const std::vector<int> timing_cpus = worker_cpus(options.threads);
-  if (!options.check_cpus.empty()) {
-    std::string error;
-    for (Side* side : {&candidate, &baseline})
-      if (!side->worker->move_to_cpus(timing_cpus, error)) throw HarnessError(error);
+  const SeatConditions seat = seat_on(timing_cpus);
+  if (!start_worker(candidate, seat, so_path, failure)) {
+    fail(r, status_of(failure), failure.message + " (started again for timing)");
+    return finish();
   }
+  if (!start_worker(baseline, seat, "", failure))
+    throw HarnessError("baseline worker failed to start: " + failure.message);
   // The preamble warms the inputs and outputs in the caches of the worker's first CPU.
   this_thread.pin({timing_cpus.front()});
   if (const std::string differs =
@@ -429,19 +435,27 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
       !differs.empty())
     throw HarnessError("the two seats do not run alike (" + differs + ")");
   const AwakeTime awake_before = candidate.worker->awake();
-  // Which side made the last call (the candidate's correctness trials); a pair never starts with
-  // it.
-  bool candidate_ran_last = true;
   // A call that kbench makes only so that the next timed call follows the other side's call; on
   // inputs the side has already seen, before the next pair's are drawn, untimed and unchecked.
-  const auto bridge = [&](bool candidate_side) -> bool {
+  const auto bridge = [&](bool candidate_side, const char* when) -> bool {
     Side& side = candidate_side ? candidate : baseline;
     const CallOutcome call = call_side(side, options.call_timeout_s * (candidate_side ? 1 : 10));
     if (call.status == CallStatus::kOk) return true;
-    if (!candidate_side) throw HarnessError("baseline failed between pairs: " + call.message);
-    fail(r, status_of(call), call.message + " (between timed pairs)", candidate.worker->log_tail());
+    if (!candidate_side)
+      throw HarnessError("baseline failed " + std::string(when) + ": " + call.message);
+    fail(r, status_of(call), call.message + " (" + when + ")", candidate.worker->log_tail());
     return false;
   };
+  // A worker's first call is where its kernel first touches its own memory (scratch, library
+  // buffers), and the worker whose first call came first ran slower for its life, by about 0.4% in
+  // 17p's A/A checks at the cpu size (docs/evaluation.md, "The first call"). No order makes the
+  // two alike, so which side calls first is drawn for each evaluation, and the offset falls on
+  // either side alike.
+  const bool baseline_calls_first = (fresh_seed() & 1) != 0;
+  for (bool candidate_side : {!baseline_calls_first, baseline_calls_first})
+    if (!bridge(candidate_side, "first call for timing")) return finish();
+  // Which side made the last call; a pair never starts with it.
+  bool candidate_ran_last = baseline_calls_first;
   // Every timed call follows a call of the other side. The order alternates, so each pair would
   // start with the side that ended the last one, whose own state (code, buffers, TLB entries) its
   // call just before left warm (measured: A/A order splits of 2-5% at the cpu size, up to 19% at
@@ -450,7 +464,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     const bool candidate_first = candidate_goes_first(static_cast<std::size_t>(i));
     if (candidate_ran_last != candidate_first) return true;
     candidate_ran_last = !candidate_first;
-    return bridge(!candidate_first);
+    return bridge(!candidate_first, "between timed pairs");
   };
   // Runs pair i on the current inputs, in the order candidate_goes_first(i) gives.
   const auto run_pair = [&](int i, CallOutcome& cand, CallOutcome& base) -> bool {

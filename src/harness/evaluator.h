@@ -60,11 +60,11 @@ struct EvalOptions {
   std::function<std::optional<PeakReport>()> measure_peaks_again;
   std::function<void(const std::string&)> progress;  // short status lines, may be empty
   // For evaluations that run concurrently (the agents' executor). `check_cpus`: the CPUs the
-  // compiler, the in-process oracle and the candidate's worker use for gates 1 and 2 (empty: no
-  // pinning beyond the workers' usual CPUs). `acquire_timing`: called once before gate 3; the
-  // handle it returns is held until the evaluation ends, so that one evaluation at a time times.
-  // For gate 3 the candidate's worker and this thread move to worker_cpus(threads), which no check
-  // uses.
+  // compiler, the in-process oracle and the candidate's checking worker use for gates 1 and 2
+  // (empty: no pinning beyond the workers' usual CPUs). `acquire_timing`: called once before gate
+  // 3; the handle it returns is held until the evaluation ends, so that one evaluation at a time
+  // times. Gate 3 starts both sides' workers on worker_cpus(threads), which no check uses, and
+  // moves this thread there.
   std::vector<int> check_cpus;
   std::function<std::shared_ptr<void>()> acquire_timing;
 };

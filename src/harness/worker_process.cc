@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -18,7 +17,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -352,31 +350,6 @@ std::string WorkerProcess::forbidden_syscall_in_log() const {
   const std::size_t digits = at + std::strlen(sandbox::kViolationPrefix);
   const int number = std::atoi(log.c_str() + digits);
   return sandbox::syscall_name(number);
-}
-
-bool WorkerProcess::move_to_cpus(const std::vector<int>& cpus, std::string& error) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int cpu : cpus) CPU_SET(cpu, &set);
-  // The worker is frozen, so no thread is being created while the list is read; a thread that
-  // exits meanwhile (ESRCH) is no thread to move.
-  const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
-  std::error_code ec;
-  int moved = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const pid_t tid = static_cast<pid_t>(std::atoll(entry.path().filename().c_str()));
-    if (tid <= 0) continue;
-    if (sched_setaffinity(tid, sizeof set, &set) != 0 && errno != ESRCH) {
-      error = "cannot move worker thread " + std::to_string(tid) + ": " + std::strerror(errno);
-      return false;
-    }
-    ++moved;
-  }
-  if (ec || moved == 0) {
-    error = "cannot list the worker's threads in " + dir;
-    return false;
-  }
-  return true;
 }
 
 // A thread that completed the group stop may still be on its CPU for a moment, in the kernel on its

@@ -116,10 +116,6 @@ class WorkerProcess {
   // genuine twin arrives late). Any other failure is the worker's death (kCrashed).
   CallOutcome verify_channel(double timeout_s);
 
-  // Pins every thread of the (frozen) worker to `cpus`; threads it creates later inherit the mask.
-  // False, with the reason in `error`, when a thread could not be moved.
-  bool move_to_cpus(const std::vector<int>& cpus, std::string& error);
-
   // The worker's awake windows so far (exchanges that failed end the worker and are left out).
   AwakeTime awake() const { return awake_; }
 

@@ -1,12 +1,11 @@
 // expect: incorrect
-// Attack class: warm-up detection. The kernel is honest for its first 5 calls, which with the
-// test's flags (--trials 3 by default, --warmup 2) are the correctness checks and the warm-up
-// calls, and returns zeros from then on, when it guesses it is being timed. kbench checks every
+// Attack class: warm-up detection. The kernel is honest for its first 5 calls in its process and
+// returns zeros from then on, when it guesses it is being timed: with the test's flags (--trials 3
+// by default, --warmup 2) the worker that checks it makes 3 calls, and the worker it is timed in
+// makes its first call and the warm-up calls before the first timed one. kbench checks every
 // timed call's outputs against the baseline's on the same fresh inputs, so the first timed call
-// gives it away: incorrect. The verdict does not depend on the count being right: were kbench to
-// make more untimed calls, the zeros would start in one of them, and those are checked too (or the
-// first timed call after them is); were it to make fewer, the zeros would start in a checked
-// correctness call.
+// gives it away: incorrect. The verdict does not depend on the count being right: once the zeros
+// start they never stop, and the correctness calls and every timed call are checked.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
