@@ -435,8 +435,9 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
       !differs.empty())
     throw HarnessError("the two seats do not run alike (" + differs + ")");
   const AwakeTime awake_before = candidate.worker->awake();
-  // A call that kbench makes only so that the next timed call follows the other side's call; on
-  // inputs the side has already seen, before the next pair's are drawn, untimed and unchecked.
+  // An untimed, unchecked call of one side on the current inputs, before the next pair's are
+  // drawn: a worker's first call, or a bridge, which kbench makes only so that the next timed call
+  // follows the other side's call (on inputs the side has already seen).
   const auto bridge = [&](bool candidate_side, const char* when) -> bool {
     Side& side = candidate_side ? candidate : baseline;
     const CallOutcome call = call_side(side, options.call_timeout_s * (candidate_side ? 1 : 10));
