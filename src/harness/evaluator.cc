@@ -465,17 +465,18 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     const bool candidate_first = candidate_goes_first(static_cast<std::size_t>(i));
     if (candidate_ran_last != candidate_first) return true;
     candidate_ran_last = !candidate_first;
-    return bridge(!candidate_first, "between timed pairs");
+    return bridge(!candidate_first, "between pairs");
   };
-  // Runs pair i on the current inputs, in the order candidate_goes_first(i) gives.
-  const auto run_pair = [&](int i, CallOutcome& cand, CallOutcome& base) -> bool {
+  // Runs pair i on the current inputs, in the order candidate_goes_first(i) gives; `kind` names
+  // the call in a failure ("warm-up call", "timed call").
+  const auto run_pair = [&](int i, const char* kind, CallOutcome& cand, CallOutcome& base) -> bool {
     const bool candidate_first = candidate_goes_first(static_cast<std::size_t>(i));
     candidate_ran_last = !candidate_first;
     for (int turn = 0; turn < 2; ++turn) {
       if ((turn == 0) == candidate_first) {
         cand = timed_call(candidate, instance, &baseline, options.call_timeout_s);
         if (cand.status != CallStatus::kOk) {
-          fail(r, status_of(cand), cand.message + " (timed call " + std::to_string(i) + ")",
+          fail(r, status_of(cand), cand.message + " (" + kind + " " + std::to_string(i) + ")",
                candidate.worker->log_tail());
           return false;
         }
@@ -495,7 +496,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   for (int i = 0; i < options.warmup; ++i) {
     report_progress(options, warmup_progress(i, options.warmup));
     CallOutcome cand, base;
-    if (!before_pair(i) || !run_pair(i, cand, base)) return finish();
+    if (!before_pair(i) || !run_pair(i, "warm-up call", cand, base)) return finish();
   }
 
   Series cand_series, base_series;
@@ -507,7 +508,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     instance.generate_shared(base_seed + kTimingSeedOffset + static_cast<std::uint64_t>(i));
     write_back(instance.shared_inputs());
     CallOutcome cand, base;
-    if (!run_pair(i, cand, base)) return finish();
+    if (!run_pair(i, "timed call", cand, base)) return finish();
     if (!instance.inputs_intact()) {
       fail(r, Status::kRejected, "sandbox: kb_run modified its read-only inputs");
       return finish();
