@@ -207,13 +207,16 @@ void disturb(std::vector<double>& ms, std::vector<std::uint8_t>& flags, double s
   }
 }
 
+// As the evaluator makes a paired result from its two series.
 EvalResult result_of(const Stream& s) {
-  const SpeedupEstimate e = estimate_speedup(s.baseline, s.candidate);
+  const SpeedupEstimate pooled = estimate_speedup(s.baseline, s.candidate);
+  const OrderEffect order = order_effect(s.baseline, s.candidate);
+  const SpeedupEstimate reported = reported_estimate(pooled, order);
   EvalResult r;
-  r.speedup = e.speedup;
-  r.speedup_ci95 = e.ci95;
+  r.speedup = reported.speedup;
+  r.speedup_ci95 = reported.ci95;
   r.noise = noise_report({s.candidate, s.candidate_disturbed}, {s.baseline, s.baseline_disturbed},
-                         e, 0.0, true, order_effect(s.baseline, s.candidate));
+                         pooled, 0.0, true, order);
   return r;
 }
 
@@ -313,6 +316,49 @@ TEST(OrderEffect, ACallThatSlowsTheOtherSidesNextCallIsUnstable) {
   EXPECT_GT(o.carryover_ci95.first, 1.0);
   // Pooled, the 6% lands somewhere between the halves; the carry-over is what names it.
   const EvalResult r = result_of(s);
+  EXPECT_FALSE(r.noise->stable);
+  EXPECT_NE(r.noise->unstable_reason.find("carry-over"), std::string::npos)
+      << r.noise->unstable_reason;
+  EXPECT_STREQ(significance(r), "unstable");
+}
+
+TEST(OrderEffect, ABaselineThatFeelsTheOrderMoreStillLetsARealSpeedupBeClaimed) {
+  // 2p at the smoke size: the baseline's call takes 20% longer after the candidate's timed call
+  // than after its bridge and the drawing of new inputs, the expert's the same either way. The
+  // orders differ beyond chance (carry-over 1.2), yet both say "faster": the result is stable and
+  // reports the order nearer 1.0, 3.0x, not the pooled median between the orders.
+  Stream s = paired_stream(0.30, 0.10, 60, 0.01, 0.01, 25);
+  slow_the_call_after_the_candidate(s, 1.2);
+  const OrderEffect o = order_effect(s.baseline, s.candidate);
+  EXPECT_NEAR(o.carryover, 1.2, 0.03);
+  EXPECT_GT(o.carryover_ci95.first, 1.0);
+  const EvalResult r = result_of(s);
+  EXPECT_TRUE(r.noise->stable) << r.noise->unstable_reason;
+  EXPECT_STREQ(significance(r), "faster");
+  EXPECT_NEAR(*r.speedup, 3.0, 0.05);
+  EXPECT_NEAR(*r.speedup, o.baseline_first, 1e-12);
+  EXPECT_NE(*r.speedup, estimate_speedup(s.baseline, s.candidate).speedup);
+}
+
+TEST(OrderEffect, WhatOnlyOneOrderGainsNeitherDecidesNorSizesTheClaim) {
+  // A candidate 5% faster that also slows the baseline's call after its untimed bridge call (the
+  // baseline-first pairs) by 30%: that order reads 1.37x. Both orders claim "faster", which is
+  // true; the reported speedup is the other order's 1.05x.
+  Stream s = paired_stream(42, 40, 60, 0.01, 0.01, 26);
+  for (std::size_t i = 0; i < s.baseline.size(); ++i)
+    if (!candidate_goes_first(i)) s.baseline[i] *= 1.3;
+  EvalResult r = result_of(s);
+  EXPECT_TRUE(r.noise->stable) << r.noise->unstable_reason;
+  EXPECT_STREQ(significance(r), "faster");
+  EXPECT_NEAR(*r.speedup, 1.05, 0.01);
+  // The pooled median falls between the orders: what agent metrics (which read the speedup, not
+  // the verdict) took before.
+  EXPECT_GT(estimate_speedup(s.baseline, s.candidate).speedup, 1.1);
+  // With no real gain, the orders disagree (1.0x against 1.3x): no claim.
+  Stream equal = paired_stream(40, 40, 60, 0.01, 0.01, 27);
+  for (std::size_t i = 0; i < equal.baseline.size(); ++i)
+    if (!candidate_goes_first(i)) equal.baseline[i] *= 1.3;
+  r = result_of(equal);
   EXPECT_FALSE(r.noise->stable);
   EXPECT_NE(r.noise->unstable_reason.find("carry-over"), std::string::npos)
       << r.noise->unstable_reason;

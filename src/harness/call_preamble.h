@@ -15,9 +15,9 @@
 //    kbench spinning there; spinning, not sleeping, because a halted virtual CPU took 0.1-0.2 ms to
 //    wake, which every call then lost off-CPU.
 //  - Whatever remains (private buffers of a kernel still in a cache, TLB entries) is measured
-//    instead: EvalResult's order effect compares the pairs by which side went first, and a
-//    carry-over beyond chance (one side's calls slowing the other's next call) makes the result
-//    unstable (harness/noise.h).
+//    instead: EvalResult's order effect compares the pairs by which side went first; where the
+//    two orders differ beyond chance, the result reports the order nearer 1.0 and is unstable
+//    unless both orders make the same claim (harness/noise.h, reported_estimate).
 #pragma once
 
 #include <span>

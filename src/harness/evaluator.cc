@@ -554,8 +554,9 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   r.status = Status::kCorrect;
   r.candidate = summary_of(std::move(cand_series));
   r.baseline = summary_of(std::move(base_series));
-  r.speedup = estimate.speedup;
-  r.speedup_ci95 = estimate.ci95;
+  const SpeedupEstimate reported = reported_estimate(estimate, noise.order_effect);
+  r.speedup = reported.speedup;
+  r.speedup_ci95 = reported.ci95;
   r.noise = std::move(noise);
   r.speedup_verdict = significance(r);
   settle_roofline(options, instance.problem(), w.math, r.candidate->median_ms, peaks, r);

@@ -30,13 +30,6 @@ std::string percent_text(const char* format, double a, double b) {
   return buf;
 }
 
-// A carry-over larger than kMaxCarryover whose interval excludes 1.
-bool carryover_beyond_chance(const OrderEffect& o) {
-  if (o.couples == 0 || !(o.carryover > 0)) return false;
-  const bool excludes_one = o.carryover_ci95.first > 1 || o.carryover_ci95.second < 1;
-  return excludes_one && std::fabs(std::log(o.carryover)) > std::log1p(kMaxCarryover);
-}
-
 // The CI excludes 1.0, but its near end lies within kNearOne of it.
 bool excludes_one_narrowly(const SpeedupEstimate& estimate) {
   const auto [lo, hi] = estimate.ci95;
@@ -129,6 +122,33 @@ OrderEffect order_effect(std::span<const double> baseline_ms,
   return o;
 }
 
+bool carryover_beyond_chance(const OrderEffect& o) {
+  if (o.couples == 0 || !(o.carryover > 0)) return false;
+  const bool excludes_one = o.carryover_ci95.first > 1 || o.carryover_ci95.second < 1;
+  return excludes_one && std::fabs(std::log(o.carryover)) > std::log1p(kMaxCarryover);
+}
+
+int claim_of(std::pair<double, double> ci95) {
+  if (ci95.first > 1.0 + kClaimMargin) return 1;
+  if (ci95.second < 1.0 - kClaimMargin) return -1;
+  return 0;
+}
+
+SpeedupEstimate reported_estimate(const SpeedupEstimate& pooled,
+                                  const std::optional<OrderEffect>& order) {
+  if (!order || !carryover_beyond_chance(*order) || !(order->candidate_first > 0) ||
+      !(order->baseline_first > 0))
+    return pooled;
+  const bool candidate_first_nearer =
+      std::fabs(std::log(order->candidate_first)) <= std::fabs(std::log(order->baseline_first));
+  SpeedupEstimate e = pooled;
+  e.speedup = candidate_first_nearer ? order->candidate_first : order->baseline_first;
+  e.ci95 = candidate_first_nearer ? order->candidate_first_ci95 : order->baseline_first_ci95;
+  e.pairs = candidate_first_nearer ? order->candidate_first_pairs : order->baseline_first_pairs;
+  e.half_width = (e.ci95.second - e.ci95.first) / 2 / e.speedup;
+  return e;
+}
+
 double binomial_two_sided_p(int a, int b) {
   const int n = a + b;
   if (n == 0) return 1.0;
@@ -186,7 +206,9 @@ NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
     if (c == kDisturbed || b == kDisturbed) ++unadjustable_pairs;
   }
   n.estimator = paired ? "median_pair_ratio_adjusted" : "median_adjusted";
-  n.ci_half_width_pct = 100.0 * estimate.half_width;
+  // The interval the result reports: the pooled one, or one order's where the orders differ.
+  const SpeedupEstimate reported = reported_estimate(estimate, order);
+  n.ci_half_width_pct = 100.0 * reported.half_width;
 
   // The first reason that applies, so the verdict can say in a few words why no claim is made.
   if (estimate.pairs < kMinStablePairs) {
@@ -201,16 +223,17 @@ NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
     n.unstable_reason = std::to_string(unadjustable_pairs) + " of " +
                         std::to_string(estimate.pairs) + (paired ? " pairs" : " calls") +
                         " lost time to steal or blocking";
-  } else if (!(estimate.half_width <= kMaxStableHalfWidth)) {
+  } else if (!(reported.half_width <= kMaxStableHalfWidth)) {
     n.unstable_reason = percent_text("CI half-width %.1f%% > %.0f%%", n.ci_half_width_pct,
                                      100 * kMaxStableHalfWidth);
-  } else if (order && carryover_beyond_chance(*order)) {
+  } else if (order && carryover_beyond_chance(*order) &&
+             claim_of(order->candidate_first_ci95) != claim_of(order->baseline_first_ci95)) {
     n.unstable_reason = percent_text(
         "carry-over: pairs %.3fx as long with the candidate first as with the baseline first "
         "(speedup %.3fx",
         order->carryover, order->candidate_first);
     n.unstable_reason += percent_text(" against %.3fx)", order->baseline_first, 0);
-    n.unstable_reason += " - one side's calls change the other's next call";
+    n.unstable_reason += " - the order of the calls decides the claim";
   }
   n.stable = n.unstable_reason.empty();
   return n;
@@ -219,9 +242,14 @@ NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
 const char* significance(const EvalResult& result) {
   if (!result.speedup || !result.speedup_ci95) return "";
   if (result.noise && !result.noise->stable) return "unstable";
-  if (result.speedup_ci95->first > 1.0 + kClaimMargin) return "faster";
-  if (result.speedup_ci95->second < 1.0 - kClaimMargin) return "slower";
-  return "no significant difference";
+  switch (claim_of(*result.speedup_ci95)) {
+    case 1:
+      return "faster";
+    case -1:
+      return "slower";
+    default:
+      return "no significant difference";
+  }
 }
 
 void mark_baseline_drift(EvalResult& paired, double alone_ms) {

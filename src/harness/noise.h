@@ -25,9 +25,11 @@
 //    the estimate unbiased.
 //  - The result is `stable` (a difference may be claimed) only with kMinStablePairs pairs or more,
 //    a CI within 5%, disturbance that hit both sides alike, most pairs free of time the
-//    adjustment cannot take out (hypervisor steal, a blocked thread), and no carry-over: a
-//    candidate-first pair and the baseline-first pair after it take the same total time, within
-//    kMaxCarryover or the interval of the median over such couples. Otherwise "unstable".
+//    adjustment cannot take out (hypervisor steal, a blocked thread), and no carry-over that
+//    decides the claim: a candidate-first pair and the baseline-first pair after it take the same
+//    total time, within kMaxCarryover or the interval of the median over such couples, or else
+//    both orders' intervals make the same claim (and the result reports the order nearer 1.0,
+//    reported_estimate). Otherwise "unstable".
 //  - The carry-over, not the split of the speedup, decides: a positional effect that slows the
 //    first call of every pair for both sides alike moves the split (13p's A/A: 0.86-0.92, both
 //    sides' first calls 5% slower, from the fresh inputs) yet cancels over alternating pairs (its
@@ -143,6 +145,27 @@ double coefficient_of_variation(std::span<const double> samples);
 // The estimator over the candidate-first pairs and over the baseline-first pairs
 // (candidate_goes_first), their ratio, and the carry-over over couples of neighbouring pairs.
 OrderEffect order_effect(std::span<const double> baseline_ms, std::span<const double> candidate_ms);
+
+// The carry-over exceeds kMaxCarryover and its interval excludes 1: the two orders of the pairs
+// (OrderEffect) differ beyond chance.
+bool carryover_beyond_chance(const OrderEffect& order);
+
+// Where an interval of a speedup lies against the claim margin: 1 above 1 + kClaimMargin
+// ("faster"), -1 below 1 - kClaimMargin ("slower"), 0 neither.
+int claim_of(std::pair<double, double> ci95);
+
+// The estimate a paired result reports and claims from: `pooled`, unless the two orders differ
+// beyond chance. Then the pooled median lies anywhere between the orders' (in a bimodal mix of
+// ratios, wherever the counts put it), so the result takes the order whose estimate lies nearer
+// 1.0, with its interval and pairs; noise_report calls it unstable unless the other order makes
+// the same claim. A difference between the orders need not be a side effect of the candidate:
+// since every timed call follows a call of the other side, what differs between the orders is
+// whether that call was the other side's timed call on the same inputs, or its bridge on the last
+// ones and the drawing of new inputs, and an honest kernel and the baseline can feel that
+// differently (2p's baseline took 20-23% longer after the timed call, its expert 0-4%, at the smoke
+// size on the Emerald Rapids VM).
+SpeedupEstimate reported_estimate(const SpeedupEstimate& pooled,
+                                  const std::optional<OrderEffect>& order);
 
 // The adaptive loop's bounds.
 struct StopRule {

@@ -2,6 +2,7 @@
 #include "store/sinks.h"
 #include "core/number_format.h"
 #include "core/text.h"
+#include "harness/noise.h"
 
 #include <algorithm>
 #include <cctype>
@@ -379,6 +380,8 @@ void write_noise(std::ostream& out, const std::string& label, const EvalResult& 
     out << "; order split " << format_sig(o->split) << " (" << format_sig(o->candidate_first)
         << "x candidate first, " << format_sig(o->baseline_first)
         << "x baseline first), carry-over " << format_sig(o->carryover);
+  if (const std::optional<OrderEffect>& o = n.order_effect; o && carryover_beyond_chance(*o))
+    out << " (the orders differ: the speedup is the order's nearer 1.0)";
   out << '\n';
 }
 
