@@ -579,6 +579,33 @@ EvalResult paired_result_with_baseline_at(double beside_ms) {
   return r;
 }
 
+TEST(ShortRunsNearOne, AClaimWithinFivePercentOfOneNeedsItsSeconds) {
+  // 2.5% faster with a tight interval, as 500 pairs of a smoke-size kernel give in about 2 s.
+  EvalResult r = result_of(paired_stream(41, 40, 500, 0.005, 0.001, 30));
+  r.speedup_verdict = significance(r);
+  ASSERT_EQ(r.speedup_verdict, "faster");
+  r.noise->stop_reason = "max_iters";
+  EvalResult timed_long_enough = r;
+  mark_too_short_near_one(r, 2.3);
+  EXPECT_FALSE(r.noise->stable);
+  EXPECT_EQ(r.speedup_verdict, "unstable");
+  EXPECT_NE(r.noise->unstable_reason.find("after 2.3 s of timing"), std::string::npos)
+      << r.noise->unstable_reason;
+  EXPECT_NE(r.noise->unstable_reason.find("stopped by max_iters"), std::string::npos);
+  mark_too_short_near_one(timed_long_enough, kMinSecondsNearOne);
+  EXPECT_EQ(timed_long_enough.speedup_verdict, "faster");
+  // Farther from 1.0 than kNearOne, a short run claims; without a claim nothing changes.
+  EvalResult clear = result_of(paired_stream(50, 40, 100, 0.005, 0.001, 31));
+  clear.speedup_verdict = significance(clear);
+  mark_too_short_near_one(clear, 0.5);
+  EXPECT_EQ(clear.speedup_verdict, "faster");
+  EvalResult same = result_of(paired_stream(40, 40, 100, 0.005, 0.001, 32));
+  same.speedup_verdict = significance(same);
+  mark_too_short_near_one(same, 0.5);
+  EXPECT_EQ(same.speedup_verdict, "no significant difference");
+  EXPECT_TRUE(same.noise->stable);
+}
+
 TEST(BaselineDrift, WithinTheLimitChangesNothing) {
   EvalResult r = paired_result_with_baseline_at(51);
   ASSERT_EQ(r.speedup_verdict, "faster");

@@ -531,6 +531,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
     estimate = estimate_speedup(base_series.adjusted_ms, cand_series.adjusted_ms);
     stop = stop_reason(rule, iters, now_seconds() - timing_start, estimate);
   }
+  const double timed_s = now_seconds() - timing_start;
   const double steal = steal_percent(stat_before, read_proc_stat(), worker_cpus(options.threads));
   if (channel_broken(options, candidate, r)) return finish();
 
@@ -559,6 +560,7 @@ EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>&
   r.speedup_ci95 = reported.ci95;
   r.noise = std::move(noise);
   r.speedup_verdict = significance(r);
+  mark_too_short_near_one(r, timed_s);
   settle_roofline(options, instance.problem(), w.math, r.candidate->median_ms, peaks, r);
   // Against a floor the baseline itself beat, the candidate's place says nothing about it.
   if (r.suspicious.empty())

@@ -252,6 +252,22 @@ const char* significance(const EvalResult& result) {
   }
 }
 
+void mark_too_short_near_one(EvalResult& paired, double timed_s) {
+  if (!paired.speedup_ci95 || !paired.noise || !paired.noise->stable ||
+      timed_s >= kMinSecondsNearOne)
+    return;
+  const auto [lo, hi] = *paired.speedup_ci95;
+  if (claim_of(*paired.speedup_ci95) == 0 || !(lo < 1 + kNearOne && hi > 1 - kNearOne)) return;
+  NoiseReport& n = *paired.noise;
+  n.stable = false;
+  n.unstable_reason =
+      percent_text("the interval clears 1.0 by less than %.0f%% after %.2g s of timing",
+                   100 * kNearOne, timed_s) +
+      percent_text(" (such a difference needs %.0f s)", kMinSecondsNearOne, 0) +
+      (n.stop_reason.empty() ? "" : ", stopped by " + n.stop_reason);
+  paired.speedup_verdict = significance(paired);
+}
+
 void mark_baseline_drift(EvalResult& paired, double alone_ms) {
   if (!paired.speedup || !paired.noise || !paired.baseline || !(alone_ms > 0)) return;
   const double beside_ms = paired.baseline->median_ms;

@@ -203,6 +203,13 @@ NoiseReport noise_report(const SideCalls& candidate, const SideCalls& baseline,
 // speedup and its CI; "" otherwise.
 const char* significance(const EvalResult& result);
 
+// Marks the paired result `paired` unstable when its interval claims a difference (claim_of) with
+// its near end within kNearOne of 1.0 after less than kMinSecondsNearOne of timing: the loop
+// stopped at --max-iters or the budget before such a difference had the seconds it needs (at the
+// smoke size 500 pairs take about 2 s; 8p's A/A checks there claimed "faster" at 1.023 in 2 of 20
+// runs, each stopped at 500 pairs). A result already unstable keeps its first reason.
+void mark_too_short_near_one(EvalResult& paired, double timed_s);
+
 // `kbench run` times a workload's baseline alone, then its expert in pairs with the baseline
 // again: two medians of the same program on fresh inputs, seconds apart. When they differ by more
 // than this share, the machine changed between them, and in a way the pairs need not cancel (a
