@@ -257,7 +257,9 @@ void mark_too_short_near_one(EvalResult& paired, double timed_s) {
       timed_s >= kMinSecondsNearOne)
     return;
   const auto [lo, hi] = *paired.speedup_ci95;
-  if (claim_of(*paired.speedup_ci95) == 0 || !(lo < 1 + kNearOne && hi > 1 - kNearOne)) return;
+  const int claim = claim_of(*paired.speedup_ci95);
+  const double near_end = claim > 0 ? lo : hi;
+  if (claim == 0 || std::fabs(near_end - 1) >= kNearOne) return;
   NoiseReport& n = *paired.noise;
   n.stable = false;
   n.unstable_reason =
