@@ -31,8 +31,8 @@ std::string percent_text(const char* format, double a, double b) {
 }
 
 // The CI excludes 1.0, but its near end lies within kNearOne of it.
-bool excludes_one_narrowly(const SpeedupEstimate& estimate) {
-  const auto [lo, hi] = estimate.ci95;
+bool excludes_one_narrowly(std::pair<double, double> ci95) {
+  const auto [lo, hi] = ci95;
   return (lo > 1 && lo < 1 + kNearOne) || (hi < 1 && hi > 1 - kNearOne);
 }
 
@@ -172,7 +172,7 @@ std::string stop_reason(const StopRule& rule, int iters, double elapsed_s,
                         const SpeedupEstimate& estimate) {
   if (iters < rule.min_iters) return "";
   const bool too_soon_to_tell =
-      elapsed_s < rule.min_seconds_near_one && excludes_one_narrowly(estimate);
+      elapsed_s < rule.min_seconds_near_one && excludes_one_narrowly(estimate.ci95);
   if (estimate.pairs >= kMinStablePairs && estimate.half_width <= rule.target_half_width &&
       !too_soon_to_tell)
     return "ci_target";
@@ -256,10 +256,8 @@ void mark_too_short_near_one(EvalResult& paired, double timed_s) {
   if (!paired.speedup_ci95 || !paired.noise || !paired.noise->stable ||
       timed_s >= kMinSecondsNearOne)
     return;
-  const auto [lo, hi] = *paired.speedup_ci95;
-  const int claim = claim_of(*paired.speedup_ci95);
-  const double near_end = claim > 0 ? lo : hi;
-  if (claim == 0 || std::fabs(near_end - 1) >= kNearOne) return;
+  const std::pair<double, double> ci95 = *paired.speedup_ci95;
+  if (claim_of(ci95) == 0 || !excludes_one_narrowly(ci95)) return;
   NoiseReport& n = *paired.noise;
   n.stable = false;
   n.unstable_reason =
