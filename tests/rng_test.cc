@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -52,6 +53,18 @@ HostTensor filled(const InitRule& rule, kb_dtype dtype, std::int64_t n, std::uin
 bool same_bytes(const HostTensor& a, const HostTensor& b) {
   return a.spec().bytes() == b.spec().bytes() &&
          std::memcmp(a.data(), b.data(), a.spec().bytes()) == 0;
+}
+
+// What a kernel that skips an input would put in its place (harness/suite_checks.h): the
+// distribution's centre, and nothing for inputs whose values are structure or already constant.
+TEST(TypicalValue, IsTheCentreOfARandomFloatDrawAndNothingElse) {
+  EXPECT_EQ(typical_value(InitRule::normal(0.02, 0.5)), 0.5);
+  EXPECT_EQ(typical_value(InitRule::normal()), 0.0);
+  EXPECT_EQ(typical_value(InitRule::uniform(0.5, 1.5)), 1.0);
+  EXPECT_EQ(typical_value(InitRule::constant(1.0)), std::nullopt);
+  EXPECT_EQ(typical_value(InitRule::randint(7)), std::nullopt);
+  EXPECT_EQ(typical_value(InitRule::structured([](std::uint64_t, std::uint32_t, kb_tensor&) {})),
+            std::nullopt);
 }
 
 TEST(FillInput, SameSeedSameBytesOtherwiseDifferent) {

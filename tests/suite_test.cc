@@ -237,6 +237,8 @@ void expect_degenerates_fail(const Workload& w, Size size) {
   if (w.subsample_estimate)
     degenerates.push_back({"token-subsample estimate",
                            values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
+  for (DegenerateOutput& d : skipped_input_outputs(instance, 1))
+    degenerates.push_back(std::move(d));
   for (const DegenerateOutput& d : degenerates) {
     const CheckResult check =
         check_outputs(instance.problem(), d.outputs, oracle, w.tolerance, magnitudes);
@@ -265,6 +267,54 @@ TEST_P(SuiteWorkload, DegenerateOutputsFailSmoke) {
 TEST_P(SuiteWorkload, DegenerateOutputsFailCpu) {
   if (kSanitized) GTEST_SKIP() << "cpu size runs in the optimized pass";
   expect_degenerates_fail(*GetParam(), Size::kCpu);
+}
+
+TEST(SkippedInputs, OneOutputPerRandomFloatInputWithThatInputAtItsCentre) {
+  ProblemInstance gemm(*find_workload("8p"), Size::kSmoke);
+  gemm.generate(5);
+  const std::vector<DegenerateOutput> without = skipped_input_outputs(gemm, 1);
+  ASSERT_EQ(without.size(), 2u);
+  EXPECT_EQ(without[0].name, "without A (at 0)");
+  EXPECT_EQ(without[1].name, "without B (at 0)");
+  for (const DegenerateOutput& d : without)  // A @ B with either operand all zeros
+    EXPECT_TRUE(
+        std::all_of(d.outputs[0].begin(), d.outputs[0].end(), [](float v) { return v == 0.0f; }));
+  // 22k's conv_bias is cancelled by the instance norm: left out, or alone when asked for.
+  ProblemInstance conv(*find_workload("22k"), Size::kSmoke);
+  conv.generate(5);
+  std::vector<std::string> names;
+  for (const DegenerateOutput& d : skipped_input_outputs(conv, 1)) names.push_back(d.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"without x (at 0.5)", "without weight (at 0)",
+                                      "without in_weight (at 1)", "without in_bias (at 0)"}));
+  const std::vector<DegenerateOutput> cancelled = skipped_input_outputs(conv, 1, true);
+  ASSERT_EQ(cancelled.size(), 1u);
+  EXPECT_EQ(cancelled[0].name, "without conv_bias (at 0)");
+}
+
+// An input a workload calls cancelled may be skipped: the rule must accept the output without it,
+// or the claim (and the exemption from DegenerateOutputsFail) is wrong.
+TEST_P(SuiteWorkload, CancelledInputsAreCancelled) {
+  const Workload& w = *GetParam();
+  for (std::string_view name : w.cancelled_inputs) {
+    const auto& inputs = w.problem(Size::kSmoke).inputs;
+    EXPECT_TRUE(std::any_of(inputs.begin(), inputs.end(),
+                            [&](const InputSpec& in) { return in.tensor.name == name; }))
+        << w.name << " has no input " << name;
+  }
+  for (Size size : {Size::kSmoke, Size::kCpu}) {
+    if (size == Size::kCpu && (kSanitized || w.cancelled_inputs.empty())) continue;
+    ProblemInstance instance(w, size);
+    instance.generate(0xCA4CE1u);
+    const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
+    const auto magnitudes = values_of(instance.term_magnitudes(1));
+    const std::vector<DegenerateOutput> without = skipped_input_outputs(instance, 1, true);
+    EXPECT_EQ(without.size(), w.cancelled_inputs.size()) << w.name;
+    for (const DegenerateOutput& d : without)
+      EXPECT_TRUE(
+          check_outputs(instance.problem(), d.outputs, oracle, w.tolerance, magnitudes).passed)
+          << w.name << " " << size_name(size) << ": the output " << d.name << " fails the rule";
+  }
 }
 
 // The baseline (both output dtypes) against the double-precision reference at smoke size: what

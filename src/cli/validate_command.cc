@@ -70,6 +70,8 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
   if (w.subsample_estimate)
     degenerates.push_back({"token-subsample estimate",
                            values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
+  for (DegenerateOutput& d : skipped_input_outputs(instance, 1))
+    degenerates.push_back(std::move(d));
   for (const DegenerateOutput& d : degenerates) {
     const double fraction = bound_fraction(d.outputs, oracle, w.tolerance, magnitudes);
     if (fraction < v.closest_degenerate) {

@@ -223,6 +223,20 @@ void fill_input_scalar(const InitRule& rule, std::uint64_t seed, std::uint32_t s
 
 }  // namespace input_gen_detail
 
+std::optional<double> typical_value(const InitRule& rule) {
+  if (rule.scale == 0) return std::nullopt;
+  switch (rule.kind) {
+    case InitRule::Kind::kNormal:
+      return rule.shift;
+    case InitRule::Kind::kUniform:
+      return rule.shift + rule.scale / 2;
+    case InitRule::Kind::kRandInt:
+    case InitRule::Kind::kCustom:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 void fill_input(const InitRule& rule, std::uint64_t seed, std::uint32_t stream, kb_tensor& t) {
   if (rule.kind == InitRule::Kind::kCustom) return rule.custom(seed, stream, t);
   input_gen_detail::fill_tiles(input_gen_detail::make_fill_job(rule, seed, stream, t.dtype), t,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "kbench/kernel.h"
 
@@ -30,6 +31,12 @@ struct InitRule {
   static InitRule constant(double value) { return {Kind::kUniform, 0.0, value, 0}; }
   static InitRule structured(CustomFill fill) { return {Kind::kCustom, 1.0, 0.0, 0, fill}; }
 };
+
+// The value a kernel that skipped an input drawn by `rule` would use in its place: a normal's mean,
+// a uniform's midpoint. None for a constant (skipping it changes nothing), random integers and
+// structured fills (indices, lengths, page tables), whose every value matters to the program's
+// structure rather than to a sum.
+std::optional<double> typical_value(const InitRule& rule);
 
 // Fills `t` (any dtype; floats are rounded to bf16 where t is bf16) with values drawn by `rule`
 // from the Philox stream (seed, stream). Element i depends only on (seed, stream, i), not on the

@@ -23,6 +23,7 @@ struct TensorSpec {
   std::int64_t numel() const;
   std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
   std::string shape_string() const;  // "(8,4096)" or "()"
+  bool operator==(const TensorSpec&) const = default;
 };
 
 // The ABI view of `spec` over `data`.

@@ -68,6 +68,18 @@ std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int thread
   return run_on(kernel, threads, output_dtype, views_of(inputs_));
 }
 
+std::vector<HostTensor> ProblemInstance::run_trusted_replacing(KernelFn kernel, int threads,
+                                                               std::size_t index,
+                                                               HostTensor& replacement) {
+  if (!private_current_)
+    throw std::logic_error("run_trusted after generate_shared: the private inputs are stale");
+  if (index >= inputs_.size() || !(replacement.spec() == inputs_[index].spec()))
+    throw std::logic_error("run_trusted_replacing: the replacement is not that input's shape");
+  std::vector<kb_tensor> in = views_of(inputs_);
+  in[index] = replacement.view();
+  return run_on(kernel, threads, KB_F32, std::move(in));
+}
+
 std::vector<HostTensor> ProblemInstance::term_magnitudes(int threads) {
   if (workload_.term_magnitude == nullptr) return {};
   return run_on_current(workload_.term_magnitude, threads);

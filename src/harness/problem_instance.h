@@ -42,6 +42,10 @@ class ProblemInstance {
   // Runs `kernel` in this process on the private inputs with f32 outputs: the oracle (baseline) or
   // the truth (reference). Only ever called with kbench's own trusted code.
   std::vector<HostTensor> run_trusted(KernelFn kernel, int threads, kb_dtype output_dtype = KB_F32);
+  // The same, with input `index` replaced by `replacement` (of that input's spec): the program a
+  // kernel computes that ignores the input drawn there (harness/suite_checks.h).
+  std::vector<HostTensor> run_trusted_replacing(KernelFn kernel, int threads, std::size_t index,
+                                                HostTensor& replacement);
 
   std::vector<TensorSpec> output_specs(kb_dtype dtype) const;
 

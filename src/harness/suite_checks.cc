@@ -3,11 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
+#include <span>
+#include <string_view>
 
 #include "core/bf16.h"
+#include "core/input_gen.h"
+#include "core/tensor.h"
 
 namespace kbench {
 namespace {
@@ -84,6 +90,36 @@ std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
                    std::normal_distribution<double> noise(0.0, sigma);
                    for (float& x : v) x = static_cast<float>(x + noise(rng));
                  })});
+  return all;
+}
+
+std::vector<DegenerateOutput> skipped_input_outputs(ProblemInstance& instance, int threads,
+                                                    bool only_cancelled) {
+  const Workload& w = instance.workload();
+  const Problem& problem = instance.problem();
+  std::vector<DegenerateOutput> all;
+  for (std::size_t i = 0; i < problem.inputs.size(); ++i) {
+    const InputSpec& input = problem.inputs[i];
+    const std::optional<double> typical = typical_value(input.init);
+    if (!typical || (input.tensor.dtype != KB_BF16 && input.tensor.dtype != KB_F32)) continue;
+    const auto listed = [&](std::span<const std::string_view> names) {
+      return std::find(names.begin(), names.end(), input.tensor.name) != names.end();
+    };
+    const bool cancelled = listed(w.cancelled_inputs);
+    if (cancelled != only_cancelled || (!only_cancelled && listed(w.inputs_below_rule))) continue;
+    HostTensor replacement(input.tensor);
+    kb_tensor view = replacement.view();
+    fill_input(InitRule::constant(*typical), 0, 0, view);
+    std::vector<std::vector<float>> out;
+    for (HostTensor& t : instance.run_trusted_replacing(w.baseline, threads, i, replacement)) {
+      out.push_back(to_f32(t.view()));
+      if (problem.outputs[out.size() - 1].dtype == KB_BF16)
+        for (float& v : out.back()) v = round_to_bf16(v);
+    }
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", *typical);
+    all.push_back({"without " + input.tensor.name + " (at " + value + ")", std::move(out)});
+  }
   return all;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/problem_instance.h"
 #include "workloads/workload.h"
 
 namespace kbench {
@@ -26,6 +27,15 @@ struct DegenerateOutput {
 std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
                                                  const std::vector<std::vector<float>>& oracle,
                                                  std::uint64_t seed);
+
+// The oracle of the inputs `instance` drew last, with one input at a time set to its typical value
+// (core/input_gen.h: a normal's mean, a uniform's midpoint): what a kernel writes that skips a
+// bias, a norm's affine parameter or the random part of a weight, the work of an input the rule
+// cannot see being free to drop. One output, named "without <input> (at <value>)", for each input
+// drawn from a distribution, except the workload's cancelled_inputs and inputs_below_rule; values
+// of bf16 outputs rounded to bf16. `only_cancelled` gives the cancelled ones instead.
+std::vector<DegenerateOutput> skipped_input_outputs(ProblemInstance& instance, int threads,
+                                                    bool only_cancelled = false);
 
 // The fraction of the tolerance an output uses, over all outputs: the larger of the worst
 // |out - oracle| / (atol + rtol * |oracle| + term_rtol * magnitude) and rel_l2 / max_rel_l2. Below

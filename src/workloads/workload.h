@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -140,6 +141,17 @@ struct Workload {
   // subsample of the tokens, as a shortcut kernel would compute it. The suite test requires
   // `tolerance` to reject it. Null where no output reduces over tokens.
   KernelFn subsample_estimate = nullptr;
+  // Inputs the operator cancels exactly, such as a bias added before a norm that subtracts each
+  // channel's mean: the output does not depend on them (but for rounding), so a kernel may skip
+  // them, and the suite does not ask the rule to notice their absence (it asks it to notice every
+  // other random input's; harness/suite_checks.h). The file's header says why each is cancelled.
+  std::span<const std::string_view> cancelled_inputs;
+  // Inputs the operator does not cancel but whose whole effect on the output stays within the
+  // rule, with no distribution of the input that a faithful program's error leaves room for (46k's
+  // group-norm affine parameters, seen only through a tanh and a log-sum-exp over 64 channels). A
+  // kernel that leaves one out goes unnoticed, at no saving of work worth timing; the header and
+  // docs/workloads.md say so, and the suite exempts them as it does the cancelled ones.
+  std::span<const std::string_view> inputs_below_rule;
   // A naive but correct candidate, printed by `kbench scaffold`; empty where the workload has none
   // (the command then prints the entry point's skeleton).
   std::string_view scaffold;

@@ -10,7 +10,7 @@
 //           bmm_weight  bf16 (N, K)  normal*0.02    (nn.Linear layout)
 //           bmm_bias    bf16 (N)     normal*0.02
 //           in_weight   bf16 (N)     ones
-//           in_bias     bf16 (N)     normal*0.02
+//           in_bias     bf16 (N)     normal*0.1  (spec: normal*0.02; see Deviations)
 // Output    out         bf16 (M, N)
 // FLOPs     2*M*K*N (derived); 549,755,813,888 at full size (M=4096, K=8192, N=8192).
 // Character compute-bound GEMM whose epilogue needs two row statistics (mean, variance) before
@@ -32,6 +32,10 @@
 //     then the spec's per-feature in_weight and in_bias (PyTorch's InstanceNorm2d defaults to no
 //     affine; the translation's per-feature affine is kept, with its ones / normal*0.02 inits).
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+//   - in_bias normal*0.1 instead of normal*0.02: an output computed without it (at 0) came to 1.25
+//     (smoke) and 1.6 (cpu) of the rule's bound at its worst over 10 smoke and 2 cpu seeds, too
+//     close for the rule to be sure to notice a kernel that drops it; now 6.2 and 7.8 (suite_test,
+//     docs/workloads.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -65,7 +69,7 @@ Problem make_problem(Size size) {
                              {{"bmm_weight", KB_BF16, {n, k}}, InitRule::normal(0.02)},
                              {{"bmm_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
                              {{"in_weight", KB_BF16, {n}}, InitRule::constant(1.0)},
-                             {{"in_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                             {{"in_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
                          },
                          {m, n});
 }

@@ -7,8 +7,8 @@
 //           over each group of C/16 channels and all of H, W (16 groups);
 //           t = tanh(g);  h = t * relu6(t + 3) / 6;  out[n, 0, i, j] = logsumexp_c(y + h).
 // Inputs    x            bf16 (N, Cin, H, W)    uniform[0,1)
-//           conv_weight  bf16 (Cout, Cin, 3, 3) normal*0.02
-//           conv_bias    bf16 (Cout)            normal*0.02
+//           conv_weight  bf16 (Cout, Cin, 3, 3) normal*0.1        (original: normal*0.02)
+//           conv_bias    bf16 (Cout)            normal*0.5        (original: normal*0.02)
 //           gn_weight    bf16 (Cout)            uniform[0.5,1.5)  (original: ones, see Deviations)
 //           gn_bias      bf16 (Cout)            normal*0.1        (original: zeros)
 // Output    out          bf16 (N, 1, H-2, W-2)
@@ -20,7 +20,15 @@
 //           epilogue costs a tanh and an exp per value (transcendental-bound beside the conv).
 // Deviations
 //   - gn_weight and gn_bias are non-trivial (the original's ones and zeros make the affine step an
-//     identity that a kernel could skip unnoticed).
+//     identity that a kernel could skip unnoticed). Even so their absence stays within the rule
+//     (inputs_below_rule): h is bounded by the tanh and enters a log-sum-exp over 64 channels, so
+//     an output with gn_bias at 0 uses 0.29-0.39 of the bound and one with gn_weight at 1 0.47-0.59
+//     (10 smoke seeds, 2 cpu seeds), and wider draws do not lift them clear (gn_bias normal(1),
+//     gn_weight uniform[0,2): 1.0-1.2 and 0.9-1.7). Leaving them out saves no work.
+//   - conv_weight normal*0.1 and conv_bias normal*0.5 instead of normal*0.02: with the original's
+//     scales the output was log(64) plus a per-pixel variation of ~0.1-0.2, and an output computed
+//     with the convolution's weights at zero was only ~3x outside the rule, with its bias at zero
+//     inside it (0.49 of the bound). Now 5.2x and 3.0x at smoke, 10x and 4.7x at cpu size.
 //   - The cpu preset is (N, H, W) = (12, 98, 98) with the original's channels and kernel
 //     (1.0 GFLOP). Smoke uses Cin = 5, Cout = 32 (16 groups of 2) and odd spatial extents.
 #include <hwy/contrib/math/math-inl.h>
@@ -30,6 +38,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,6 +56,8 @@
 
 namespace kbench {
 namespace {
+
+constexpr std::string_view kInputsBelowRule[] = {"gn_weight", "gn_bias"};
 
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -73,10 +84,10 @@ std::vector<std::int64_t> pooled_extents(const ops::ConvGeometry& g) {
 Problem make_problem(Size size) {
   const ops::ConvGeometry g = geometry_of(kPresets.at(size));
   Problem problem =
-      conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "conv_weight", InitRule::normal(0.02));
+      conv_kit::problem(g, InitRule::uniform(0.0, 1.0), "conv_weight", InitRule::normal(0.1));
   problem.config.push_back({"groups", kGroups});
   conv_kit::add_vectors(problem, g.out_channels,
-                        {{"conv_bias", InitRule::normal(0.02)},
+                        {{"conv_bias", InitRule::normal(0.5)},
                          {"gn_weight", InitRule::uniform(0.5, 1.5)},
                          {"gn_bias", InitRule::normal(0.1)}});
   return conv_kit::with_output(std::move(problem), pooled_extents(g));
@@ -252,11 +263,13 @@ const Workload kConv2dGroupNormTanhHardSwishResidualAddLogSumExp46k = with_progr
     .summary = "logsumexp_c(y + hardswish(tanh(GroupNorm16(y)))), y = conv2d_3x3_valid(x) + bias",
     .problem = make_problem,
     // JAXBench's allclose(atol=1e-2, rtol=1e-2), with rel-L2 <= 0.005 instead of 1e-2: the output
-    // is log(64) ~ 4.2 plus a per-pixel variation of ~0.1-0.2, so rel-L2 against ||oracle|| of 1e-2
-    // was looser than the variation itself (the oracle's mean scored 0.007, the samples rotated
-    // 0.0098, both then caught only by allclose). 0.005 is twice the faithful bf16 program's worst
-    // (0.0025 over 20 smoke + 3 cpu seeds).
+    // is log(64) ~ 4.2 plus a per-pixel variation (~0.1-0.2 with the original's conv scales), so
+    // rel-L2 against ||oracle|| of 1e-2 was looser than the variation itself (the oracle's mean
+    // scored 0.007, the samples rotated 0.0098, both then caught only by allclose; with the scales
+    // of Deviations 0.012-0.025 and 0.018-0.040). 0.005 is twice the faithful bf16 program's worst
+    // (0.0025 over 20 smoke + 3 cpu seeds, with either scales).
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.005},
+    .inputs_below_rule = kInputsBelowRule,
     .scaffold = scaffolds::k46k_Conv2d_GroupNorm_Tanh_HardSwish_ResidualAdd_LogSumExp,
 });
 

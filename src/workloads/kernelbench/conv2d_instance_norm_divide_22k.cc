@@ -18,11 +18,14 @@
 // Deviations
 //   - in_weight and in_bias are non-trivial (the original's ones and zeros make the affine step an
 //     identity that a kernel could skip unnoticed).
+//   - conv_bias cancels exactly in the instance norm (each plane's mean takes its channel's bias
+//     with it), in the original as here: a kernel may skip it (cancelled_inputs).
 //   - The cpu preset is (N, H, W) = (4, 82, 82) with the original's channels and kernel
 //     (3.8 GFLOP). Smoke uses odd channel counts (13 -> 19) and spatial extents.
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +40,8 @@
 
 namespace kbench {
 namespace {
+
+constexpr std::string_view kCancelledInputs[] = {"conv_bias"};
 
 using Shape = conv_kit::Shape2d;
 constexpr std::int64_t kKernel = 3;
@@ -132,6 +137,7 @@ const Workload kConv2dInstanceNormDivide22k = with_programs<Programs>({
     // (20 smoke + 3 cpu seeds): worst 0.053 at |out| 2.4, rel-L2 up to 0.0072. The bounds are about
     // twice that; 5% RMS noise (rel-L2 0.05) stays 3x over the rel-L2 bound.
     .tolerance = Tolerance{.atol = 0.05, .rtol = 0.02, .max_rel_l2 = 0.015},
+    .cancelled_inputs = kCancelledInputs,
     .scaffold = scaffolds::k22k_Conv2d_InstanceNorm_Divide,
 });
 

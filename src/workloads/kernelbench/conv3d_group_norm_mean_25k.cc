@@ -10,7 +10,7 @@
 //           weight     bf16 (Cout, Cin, 3, 3, 3) normal*0.02
 //           conv_bias  bf16 (Cout)               normal*0.02
 //           gamma      bf16 (Cout)               normal(0,1)  (original: ones, see Deviations)
-//           beta       bf16 (Cout)               normal*0.02
+//           beta       bf16 (Cout)               normal(0,1)  (original: normal*0.02)
 // Output    out        bf16 (N)
 // FLOPs     2*N*Cout*Do*Ho*Wo*Cin*27 (the norm and mean are not counted); 9,853,747,200 at full
 //           size (N=128, Cin=3, Cout=24, D=24, H=W=32).
@@ -31,6 +31,11 @@
 //   - The cpu preset is (N, D, H, W) = (12, 24, 32, 32): the original's channels, kernel and
 //     volume, fewer samples (0.92 GFLOP). Smoke keeps the channels (24 = 8 groups of 3) with odd
 //     spatial extents.
+//   - beta normal(0, 1) instead of normal*0.02: the output takes beta only as mean(beta), ~0.004
+//     with the original's scale, and an output computed without it (at 0) stayed inside the rule
+//     (0.08 of the bound at the worst of 10 smoke seeds, 0.63 of 2 cpu seeds); now 2.6 and 33.
+//     A seed whose mean(beta) lies near 0 still hides it, so a kernel that drops beta is caught on
+//     most calls, not on every one.
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -80,7 +85,7 @@ Problem make_problem(Size size) {
   conv_kit::add_vectors(problem, g.out_channels,
                         {{"conv_bias", InitRule::normal(0.02)},
                          {"gamma", InitRule::normal(1.0)},
-                         {"beta", InitRule::normal(0.02)}});
+                         {"beta", InitRule::normal(1.0)}});
   return conv_kit::with_output(std::move(problem), means_extents(g));
 }
 
@@ -168,7 +173,9 @@ const Workload kConv3dGroupNormMean25k = with_programs<Programs>({
     // program's roundings of the group statistics, the normalized values and the final mean
     // (~1e-3 absolute) are 0.5-1.4% of it, more where a seed's gamma leaves a small contrast: over
     // 20,000 smoke seeds its rel-L2 reached 0.0255 (0.73 of the bound; 0.0096 over 30 cpu seeds).
-    // 5% RMS noise (rel-L2 0.05) stays 1.8x over the bound at smoke, 1.4x at cpu (12 samples).
+    // beta normal(0, 1) (Deviations) adds mean(beta) to the output and nothing to that error: then
+    // 0.0200 over 20,000 smoke seeds and 0.0092 over 30 cpu seeds. 5% RMS noise (rel-L2 0.05)
+    // stays 1.4x or more over the bound at smoke and cpu size (12 samples).
     .tolerance = Tolerance{.atol = 1e-2, .rtol = 1e-2, .max_rel_l2 = 0.035},
     .scaffold = scaffolds::k25k_Conv3d_GroupNorm_Mean,
 });

@@ -28,10 +28,12 @@
 //     That program's worst element needs (0.025, 0.04) on 20 smoke and 3 cpu seeds; the bound
 //     doubles it.
 //   - gemm_bias cancels exactly in the batch statistics (y - mean does not depend on it), in the
-//     original as here: a kernel may skip it. This is the operator's own property, left as is.
+//     original as here: a kernel may skip it (cancelled_inputs). This is the operator's own
+//     property, left as is.
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/bf16.h"
@@ -48,6 +50,8 @@
 
 namespace kbench {
 namespace {
+
+constexpr std::string_view kCancelledInputs[] = {"gemm_bias"};
 
 using gemm_rows::at;
 using gemm_rows::Shape;
@@ -190,6 +194,7 @@ const Workload kGemmBatchNormGeluRelu31k = with_programs<Programs>({
     // rel-L2 reaches 0.0083. The bound doubles both; oracle + 5% noise (rel-L2 0.05) stays 2.5x
     // over it.
     .tolerance = {.atol = 5e-2, .rtol = 8e-2, .max_rel_l2 = 2e-2},
+    .cancelled_inputs = kCancelledInputs,
     .scaffold = scaffolds::k31k_Gemm_BatchNorm_GELU_ReLU,
 });
 

@@ -6,12 +6,12 @@
 //           out = softmax(scale * z, axis=1).
 // Inputs    x         bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
 //           weight    bf16 (K, N)  normal*0.02    N = out_features (the translation's x @ weight)
-//           bias      bf16 (N)     normal*0.02
+//           bias      bf16 (N)     normal*0.05       (spec: normal*0.02; see Deviations)
 //           bn_scale  bf16 (N)     normal*0.1 + 1    (spec: ones; see Deviations)
-//           bn_bias   bf16 (N)     normal*0.02
+//           bn_bias   bf16 (N)     normal*0.05       (spec: normal*0.02; see Deviations)
 //           bn_mean   bf16 (N)     normal*0.1        (spec: zeros; see Deviations)
 //           bn_var    bf16 (N)     uniform[0.5,1.5)  (spec: ones; see Deviations)
-//           scale     bf16 (1)     uniform[0.6,0.8)  (spec: ones; see Deviations)
+//           scale     bf16 (1)     uniform[0.5,0.9)  (spec: ones; see Deviations)
 // Params    bn_eps = 1e-5
 // Output    out       bf16 (M, N)
 // FLOPs     2*M*K*N (the epilogue and softmax are not counted); 549,755,813,888 at full size
@@ -19,13 +19,20 @@
 // Character compute-bound GEMM; the batch norm is a per-column affine map the row softmax pass
 //           applies on the fly.
 // Deviations
-//   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+//   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original. The smoke
+//     preset (29, 1531, 47) keeps that K: the logits' spread grows as sqrt(K), and at the K of the
+//     other linear layers' smoke preset (53) it was ~0.1, so flat a softmax that outputs computed
+//     without scale (at its mean) or bn_scale (at 1) passed the rule (0.45 and 0.70 of the bound
+//     at the worst of 10 seeds).
 //   - bn_momentum (config) is unused, as in the original.
 //   - The spec's running statistics (mean 0, variance 1), bn_scale (ones) and scale (one) make the
 //     batch norm and the scaling the identity up to eps: a kernel that ignored all four inputs
 //     would pass. They are drawn near those values instead (bn_scale 1 + 0.1 normal, bn_mean
-//     0.1 normal, bn_var uniform [0.5, 1.5), scale uniform [0.6, 0.8)), so each changes the
-//     output well beyond the tolerance and must be computed. The scale is drawn below one, not
+//     0.1 normal, bn_var uniform [0.5, 1.5), scale uniform [0.5, 0.9)), so each changes the
+//     output well beyond the tolerance and must be computed. bias and bn_bias are normal*0.05,
+//     not normal*0.02: without either (at 0) an output came to 1.0-1.6 of the bound at the worst
+//     of 10 smoke and 2 cpu seeds, now 2.3 or more; scale's wider range takes a draw near its
+//     mean (which hides it) less often (now 3.0 or more). The scale is drawn below one, not
 //     above: a sharper softmax puts x - max where bf16's step is coarse, and at scale ~2 the bf16
 //     program's rel-L2 reached 0.009 of the 0.01 bound at cpu size.
 //   - Softmax values are ~1/N (1e-4 at full size, 7e-4 at cpu size), far below the elementwise
@@ -45,6 +52,7 @@
 #include "scaffolds.h"
 #include "workloads/kit/entry.h"
 #include "workloads/kit/gemm_rows.h"
+#include "workloads/kit/presets.h"
 #include "workloads/workload.h"
 #include "workloads/workloads.h"
 
@@ -64,20 +72,28 @@ double bn_eps_of(const kb_config* cfg) {
   return kb_param_or(cfg, "bn_eps", kBnEps);
 }
 
+// The smoke preset keeps the cpu preset's K: the logits' spread grows as sqrt(K), and at the shared
+// smoke K (53) it was ~0.1, a softmax so flat that the rule could not see bn_scale or scale.
+constexpr Presets<Shape> kPresets = {
+    .smoke = {29, 1531, 47},  // no extent a multiple of 8 or 16: exercises every tile edge
+    .cpu = linear::kPresets.cpu,
+    .full = linear::kPresets.full,
+};
+
 Problem make_problem(Size size) {
-  const Shape shape = linear::kPresets.at(size);
+  const Shape shape = kPresets.at(size);
   const auto [m, k, n] = shape;
   Problem problem = gemm_rows::linear_problem(shape, kLayout, "weight", InitRule::normal(0.02));
   problem.config.insert(problem.config.end(), {{"bn_eps", kBnEps}, {"bn_momentum", kBnMomentum}});
   problem.params = {{"bn_eps", kBnEps}};
   problem.inputs.insert(problem.inputs.end(),
                         {
-                            {{"bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{"bias", KB_BF16, {n}}, InitRule::normal(0.05)},
                             {{"bn_scale", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-                            {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.05)},
                             {{"bn_mean", KB_BF16, {n}}, InitRule::normal(0.1)},
                             {{"bn_var", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
-                            {{"scale", KB_BF16, {1}}, InitRule::uniform(0.6, 0.8)},
+                            {{"scale", KB_BF16, {1}}, InitRule::uniform(0.5, 0.9)},
                         });
   gemm_rows::finish_row_problem(problem, shape);
   return problem;

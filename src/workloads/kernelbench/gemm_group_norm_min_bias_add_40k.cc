@@ -10,9 +10,9 @@
 //           (1, N, 1, 1) bias broadcast to (1, N, M, 1).
 // Inputs    x            bf16 (M, K)        uniform[0,1)    M = batch_size, K = in_features
 //           weight       bf16 (N, K)        normal*0.02     N = out_features (nn.Linear layout)
-//           linear_bias  bf16 (N)           normal*0.02
+//           linear_bias  bf16 (N)           normal*0.1      (spec: normal*0.02; see Deviations)
 //           gn_weight    bf16 (N)           normal*0.1 + 1  (spec: ones; see Deviations)
-//           gn_bias      bf16 (N)           normal*0.1      (spec: zeros; see Deviations)
+//           gn_bias      bf16 (N)           normal*0.3      (spec: zeros; see Deviations)
 //           bias         bf16 (1, N, 1, 1)  normal*0.25     (spec: normal*0.02; see Deviations)
 // Params    num_groups = G (512 at full size: groups of 16)
 // Output    out          bf16 (1, N, M, 1)
@@ -26,13 +26,20 @@
 //   - num_groups is passed as the kb_config parameter "num_groups", since it changes with size.
 //   - gn_weight and gn_bias are ones and zeros in the spec, which makes the affine step the
 //     identity: a kernel that ignored both would pass. They are drawn near those values instead
-//     (1 + 0.1 normal, 0.1 normal), which moves each row's minimum by ~0.4, so the affine step
-//     must be computed.
+//     (1 + 0.1 normal, 0.3 normal), which moves each row's minimum by ~0.4, so the affine step
+//     must be computed. A row's minimum takes gn_bias at one feature only, and with 0.1 normal an
+//     output computed without gn_bias (at 0) came to 0.70 of the bound at the worst of 10 smoke
+//     seeds; with 0.3 normal, 4.2 (smoke) and 4.8 (cpu).
+//   - linear_bias is normal*0.1, not normal*0.02: the group norm subtracts each group's mean of
+//     it, and with sd 0.02 an output computed without it (at 0) stayed inside the rule at cpu
+//     size (0.81 of the bound at the worst of 2 seeds); now 5.9 (smoke) and 3.4 (cpu). 29k and
+//     45k draw their bias and gn_bias alike (gemm_rows::group_norm_problem).
 //   - Tolerance (atol, rtol, rel-L2) = (0.01, 0.04, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
 //     original rounds to bf16 after the matmul, the bias add, the group statistics, the
 //     normalization and the affine step, then holds the minimum (~-3, where bf16's step is 1/64)
 //     and the broadcast sum in bf16. That program's worst element needs rtol 0.02 on 20 smoke and
-//     3 cpu seeds; the bound doubles it.
+//     3 cpu seeds; the bound doubles it. With linear_bias and gn_bias drawn as now, it uses 0.64
+//     of the bound at the worst of 20,000 smoke seeds and 0.41 of 30 cpu seeds.
 //   - bias is normal*0.25, not normal*0.02. The output varies along its channel axis only through
 //     bias, and with sd 0.02 an output whose channels are permuted (a kernel indexing bias wrongly)
 //     stays within the bound of ~0.13 at values of ~-3; at sd 0.25 neighbouring channels differ by

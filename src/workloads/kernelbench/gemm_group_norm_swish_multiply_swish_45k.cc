@@ -7,9 +7,9 @@
 //           out = swish(swish(g) * multiply_weight), swish(v) = v * sigmoid(v).
 // Inputs    x                bf16 (M, K)  uniform[0,1)     M = batch_size, K = in_features
 //           gemm_weight      bf16 (N, K)  normal*0.02      N = out_features (nn.Linear layout)
-//           gemm_bias        bf16 (N)     normal*0.02
+//           gemm_bias        bf16 (N)     normal*0.1       (spec: normal*0.02; see Deviations)
 //           gn_weight        bf16 (N)     normal*0.1 + 1   (spec: ones; see Deviations)
-//           gn_bias          bf16 (N)     normal*0.1       (spec: zeros; see Deviations)
+//           gn_bias          bf16 (N)     normal*0.3       (spec: zeros; see Deviations)
 //           multiply_weight  bf16 (N)     normal
 // Params    num_groups = G (256 at full size: groups of 32)
 // Output    out              bf16 (M, N)
@@ -23,15 +23,17 @@
 //   - num_groups is passed as the kb_config parameter "num_groups", since it changes with size.
 //   - gn_weight and gn_bias are ones and zeros in the spec, which makes the affine step the
 //     identity: a kernel that ignored both would pass. They are drawn near those values instead
-//     (1 + 0.1 normal, 0.1 normal), so the affine step changes the output by ~10% and must be
-//     computed.
+//     (1 + 0.1 normal, 0.3 normal), so the affine step changes the output by ~10% and must be
+//     computed. gemm_bias is normal*0.1, not normal*0.02. The three group-norm GEMMs (29k, 40k,
+//     45k) draw these inputs alike (gemm_rows::group_norm_problem), and 40k needed the larger
+//     scales for the rule to notice a kernel that drops them (its Deviations).
 //   - Tolerance (atol, rtol, rel-L2) = (0.03, 0.08, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
 //     original rounds to bf16 after the matmul, the bias add, the group statistics, the
 //     normalization, the affine step and each op of swish-multiply-swish (~13 roundings), and the
 //     unscaled multiply_weight lifts outputs to ~6. Over 20,000 smoke seeds that program's worst
 //     elements were outputs near zero up to 0.018 off (smoke's groups of 7 carry coarse
 //     statistics): atol 0.01 failed 6 seeds, 1.41 of the bound at worst; at 0.03 the worst uses
-//     0.62 of it (30 cpu seeds: 0.37).
+//     0.62 of it (30 cpu seeds: 0.37); with gemm_bias and gn_bias drawn as now, 0.62 and 0.42.
 #include <cmath>
 #include <cstdint>
 #include <optional>

@@ -5,7 +5,7 @@
 //           gelu(u) = 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3))) (jax.nn.gelu's default).
 // Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
 //           weight  bf16 (K, N)  normal*0.02    N = out_features
-//           bias    bf16 (N)     normal*0.02
+//           bias    bf16 (N)     normal*0.1  (spec: normal*0.02; see Deviations)
 // Output    out     bf16 (M, N)
 // Params    max_dim = 1 (the feature axis): a constant of the program.
 // FLOPs     2*M*K*N (derived); 549,755,813,888 at full size (M=4096, K=8192, N=8192).
@@ -32,6 +32,10 @@
 //     (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
 //   - No non-degeneracy change: every output is gelu of a value <= 0, in [-0.17, 0], but rows
 //     differ, so permuted rows and the mean are rejected (rel-L2 0.3-0.45).
+//   - bias normal*0.1 instead of normal*0.02: an output computed without it (at 0) came to 2.5
+//     (smoke) and 0.94 (cpu: inside the rule) of the rule's bound at its worst over 10 smoke and 2
+//     cpu seeds, too close for the rule to be sure to notice a kernel that drops it; now 11.6 and
+//     4.6 (suite_test, docs/workloads.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -58,7 +62,8 @@ constexpr linear::WeightLayout kLayout = kCall.layout;
 constexpr std::int64_t kMaxDim = 1;  // config_full.max_dim: the max runs over the features
 
 Problem make_problem(Size size) {
-  return linear::bias_layer_problem(linear::kPresets.at(size), {{"max_dim", kMaxDim}});
+  return linear::bias_layer_problem(linear::kPresets.at(size), {{"max_dim", kMaxDim}}, {},
+                                    {.bias_init = InitRule::normal(0.1)});
 }
 
 int reference(const linear::Shape& shape, const kb_tensor* in, kb_tensor* out) {

@@ -2,11 +2,12 @@
 // linear layer, a sigmoid, a second linear layer and a log-sum-exp over its features.
 //
 // Operator  h = sigmoid(x @ w1.T + b1);  z = h @ w2.T + b2;  out = logsumexp over features of z.
-// Inputs    x   bf16 (M, K)   uniform[-1,1)                    M = batch_size, K = input_size
-//           w1  bf16 (H, K)   normal*0.02 + sqrt(3/K)          H = hidden_size (nn.Linear layout)
-//           b1  bf16 (H)      normal*0.02
-//           w2  bf16 (O, H)   normal*0.02 + 5/H                O = output_size
-//           b2  bf16 (O)      normal*0.02
+// Inputs    x   bf16 (M, K)   uniform[-1,1)                M = batch_size, K = input_size
+//           w1  bf16 (H, K)   normal*1.5 sqrt(3/K) + sqrt(3/K)  H = hidden_size (nn.Linear layout)
+//           b1  bf16 (H)      normal(0,1)
+//           w2  bf16 (O, H)   normal*4/sqrt(H) + 5/H        O = output_size
+//           b2  bf16 (O)      normal(0,1)
+//           (the original: x uniform[0,1), the rest normal*0.02; see Deviations)
 // Output    out bf16 (M)
 // FLOPs     2*(M*K*H + M*H*O) (derived); 412,316,860,416 at full size (M=16384, K=2048, H=4096,
 //           O=1024).
@@ -21,6 +22,14 @@
 //     shifts row i of x @ w1.T by sqrt(3/K) * sum_k x[i,k] (standard deviation 1, centred by the
 //     signed x), so sum_j h[i,j] spreads over ~0.25-0.75 H; w2's shared mean 5/H turns that into
 //     a row shift of z with standard deviation ~1 (and a common offset of ~2.5).
+//   - With those means and std 0.02 the shared means were the whole signal: an output computed
+//     with w1 at its mean, which needs no GEMM (x @ w1.T is then sqrt(3/K) times x's row sums),
+//     passed the rule (0.35 of the bound at the worst of 10 smoke seeds, 0.64 of 2 cpu seeds), as
+//     did ones without b1, b2 or (at smoke) w2's random part. So the weights' random parts are as
+//     large as their means' effect: w1 std 1.5 sqrt(3/K) (x @ w1.T's random part of std 1.5
+//     against the row shift of std 1), w2 std 4/sqrt(H) (z's random part of std ~1), and b1, b2
+//     normal(0, 1). Now those outputs fail by 10x (w1), 21x (w2), 6.9x (b1) and 5.6x (b2) at
+//     smoke, 7.5x or more at cpu size (suite_test, docs/workloads.md).
 //   - The cpu preset is (M, K, H, O) = (2048, 512, 1024, 256): K:H:O = 2:4:1 as in the original,
 //     M = 2 H rather than 4 H (one core's budget: 3.2 GFLOP).
 #include <algorithm>
@@ -62,10 +71,13 @@ Problem make_problem(Size size) {
   problem.config = {{"batch_size", m}, {"input_size", k}, {"hidden_size", h}, {"output_size", o}};
   problem.inputs = {
       {{"x", KB_BF16, {m, k}}, InitRule::uniform(-1.0, 1.0)},
-      {{"w1", KB_BF16, {h, k}}, InitRule::normal(0.02, std::sqrt(3.0 / static_cast<double>(k)))},
-      {{"b1", KB_BF16, {h}}, InitRule::normal(0.02)},
-      {{"w2", KB_BF16, {o, h}}, InitRule::normal(0.02, 5.0 / static_cast<double>(h))},
-      {{"b2", KB_BF16, {o}}, InitRule::normal(0.02)},
+      {{"w1", KB_BF16, {h, k}},
+       InitRule::normal(1.5 * std::sqrt(3.0 / static_cast<double>(k)),
+                        std::sqrt(3.0 / static_cast<double>(k)))},
+      {{"b1", KB_BF16, {h}}, InitRule::normal(1.0)},
+      {{"w2", KB_BF16, {o, h}},
+       InitRule::normal(4.0 / std::sqrt(static_cast<double>(h)), 5.0 / static_cast<double>(h))},
+      {{"b2", KB_BF16, {o}}, InitRule::normal(1.0)},
   };
   problem.outputs = {{"out", KB_BF16, {m}}};
   const auto md = static_cast<double>(m), kd = static_cast<double>(k);

@@ -7,7 +7,7 @@
 //           gelu(u) = 0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3))) (jax.nn.gelu's default).
 // Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
 //           weight  bf16 (K, N)  normal*0.02    N = out_features (a multiple of 16)
-//           bias    bf16 (N)     normal*0.02
+//           bias    bf16 (N)     normal*0.1  (spec: normal*0.02; see Deviations)
 // Output    out     bf16 (M)
 // Params    pool_kernel_size 16, scale_factor 2: constants of the program.
 // FLOPs     2*M*K*N (derived); 549,755,813,888 at full size (M=4096, K=8192, N=8192).
@@ -27,6 +27,10 @@
 //   - weight is (in_features, out_features), the JAX translation's `x @ weight`. The cpu preset is
 //     (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original (96 pooled features); smoke
 //     has N = 48 (3 windows), since N must be a multiple of the window.
+//   - bias normal*0.1 instead of normal*0.02: an output computed without it (at 0) came to 0.91
+//     (smoke) and 0.93 (cpu): inside the rule of the rule's bound at its worst over 10 smoke and 2
+//     cpu seeds, too close for the rule to be sure to notice a kernel that drops it; now 5.9 and
+//     4.6 (suite_test, docs/workloads.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -63,10 +67,11 @@ constexpr Presets<linear::Shape> kPresets = {
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = kPresets.at(size);
-  return linear::problem(shape,
-                         linear::layer_config(shape, {{"pool_kernel_size", kPool},
-                                                      {"scale_factor", double{kScaleFactor}}}),
-                         linear::layer_inputs(shape, kLayout), {shape.m});
+  return linear::problem(
+      shape,
+      linear::layer_config(shape,
+                           {{"pool_kernel_size", kPool}, {"scale_factor", double{kScaleFactor}}}),
+      linear::layer_inputs(shape, kLayout, {.bias_init = InitRule::normal(0.1)}), {shape.m});
 }
 
 std::optional<linear::Shape> shape_of_call(const kb_tensor* in, std::int32_t num_inputs,

@@ -12,7 +12,7 @@
 //           bn_bias     bf16 (N)     spec: zeros -> normal*0.1
 //           bn_mean     bf16 (N)     spec: zeros -> normal*0.1
 //           bn_var      bf16 (N)     spec: ones  -> uniform[0.5,1.5)
-//           bias        bf16 (1)     normal*0.02
+//           bias        bf16 (1)     normal*0.1  (spec: normal*0.02; see Deviations)
 // Output    out         bf16 (M, N)
 // FLOPs     2*M*K*N (the epilogue is not counted); 549,755,813,888 at full size
 //           (M=4096, K=8192, N=8192).
@@ -30,6 +30,10 @@
 //   - Tolerance: rtol 3e-2, see kTolerance (the faithful bf16 program fails the default).
 //   - The BatchNorm is written as JAX code commonly writes it, (y - mean) / sqrt(var + eps) *
 //     scale + bias; the division stays a division (oneDNN binary_div), as does the one by 1.0.
+//   - bias normal*0.1 instead of normal*0.02: an output computed without it (at 0) came to 1.47
+//     (cpu) of the rule's bound at its worst over 10 smoke and 2 cpu seeds, too close for the rule
+//     to be sure to notice a kernel that drops it; now 21.8 (smoke) and 7.1 (cpu) (suite_test,
+//     docs/workloads.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -77,7 +81,7 @@ Problem make_problem(Size size) {
                                {{"bn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
                                {{"bn_mean", KB_BF16, {n}}, InitRule::normal(0.1)},
                                {{"bn_var", KB_BF16, {n}}, InitRule::uniform(0.5, 1.5)},
-                               {{"bias", KB_BF16, {1}}, InitRule::normal(0.02)},
+                               {{"bias", KB_BF16, {1}}, InitRule::normal(0.1)},
                            }),
       {shape.m, n});
 }

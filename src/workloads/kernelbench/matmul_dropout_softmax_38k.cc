@@ -5,7 +5,7 @@
 //           inference, as in the JAX translation.
 // Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
 //           weight  bf16 (N, K)  normal*0.02    N = out_features (nn.Linear's (out, in) layout)
-//           bias    bf16 (N)     normal*0.02
+//           bias    bf16 (N)     normal*0.1  (spec: normal*0.02; see Deviations)
 // Output    out     bf16 (M, N)
 // FLOPs     2*M*K*N (the bias and softmax are not counted); 549,755,813,888 at full size
 //           (M=4096, K=8192, N=8192).
@@ -20,6 +20,10 @@
 //     a per-row part (sd 0.02 sqrt(K / 12)), so softmax rows are far from uniform (the oracle's
 //     mean is off by rel-L2 ~0.43 at cpu size, rows rotated by one by ~0.32) against the bf16
 //     program's 0.004.
+//   - bias normal*0.1 instead of normal*0.02: an output computed without it (at 0) came to 1.6
+//     (smoke) and 2.0 (cpu) of the rule's bound at its worst over 10 smoke and 2 cpu seeds, too
+//     close for the rule to be sure to notice a kernel that drops it; now 7.7 and 10 (suite_test,
+//     docs/workloads.md).
 #include <cstdint>
 #include <optional>
 
@@ -50,7 +54,7 @@ Problem make_problem(Size size) {
   const auto [m, k, n] = shape;
   Problem problem = gemm_rows::linear_problem(shape, kLayout, "weight", InitRule::normal(0.02));
   problem.config.push_back({"dropout_p", kDropoutP});
-  problem.inputs.push_back({{"bias", KB_BF16, {n}}, InitRule::normal(0.02)});
+  problem.inputs.push_back({{"bias", KB_BF16, {n}}, InitRule::normal(0.1)});
   gemm_rows::finish_row_problem(problem, shape);
   return problem;
 }

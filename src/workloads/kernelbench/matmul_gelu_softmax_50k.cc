@@ -5,7 +5,7 @@
 //           form 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))).
 // Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
 //           weight  bf16 (K, N)  normal*0.02    N = out_features (the translation's x @ weight)
-//           bias    bf16 (N)     normal*0.02
+//           bias    bf16 (N)     normal*0.1  (spec: normal*0.02; see Deviations)
 // Output    out     bf16 (M, N)
 // FLOPs     2*M*K*N (the bias, GELU and softmax are not counted); 549,755,813,888 at full size
 //           (M=4096, K=8192, N=8192).
@@ -20,6 +20,10 @@
 //     sqrt(K)) and a per-row part (sd 0.02 sqrt(K / 12)); GELU flattens the negative half, yet the
 //     softmax rows stay far from uniform (the oracle's mean is off by rel-L2 ~0.29 at cpu size,
 //     rows rotated by one by ~0.23) against the bf16 program's 0.004.
+//   - bias normal*0.1 instead of normal*0.02: an output computed without it (at 0) came to 0.81
+//     (smoke: inside the rule) and 1.4 (cpu) of the rule's bound at its worst over 10 smoke and 2
+//     cpu seeds, too close for the rule to be sure to notice a kernel that drops it; now 4.0 and
+//     7.2 (suite_test, docs/workloads.md).
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -47,7 +51,7 @@ Problem make_problem(Size size) {
   const Shape shape = linear::kPresets.at(size);
   const auto [m, k, n] = shape;
   Problem problem = gemm_rows::linear_problem(shape, kLayout, "weight", InitRule::normal(0.02));
-  problem.inputs.push_back({{"bias", KB_BF16, {n}}, InitRule::normal(0.02)});
+  problem.inputs.push_back({{"bias", KB_BF16, {n}}, InitRule::normal(0.1)});
   gemm_rows::finish_row_problem(problem, shape);
   return problem;
 }

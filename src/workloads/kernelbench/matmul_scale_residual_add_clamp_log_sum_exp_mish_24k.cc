@@ -7,7 +7,7 @@
 //           out = t * mish(t),  mish(t) = t * tanh(softplus(t)),  softplus(t) = log(1 + e^t)
 // Inputs    x       bf16 (M, K)  uniform[-1,1)                  M = batch_size, K = input_size
 //           weight  bf16 (N, K)  normal*0.02 + 0.5 sqrt(3/K)     N = hidden_size (nn.Linear layout)
-//           bias    bf16 (N)     normal*0.02
+//           bias    bf16 (N)     normal*0.25  (spec: normal*0.02; see Deviations)
 // Output    out     bf16 (M, 1)
 // Params    scale_factor 2, clamp_min -10, clamp_max 10: constants of the program.
 // FLOPs     2*M*K*N (derived); 549,755,813,888 at full size (M=4096, K=8192, N=8192).
@@ -27,6 +27,10 @@
 //     shift 4 * 0.5 sqrt(3/K) * sum_k x[i,k] of standard deviation 2 in the log-sum-exp's
 //     argument (signed x centres it on 0), so t spreads by ~2 around log N + var/2.
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+//   - bias normal*0.25 instead of normal*0.02: the log-sum-exp over N features averages a small
+//     bias away, and an output computed without it (at 0) stayed inside the rule (0.34 of its bound
+//     at the worst of 10 smoke seeds, 0.46 of 2 cpu seeds); now 8.2 and 12.7 (suite_test,
+//     docs/workloads.md).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -67,7 +71,8 @@ Problem make_problem(Size size) {
       linear::layer_inputs(
           shape, kLayout,
           {.x = InitRule::uniform(-1.0, 1.0),
-           .weight = InitRule::normal(0.02, 0.5 * std::sqrt(3.0 / static_cast<double>(shape.k)))}),
+           .weight = InitRule::normal(0.02, 0.5 * std::sqrt(3.0 / static_cast<double>(shape.k))),
+           .bias_init = InitRule::normal(0.25)}),
       {shape.m, 1});
 }
 

@@ -3,8 +3,9 @@
 //
 // Operator  out = sum_j sigmoid(x @ weight + bias)[:, j], keepdims: one value per row.
 // Inputs    x       bf16 (M, K)  uniform[-1,1)                 M = batch_size, K = input_size
-//           weight  bf16 (K, N)  normal*0.02 + sqrt(3/K)       N = hidden_size
-//           bias    bf16 (N)     normal*0.02
+//           weight  bf16 (K, N)  normal*1.5 sqrt(3/K) + sqrt(3/K)  N = hidden_size
+//           bias    bf16 (N)     normal(0,1)
+//           (the original: x uniform[0,1), weight and bias normal*0.02; see Deviations)
 // Output    out     bf16 (M, 1)
 // FLOPs     2*M*K*N (the sigmoid and the sum are not counted); 549,755,813,888 at full size
 //           (M=4096, K=8192, N=8192).
@@ -17,6 +18,13 @@
 //     rel-L2 1e-2, and bf16's own rounding of the sum (0.2-0.4%) is as large as the signal. The
 //     shared mean of the weight gives row i a common shift sqrt(3/K) * sum_k x[i,k] of standard
 //     deviation 1 (signed x keeps that shift centred on 0), so row sums spread over ~0.25-0.75 N.
+//   - With that mean and std 0.02 the mean was the whole signal: an output computed with weight
+//     at its mean, which needs no GEMM (x @ weight is then sqrt(3/K) times x's row sums), passed
+//     the rule at smoke size (0.90 of the bound at the worst of 10 seeds), and one without bias
+//     passed at every size (0.33 smoke, 0.39 cpu). weight's std is 1.5 sqrt(3/K) (x @ weight's
+//     random part of std 1.5 against the row shift of std 1) and bias is normal(0, 1): those
+//     outputs now fail by 18x and 8x at smoke, 35x and 17x at cpu size (suite_test,
+//     docs/workloads.md).
 //   - weight is (input_size, hidden_size), the JAX translation's `x @ weight`. The cpu preset is
 //     (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
 #include <cmath>
@@ -49,7 +57,9 @@ Problem make_problem(Size size) {
       linear::layer_inputs(
           shape, kLayout,
           {.x = InitRule::uniform(-1.0, 1.0),
-           .weight = InitRule::normal(0.02, std::sqrt(3.0 / static_cast<double>(shape.k)))}),
+           .weight = InitRule::normal(1.5 * std::sqrt(3.0 / static_cast<double>(shape.k)),
+                                      std::sqrt(3.0 / static_cast<double>(shape.k))),
+           .bias_init = InitRule::normal(1.0)}),
       {shape.m, 1});
 }
 

@@ -7,7 +7,7 @@
 //           too: logsumexp(v) = v + log(exp(v - v)) = v + 0 exactly).
 // Inputs    x       bf16 (M, K)  uniform[0,1)   M = batch_size, K = in_features
 //           weight  bf16 (N, K)  normal*0.02    N = out_features (nn.Linear layout)
-//           bias    bf16 (N)     normal*0.02
+//           bias    bf16 (N)     normal*0.1  (spec: normal*0.02; see Deviations)
 // Output    out     bf16 (M, 1)
 // FLOPs     2*M*K*N (derived; the reductions are not counted); 549,755,813,888 at full size
 //           (M=4096, K=8192, N=8192).
@@ -27,6 +27,10 @@
 // Deviations
 //   - The identities after the row sum are computed as what they are (nothing).
 //   - The cpu preset is (M, K, N) = (768, 1536, 1536): K = N = 2 M as in the original.
+//   - bias normal*0.1 instead of normal*0.02: an output computed without it (at 0) came to 1.8 of
+//     the rule's bound at its worst over 2 cpu seeds (2.5 or more over 10 smoke seeds), too close
+//     for the rule to be sure to notice a kernel that drops it; now 14 (smoke) and 8.2 (cpu)
+//     (suite_test, docs/workloads.md).
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -52,7 +56,8 @@ constexpr linear::Call kCall{
 
 Problem make_problem(Size size) {
   const linear::Shape& shape = linear::kPresets.at(size);
-  return linear::problem(shape, linear::layer_config(shape), linear::layer_inputs(shape, kLayout),
+  return linear::problem(shape, linear::layer_config(shape),
+                         linear::layer_inputs(shape, kLayout, {.bias_init = InitRule::normal(0.1)}),
                          {shape.m, 1});
 }
 

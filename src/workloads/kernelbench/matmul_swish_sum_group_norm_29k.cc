@@ -6,9 +6,9 @@
 //                 eps 1e-5) * gn_weight + gn_bias.
 // Inputs    x          bf16 (M, K)  uniform[0,1)     M = batch_size, K = in_features
 //           weight     bf16 (K, N)  normal*0.02      N = out_features (the translation's x @ W)
-//           bias       bf16 (N)     normal*0.02
+//           bias       bf16 (N)     normal*0.1       (spec: normal*0.02; see Deviations)
 //           gn_weight  bf16 (N)     normal*0.1 + 1   (spec: ones; see Deviations)
-//           gn_bias    bf16 (N)     normal*0.1       (spec: zeros; see Deviations)
+//           gn_bias    bf16 (N)     normal*0.3       (spec: zeros; see Deviations)
 // Params    num_groups = G (64 at full size: groups of 64)
 // Output    out        bf16 (M, N)
 // FLOPs     2*M*K*N (the epilogue is not counted); 274,877,906,944 at full size (M=8192, K=4096,
@@ -21,14 +21,17 @@
 //   - num_groups is passed as the kb_config parameter "num_groups", since it changes with size.
 //   - gn_weight and gn_bias are ones and zeros in the spec, which makes the affine step the
 //     identity: a kernel that ignored both would pass. They are drawn near those values instead
-//     (1 + 0.1 normal, 0.1 normal), so the affine step changes the output by ~10% and must be
-//     computed.
+//     (1 + 0.1 normal, 0.3 normal), so the affine step changes the output by ~10% and must be
+//     computed. bias is normal*0.1, not normal*0.02. The three group-norm GEMMs (29k, 40k, 45k)
+//     draw these inputs alike (gemm_rows::group_norm_problem), and 40k needed the larger scales
+//     for the rule to notice a kernel that drops them (its Deviations).
 //   - Tolerance (atol, rtol, rel-L2) = (0.03, 0.04, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
 //     original rounds to bf16 after the matmul, the sigmoid, the product, the bias add, the group
 //     statistics, the subtraction, the division and the affine step, and (v - mean) / sd turns
 //     each rounding of v (|v| up to ~3 sd) into an absolute error of the normalized output. That
 //     program's worst element needs (0.015, 0.02) on 20 smoke and 3 cpu seeds; the bound doubles
-//     it.
+//     it. With bias and gn_bias drawn as now, it uses 0.65 of the bound at the worst of 20,000
+//     smoke seeds and 0.48 of 30 cpu seeds.
 #include <cmath>
 #include <cstdint>
 #include <optional>

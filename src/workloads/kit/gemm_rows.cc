@@ -37,9 +37,9 @@ Problem group_norm_problem(const GroupedShape& shape, WeightLayout layout, const
   Problem problem = grouped_problem(shape, layout, weight_name, InitRule::normal(0.02));
   problem.inputs.insert(problem.inputs.end(),
                         {
-                            {{bias_name, KB_BF16, {n}}, InitRule::normal(0.02)},
+                            {{bias_name, KB_BF16, {n}}, InitRule::normal(0.1)},
                             {{"gn_weight", KB_BF16, {n}}, InitRule::normal(0.1, 1.0)},
-                            {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.1)},
+                            {{"gn_bias", KB_BF16, {n}}, InitRule::normal(0.3)},
                         });
   return problem;
 }

@@ -45,8 +45,9 @@ Problem grouped_problem(const GroupedShape& shape, WeightLayout layout, const ch
 void finish_problem(Problem& problem, const Shape& shape);
 
 // linear_problem with the three per-feature inputs of a group norm after the weight: `bias_name`
-// (N) normal*0.02, gn_weight (N) normal*0.1 + 1 and gn_bias (N) normal*0.1 (not the spec's ones and
-// zeros, which would let a kernel skip the affine step).
+// (N) normal*0.1, gn_weight (N) normal*0.1 + 1 and gn_bias (N) normal*0.3 (not the spec's
+// normal*0.02, ones and zeros, which would let a kernel skip the bias or the affine step: 40k's
+// header has the measurements).
 Problem group_norm_problem(const GroupedShape& shape, WeightLayout layout, const char* weight_name,
                            const char* bias_name);
 

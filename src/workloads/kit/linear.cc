@@ -79,7 +79,7 @@ std::vector<InputSpec> layer_inputs(const Shape& shape, WeightLayout layout, con
       {{"weight", KB_BF16, layout == WeightLayout::kInOut ? std::vector{k, n} : std::vector{n, k}},
        inits.weight},
   };
-  if (inits.bias != nullptr) inputs.push_back({{inits.bias, KB_BF16, {n}}, InitRule::normal(0.02)});
+  if (inits.bias != nullptr) inputs.push_back({{inits.bias, KB_BF16, {n}}, inits.bias_init});
   inputs.insert(inputs.end(), std::make_move_iterator(extras.begin()),
                 std::make_move_iterator(extras.end()));
   return inputs;

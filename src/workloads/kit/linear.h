@@ -89,7 +89,8 @@ std::vector<ConfigEntry> layer_config(const Shape& shape, std::vector<ConfigEntr
 struct Inits {
   InitRule x = InitRule::uniform(0.0, 1.0);
   InitRule weight = InitRule::normal(0.02);
-  const char* bias = "bias";  // the bias's name (normal*0.02); nullptr for a layer without one
+  const char* bias = "bias";  // the bias's name; nullptr for a layer without one
+  InitRule bias_init = InitRule::normal(0.02);
 };
 
 // x (M, K), weight ((K, N) or (N, K) by `layout`) and bias (N), all bf16, then `extras`.
