@@ -34,12 +34,13 @@
 //     it, and with sd 0.02 an output computed without it (at 0) stayed inside the rule at cpu
 //     size (0.81 of the bound at the worst of 2 seeds); now 5.9 (smoke) and 3.4 (cpu). 29k and
 //     45k draw their bias and gn_bias alike (gemm_rows::group_norm_problem).
-//   - Tolerance (atol, rtol, rel-L2) = (0.01, 0.04, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
+//   - Tolerance (atol, rtol, rel-L2) = (0.01, 0.05, 0.02), not JAXBench's (0.01, 0.01, 0.01): the
 //     original rounds to bf16 after the matmul, the bias add, the group statistics, the
 //     normalization and the affine step, then holds the minimum (~-3, where bf16's step is 1/64)
 //     and the broadcast sum in bf16. That program's worst element needs rtol 0.02 on 20 smoke and
-//     3 cpu seeds; the bound doubles it. With linear_bias and gn_bias drawn as now, it uses 0.64
-//     of the bound at the worst of 20,000 smoke seeds and 0.41 of 30 cpu seeds.
+//     3 cpu seeds; the bound is 2.5 times that (the tolerance's note says why). With linear_bias
+//     and gn_bias drawn as now, it uses 0.64 of the bound at the worst of 20,000 smoke seeds and
+//     0.41 of 30 cpu seeds.
 //   - bias is normal*0.25, not normal*0.02. The output varies along its channel axis only through
 //     bias, and with sd 0.02 an output whose channels are permuted (a kernel indexing bias wrongly)
 //     stays within the bound of ~0.13 at values of ~-3; at sd 0.25 neighbouring channels differ by
