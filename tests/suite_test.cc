@@ -196,12 +196,6 @@ TEST(Suite, ConfigIsTheSpecsConfigFullAtEverySize) {
 
 class SuiteWorkload : public ::testing::TestWithParam<const Workload*> {};
 
-std::vector<std::vector<float>> values_of(const std::vector<HostTensor>& tensors) {
-  std::vector<std::vector<float>> values;
-  for (const HostTensor& t : tensors) values.push_back(to_f32(const_cast<HostTensor&>(t).view()));
-  return values;
-}
-
 class Sizes {
  public:
   static int seeds(Size size) { return size == Size::kSmoke ? kSmokeSeeds : kCpuSeeds; }
@@ -233,13 +227,7 @@ void expect_degenerates_fail(const Workload& w, Size size) {
   instance.generate(seed);
   const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
   const auto magnitudes = values_of(instance.term_magnitudes(1));
-  std::vector<DegenerateOutput> degenerates = degenerate_outputs(instance.problem(), oracle, seed);
-  if (w.subsample_estimate)
-    degenerates.push_back({"token-subsample estimate",
-                           values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
-  for (DegenerateOutput& d : skipped_input_outputs(instance, 1))
-    degenerates.push_back(std::move(d));
-  for (const DegenerateOutput& d : degenerates) {
+  for (const DegenerateOutput& d : outputs_to_reject(instance, oracle, seed, 1)) {
     const CheckResult check =
         check_outputs(instance.problem(), d.outputs, oracle, w.tolerance, magnitudes);
     std::cout << "[suite] " << w.id() << " " << size_name(size) << " degenerate '" << d.name

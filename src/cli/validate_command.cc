@@ -40,12 +40,6 @@ struct Validation {
   double seconds = 0;
 };
 
-std::vector<std::vector<float>> values_of(std::vector<HostTensor> tensors) {
-  std::vector<std::vector<float>> values;
-  for (HostTensor& t : tensors) values.push_back(to_f32(t.view()));
-  return values;
-}
-
 Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_seed) {
   const double start = now_seconds();
   Validation v;
@@ -66,13 +60,7 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
   if (!check_outputs(problem, timed, truth, w.tolerance, magnitudes).passed)
     fail("baseline (bf16) disagrees with the reference");
 
-  std::vector<DegenerateOutput> degenerates = degenerate_outputs(problem, oracle, base_seed);
-  if (w.subsample_estimate)
-    degenerates.push_back({"token-subsample estimate",
-                           values_of(instance.run_trusted(w.subsample_estimate, 1, KB_BF16))});
-  for (DegenerateOutput& d : skipped_input_outputs(instance, 1))
-    degenerates.push_back(std::move(d));
-  for (const DegenerateOutput& d : degenerates) {
+  for (const DegenerateOutput& d : outputs_to_reject(instance, oracle, base_seed, 1)) {
     const double fraction = bound_fraction(d.outputs, oracle, w.tolerance, magnitudes);
     if (fraction < v.closest_degenerate) {
       v.closest_degenerate = fraction;

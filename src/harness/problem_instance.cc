@@ -63,21 +63,23 @@ std::vector<TensorSpec> ProblemInstance::output_specs(kb_dtype dtype) const {
 
 std::vector<HostTensor> ProblemInstance::run_trusted(KernelFn kernel, int threads,
                                                      kb_dtype output_dtype) {
-  if (!private_current_)
-    throw std::logic_error("run_trusted after generate_shared: the private inputs are stale");
-  return run_on(kernel, threads, output_dtype, views_of(inputs_));
+  return run_on(kernel, threads, output_dtype, private_views());
 }
 
 std::vector<HostTensor> ProblemInstance::run_trusted_replacing(KernelFn kernel, int threads,
                                                                std::size_t index,
                                                                HostTensor& replacement) {
-  if (!private_current_)
-    throw std::logic_error("run_trusted after generate_shared: the private inputs are stale");
+  std::vector<kb_tensor> in = private_views();
   if (index >= inputs_.size() || !(replacement.spec() == inputs_[index].spec()))
     throw std::logic_error("run_trusted_replacing: the replacement is not that input's shape");
-  std::vector<kb_tensor> in = views_of(inputs_);
   in[index] = replacement.view();
   return run_on(kernel, threads, KB_F32, std::move(in));
+}
+
+std::vector<kb_tensor> ProblemInstance::private_views() {
+  if (!private_current_)
+    throw std::logic_error("run_trusted after generate_shared: the private inputs are stale");
+  return views_of(inputs_);
 }
 
 std::vector<HostTensor> ProblemInstance::term_magnitudes(int threads) {

@@ -60,6 +60,8 @@ class ProblemInstance {
  private:
   // Runs `kernel` with f32 outputs on the inputs generate() or generate_shared() drew last.
   std::vector<HostTensor> run_on_current(KernelFn kernel, int threads);
+  // Views of the private inputs; throws when generate_shared has left them stale.
+  std::vector<kb_tensor> private_views();
   std::vector<HostTensor> run_on(KernelFn kernel, int threads, kb_dtype output_dtype,
                                  std::vector<kb_tensor> in);
 

@@ -40,18 +40,28 @@ std::size_t row_values(const std::vector<std::int64_t>& shape) {
   return 0;
 }
 
+// Values of bf16 outputs rounded to bf16, as a kernel writing them would hold them.
+void round_bf16_outputs(const Problem& problem, std::vector<std::vector<float>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size() && i < problem.outputs.size(); ++i)
+    if (problem.outputs[i].dtype == KB_BF16)
+      for (float& v : outputs[i]) v = round_to_bf16(v);
+}
+
 }  // namespace
+
+std::vector<std::vector<float>> values_of(std::vector<HostTensor> tensors) {
+  std::vector<std::vector<float>> values;
+  for (HostTensor& t : tensors) values.push_back(to_f32(t.view()));
+  return values;
+}
 
 std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
                                                  const std::vector<std::vector<float>>& oracle,
                                                  std::uint64_t seed) {
   const auto derived = [&](const std::function<void(std::size_t, std::vector<float>&)>& change) {
     std::vector<std::vector<float>> out = oracle;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      change(i, out[i]);
-      if (i < problem.outputs.size() && problem.outputs[i].dtype == KB_BF16)
-        for (float& v : out[i]) v = round_to_bf16(v);
-    }
+    for (std::size_t i = 0; i < out.size(); ++i) change(i, out[i]);
+    round_bf16_outputs(problem, out);
     return out;
   };
   std::vector<DegenerateOutput> all;
@@ -110,16 +120,25 @@ std::vector<DegenerateOutput> skipped_input_outputs(ProblemInstance& instance, i
     HostTensor replacement(input.tensor);
     kb_tensor view = replacement.view();
     fill_input(InitRule::constant(*typical), 0, 0, view);
-    std::vector<std::vector<float>> out;
-    for (HostTensor& t : instance.run_trusted_replacing(w.baseline, threads, i, replacement)) {
-      out.push_back(to_f32(t.view()));
-      if (problem.outputs[out.size() - 1].dtype == KB_BF16)
-        for (float& v : out.back()) v = round_to_bf16(v);
-    }
+    std::vector<std::vector<float>> out =
+        values_of(instance.run_trusted_replacing(w.baseline, threads, i, replacement));
+    round_bf16_outputs(problem, out);
     char value[32];
     std::snprintf(value, sizeof value, "%g", *typical);
     all.push_back({"without " + input.tensor.name + " (at " + value + ")", std::move(out)});
   }
+  return all;
+}
+
+std::vector<DegenerateOutput> outputs_to_reject(ProblemInstance& instance,
+                                                const std::vector<std::vector<float>>& oracle,
+                                                std::uint64_t seed, int threads) {
+  const Workload& w = instance.workload();
+  std::vector<DegenerateOutput> all = degenerate_outputs(instance.problem(), oracle, seed);
+  if (w.subsample_estimate)
+    all.push_back({"token-subsample estimate",
+                   values_of(instance.run_trusted(w.subsample_estimate, threads, KB_BF16))});
+  for (DegenerateOutput& d : skipped_input_outputs(instance, threads)) all.push_back(std::move(d));
   return all;
 }
 

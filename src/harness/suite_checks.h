@@ -37,6 +37,16 @@ std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
 std::vector<DegenerateOutput> skipped_input_outputs(ProblemInstance& instance, int threads,
                                                     bool only_cancelled = false);
 
+// Every output the rule must reject for the inputs `instance` drew last, whose baseline in f32 gave
+// `oracle`: degenerate_outputs, the workload's token-subsample estimate where it has one, and
+// skipped_input_outputs. What suite_test and `kbench validate` check alike.
+std::vector<DegenerateOutput> outputs_to_reject(ProblemInstance& instance,
+                                                const std::vector<std::vector<float>>& oracle,
+                                                std::uint64_t seed, int threads);
+
+// Each tensor's values as floats, in order.
+std::vector<std::vector<float>> values_of(std::vector<HostTensor> tensors);
+
 // The fraction of the tolerance an output uses, over all outputs: the larger of the worst
 // |out - oracle| / (atol + rtol * |oracle| + term_rtol * magnitude) and rel_l2 / max_rel_l2. Below
 // 1 passes (given finite values); infinity for a non-finite mismatch or a value-count mismatch.
