@@ -19,10 +19,6 @@
 namespace kbench {
 namespace {
 
-std::vector<float> values_of(HostTensor& t) {
-  return to_f32(t.view());
-}
-
 class CheckerOn : public ::testing::TestWithParam<const Workload*> {
  protected:
   void SetUp() override {
@@ -30,8 +26,8 @@ class CheckerOn : public ::testing::TestWithParam<const Workload*> {
     instance_->generate(20261130);
     auto oracle = instance_->run_trusted(GetParam()->baseline, 1, KB_F32);
     auto timed = instance_->run_trusted(GetParam()->baseline, 1, KB_BF16);
-    oracle_ = values_of(oracle[0]);
-    bf16_output_ = values_of(timed[0]);
+    oracle_ = to_f32(oracle[0].view());
+    bf16_output_ = to_f32(timed[0].view());
     row_length_ = GetParam()->problem(Size::kSmoke).outputs[0].shape.empty()
                       ? 1
                       : GetParam()->problem(Size::kSmoke).outputs[0].shape.back();

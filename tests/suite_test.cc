@@ -207,9 +207,9 @@ void expect_faithful_program_passes(const Workload& w, Size size) {
   for (int s = 0; s < Sizes::seeds(size); ++s) {
     const std::uint64_t seed = 0x5EED0000u + static_cast<std::uint64_t>(s) * 7919u;
     instance.generate(seed);
-    const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
-    const auto program = values_of(instance.run_trusted(w.bf16_program, 1, KB_BF16));
-    const auto magnitudes = values_of(instance.term_magnitudes(1));
+    const auto oracle = to_f32(instance.run_trusted(w.baseline, 1, KB_F32));
+    const auto program = to_f32(instance.run_trusted(w.bf16_program, 1, KB_BF16));
+    const auto magnitudes = to_f32(instance.term_magnitudes(1));
     const CheckResult check =
         check_outputs(instance.problem(), program, oracle, w.tolerance, magnitudes);
     EXPECT_TRUE(check.passed) << w.name << " " << size_name(size) << " seed " << seed << ": "
@@ -225,8 +225,8 @@ void expect_degenerates_fail(const Workload& w, Size size) {
   ProblemInstance instance(w, size);
   const std::uint64_t seed = 0xDE6E0000u + static_cast<std::uint64_t>(size);
   instance.generate(seed);
-  const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
-  const auto magnitudes = values_of(instance.term_magnitudes(1));
+  const auto oracle = to_f32(instance.run_trusted(w.baseline, 1, KB_F32));
+  const auto magnitudes = to_f32(instance.term_magnitudes(1));
   for (const DegenerateOutput& d : outputs_to_reject(instance, oracle, seed, 1)) {
     const CheckResult check =
         check_outputs(instance.problem(), d.outputs, oracle, w.tolerance, magnitudes);
@@ -294,8 +294,8 @@ TEST_P(SuiteWorkload, CancelledInputsAreCancelled) {
     if (size == Size::kCpu && (kSanitized || w.cancelled_inputs.empty())) continue;
     ProblemInstance instance(w, size);
     instance.generate(0xCA4CE1u);
-    const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
-    const auto magnitudes = values_of(instance.term_magnitudes(1));
+    const auto oracle = to_f32(instance.run_trusted(w.baseline, 1, KB_F32));
+    const auto magnitudes = to_f32(instance.term_magnitudes(1));
     const std::vector<DegenerateOutput> without = skipped_input_outputs(instance, 1, true);
     EXPECT_EQ(without.size(), w.cancelled_inputs.size()) << w.name;
     for (const DegenerateOutput& d : without)
@@ -312,10 +312,10 @@ TEST_P(SuiteWorkload, BaselineMatchesReferenceSmoke) {
   ProblemInstance instance(w, Size::kSmoke);
   for (std::uint64_t seed : {11u, 12u}) {
     instance.generate(seed);
-    const auto truth = values_of(instance.run_trusted(w.reference, 1, KB_F32));
-    const auto magnitudes = values_of(instance.term_magnitudes(1));
+    const auto truth = to_f32(instance.run_trusted(w.reference, 1, KB_F32));
+    const auto magnitudes = to_f32(instance.term_magnitudes(1));
     for (kb_dtype dtype : {KB_F32, KB_BF16}) {
-      const auto baseline = values_of(instance.run_trusted(w.baseline, 1, dtype));
+      const auto baseline = to_f32(instance.run_trusted(w.baseline, 1, dtype));
       const CheckResult check =
           check_outputs(instance.problem(), baseline, truth, w.tolerance, magnitudes);
       EXPECT_TRUE(check.passed) << w.name << " baseline (" << dtype_name(dtype) << " outputs) seed "

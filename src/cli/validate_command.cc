@@ -49,10 +49,10 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
   const auto fail = [&](const std::string& what) { v.failures.push_back(what); };
 
   instance.generate(base_seed);
-  const auto truth = values_of(instance.run_trusted(w.reference, 1, KB_F32));
-  const auto oracle = values_of(instance.run_trusted(w.baseline, 1, KB_F32));
-  const auto timed = values_of(instance.run_trusted(w.baseline, 1, KB_BF16));
-  const auto magnitudes = values_of(instance.term_magnitudes(1));
+  const auto truth = to_f32(instance.run_trusted(w.reference, 1, KB_F32));
+  const auto oracle = to_f32(instance.run_trusted(w.baseline, 1, KB_F32));
+  const auto timed = to_f32(instance.run_trusted(w.baseline, 1, KB_BF16));
+  const auto magnitudes = to_f32(instance.term_magnitudes(1));
   v.baseline_f32 = bound_fraction(oracle, truth, w.tolerance, magnitudes);
   v.baseline_bf16 = bound_fraction(timed, truth, w.tolerance, magnitudes);
   if (!check_outputs(problem, oracle, truth, w.tolerance, magnitudes).passed)
@@ -74,10 +74,9 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
   if (!v.has_bf16_program) fail("no bf16 program");
   for (int s = 0; v.has_bf16_program && s < seeds; ++s) {
     if (s > 0) instance.generate(base_seed + static_cast<std::uint64_t>(s));
-    const auto seed_oracle =
-        s == 0 ? oracle : values_of(instance.run_trusted(w.baseline, 1, KB_F32));
-    const auto program = values_of(instance.run_trusted(w.bf16_program, 1, KB_BF16));
-    const auto seed_magnitudes = s == 0 ? magnitudes : values_of(instance.term_magnitudes(1));
+    const auto seed_oracle = s == 0 ? oracle : to_f32(instance.run_trusted(w.baseline, 1, KB_F32));
+    const auto program = to_f32(instance.run_trusted(w.bf16_program, 1, KB_BF16));
+    const auto seed_magnitudes = s == 0 ? magnitudes : to_f32(instance.term_magnitudes(1));
     v.bf16_program = std::max(v.bf16_program,
                               bound_fraction(program, seed_oracle, w.tolerance, seed_magnitudes));
     const CheckResult check =

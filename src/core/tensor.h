@@ -76,5 +76,9 @@ std::vector<float> to_f32(const kb_tensor& t);
 void to_f32(const kb_tensor& t, std::vector<float>& out);
 // The same for each tensor of a call's outputs, the form the correctness check takes.
 std::vector<std::vector<float>> to_f32(std::vector<HostTensor>& tensors);
+// The same for outputs used only for their values (a trusted run's).
+inline std::vector<std::vector<float>> to_f32(std::vector<HostTensor>&& tensors) {
+  return to_f32(tensors);
+}
 
 }  // namespace kbench

@@ -49,12 +49,6 @@ void round_bf16_outputs(const Problem& problem, std::vector<std::vector<float>>&
 
 }  // namespace
 
-std::vector<std::vector<float>> values_of(std::vector<HostTensor> tensors) {
-  std::vector<std::vector<float>> values;
-  for (HostTensor& t : tensors) values.push_back(to_f32(t.view()));
-  return values;
-}
-
 std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
                                                  const std::vector<std::vector<float>>& oracle,
                                                  std::uint64_t seed) {
@@ -121,7 +115,7 @@ std::vector<DegenerateOutput> skipped_input_outputs(ProblemInstance& instance, i
     kb_tensor view = replacement.view();
     fill_input(InitRule::constant(*typical), 0, 0, view);
     std::vector<std::vector<float>> out =
-        values_of(instance.run_trusted_replacing(w.baseline, threads, i, replacement));
+        to_f32(instance.run_trusted_replacing(w.baseline, threads, i, replacement));
     round_bf16_outputs(problem, out);
     char value[32];
     std::snprintf(value, sizeof value, "%g", *typical);
@@ -137,7 +131,7 @@ std::vector<DegenerateOutput> outputs_to_reject(ProblemInstance& instance,
   std::vector<DegenerateOutput> all = degenerate_outputs(instance.problem(), oracle, seed);
   if (w.subsample_estimate)
     all.push_back({"token-subsample estimate",
-                   values_of(instance.run_trusted(w.subsample_estimate, threads, KB_BF16))});
+                   to_f32(instance.run_trusted(w.subsample_estimate, threads, KB_BF16))});
   for (DegenerateOutput& d : skipped_input_outputs(instance, threads)) all.push_back(std::move(d));
   return all;
 }

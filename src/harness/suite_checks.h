@@ -44,9 +44,6 @@ std::vector<DegenerateOutput> outputs_to_reject(ProblemInstance& instance,
                                                 const std::vector<std::vector<float>>& oracle,
                                                 std::uint64_t seed, int threads);
 
-// Each tensor's values as floats, in order.
-std::vector<std::vector<float>> values_of(std::vector<HostTensor> tensors);
-
 // The fraction of the tolerance an output uses, over all outputs: the larger of the worst
 // |out - oracle| / (atol + rtol * |oracle| + term_rtol * magnitude) and rel_l2 / max_rel_l2. Below
 // 1 passes (given finite values); infinity for a non-finite mismatch or a value-count mismatch.
