@@ -478,6 +478,26 @@ TEST(Cli, WholeNumbersAreReadInDecimal) {
   EXPECT_EQ(result["baseline"]["iters"], 10);
 }
 
+// The outputs of skipped inputs are judged over --draws input sets, which the JSON reports per
+// output; fewer than one is a usage error.
+TEST(Cli, ValidateJudgesSkippedInputsOverItsDraws) {
+  const CliRun run = run_kbench("validate -w 8p --draws 2 --seed 11 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto report = nlohmann::json::parse(run.out);
+  ASSERT_EQ(report.size(), 1u);
+  std::vector<std::string> outputs;
+  for (const auto& rate : report[0]["draw_dependent"]) {
+    outputs.push_back(rate["output"]);
+    EXPECT_EQ(rate["draws"], 2);
+    EXPECT_EQ(rate["passed"], 0);
+    EXPECT_GT(rate["closest_fraction"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(outputs, (std::vector<std::string>{"without A (at 0)", "without B (at 0)"}));
+  const CliRun none = run_kbench_stderr("validate -w 8p --draws 0");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.out.find("kbench: --draws must be at least 1"), std::string::npos) << none.out;
+}
+
 // Every option that takes a seed reads it as kbench prints one: CLI11 alone took "-1" and any
 // longer number as 2^64 - 1, "0x10" as 16 and "010" as 8, each silently another seed.
 TEST(Cli, ASeedIsADecimalNumberThatFitsInSixtyFourBits) {

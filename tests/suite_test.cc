@@ -2,12 +2,14 @@
 // names, groups, full-size inputs and FLOPs), its tolerance accepts the original program's bf16
 // arithmetic (Workload::bf16_program) on 20 smoke and 3 cpu seeds, and rejects the degenerate
 // outputs a gaming or broken kernel would produce (zeros, ones, the oracle's mean, the oracle with
-// rows permuted, the oracle plus 5% noise, a token-subsample estimate).
+// rows permuted, the oracle plus 5% noise), and on most draws those computed without one input or
+// from a token subsample.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,6 +35,11 @@ namespace {
 
 constexpr int kSmokeSeeds = 20;
 constexpr int kCpuSeeds = 3;
+// Draws for the outputs of skipped inputs and token subsamples: as many as `kbench validate` takes
+// at smoke size; at cpu size, where each costs an oracle per input, enough to fail one that passes
+// on two of three.
+constexpr int kSmokeDraws = 24;
+constexpr int kCpuDraws = 3;
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
@@ -221,13 +228,16 @@ void expect_faithful_program_passes(const Workload& w, Size size) {
   }
 }
 
+// The outputs a broken or gaming kernel writes whatever the draw (zeros, ones, the mean, rows
+// permuted, 5% noise) must fail on one seed; those of a skipped input or a token subsample, whose
+// distance is a matter of the draw, on more than half of the draws (suite_checks.h).
 void expect_degenerates_fail(const Workload& w, Size size) {
   ProblemInstance instance(w, size);
   const std::uint64_t seed = 0xDE6E0000u + static_cast<std::uint64_t>(size);
   instance.generate(seed);
   const auto oracle = to_f32(instance.run_trusted(w.baseline, 1, KB_F32));
   const auto magnitudes = to_f32(instance.term_magnitudes(1));
-  for (const DegenerateOutput& d : outputs_to_reject(instance, oracle, seed, 1)) {
+  for (const DegenerateOutput& d : degenerate_outputs(instance.problem(), oracle, seed)) {
     const CheckResult check =
         check_outputs(instance.problem(), d.outputs, oracle, w.tolerance, magnitudes);
     std::cout << "[suite] " << w.id() << " " << size_name(size) << " degenerate '" << d.name
@@ -236,6 +246,15 @@ void expect_degenerates_fail(const Workload& w, Size size) {
               << (check.passed ? " PASSES" : " rejected") << "\n";
     EXPECT_FALSE(check.passed) << w.name << " " << size_name(size) << ": the degenerate output '"
                                << d.name << "' passes (rel L2 " << check.rel_l2_err << ")";
+  }
+  const int draws = size == Size::kSmoke ? kSmokeDraws : kCpuDraws;
+  for (const DrawDependentRate& rate : draw_dependent_rates(instance, draws, seed + 1, 1)) {
+    std::cout << "[suite] " << w.id() << " " << size_name(size) << " degenerate '" << rate.name
+              << "': passes on " << rate.passed << " of " << rate.draws
+              << " draws, least bound fraction " << rate.closest << "\n";
+    EXPECT_FALSE(passes_too_often(rate))
+        << w.name << " " << size_name(size) << ": the output '" << rate.name << "' passes on "
+        << rate.passed << " of " << rate.draws << " draws";
   }
 }
 
@@ -278,6 +297,40 @@ TEST(SkippedInputs, OneOutputPerRandomFloatInputWithThatInputAtItsCentre) {
   const std::vector<DegenerateOutput> cancelled = skipped_input_outputs(conv, 1, true);
   ASSERT_EQ(cancelled.size(), 1u);
   EXPECT_EQ(cancelled[0].name, "without conv_bias (at 0)");
+}
+
+TEST(DrawDependent, RatesCountEachOutputOverTheHeldDrawAndFreshOnes) {
+  ProblemInstance loss(*find_workload("13p"), Size::kSmoke);
+  loss.generate(5);
+  std::vector<std::string> expected;
+  for (const DegenerateOutput& d : skipped_input_outputs(loss, 1)) expected.push_back(d.name);
+  expected.push_back("token-subsample estimate");
+  const std::vector<DrawDependentRate> rates = draw_dependent_rates(loss, 4, 100, 1);
+  std::vector<std::string> names;
+  for (const DrawDependentRate& rate : rates) {
+    names.push_back(rate.name);
+    EXPECT_EQ(rate.draws, 4);
+    EXPECT_GE(rate.passed, 0);
+    EXPECT_LE(rate.passed, 4);
+    EXPECT_GT(rate.closest, 0);
+  }
+  EXPECT_EQ(names, expected);
+  // The held draw, then seeds 100, 101, 102: the instance ends on the last.
+  ProblemInstance last(*find_workload("13p"), Size::kSmoke);
+  last.generate(102);
+  ASSERT_EQ(loss.inputs().size(), last.inputs().size());
+  for (std::size_t i = 0; i < last.inputs().size(); ++i) {
+    const std::size_t bytes = last.inputs()[i].spec().bytes();
+    EXPECT_EQ(std::memcmp(loss.inputs()[i].data(), last.inputs()[i].data(), bytes), 0) << i;
+  }
+}
+
+TEST(DrawDependent, PassingOnMoreThanHalfTheDrawsIsTooOften) {
+  EXPECT_FALSE(passes_too_often({"x", 3, 1}));
+  EXPECT_TRUE(passes_too_often({"x", 3, 2}));
+  EXPECT_FALSE(passes_too_often({"x", 24, 12}));
+  EXPECT_TRUE(passes_too_often({"x", 24, 13}));
+  EXPECT_TRUE(passes_too_often({"x", 1, 1}));
 }
 
 // An input a workload calls cancelled may be skipped: the rule must accept the output without it,

@@ -1,8 +1,9 @@
 // `kbench validate`: what the suite's verdicts rest on, measured per workload. The baseline (fp32
 // oracle and timed bf16 kernel) against the double-precision reference; the original program's bf16
 // arithmetic (Workload::bf16_program) against the oracle on several seeds, which the rule must
-// accept; the degenerate outputs (suite_checks.h), which it must reject. Errors are reported as
-// the fraction of the rule's bound used (below 1 passes).
+// accept; the degenerate outputs (suite_checks.h), which it must reject, and the outputs of
+// skipped inputs, which it must reject on most draws. Errors are reported as the fraction of the
+// rule's bound used (below 1 passes).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -36,11 +37,12 @@ struct Validation {
   bool has_bf16_program = false;
   double closest_degenerate = std::numeric_limits<double>::infinity();
   std::string closest_degenerate_name;
+  std::vector<DrawDependentRate> draw_dependent;
   std::vector<std::string> failures;
   double seconds = 0;
 };
 
-Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_seed) {
+Validation validate(const Workload& w, Size size, int seeds, int draws, std::uint64_t base_seed) {
   const double start = now_seconds();
   Validation v;
   v.workload = &w;
@@ -60,7 +62,7 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
   if (!check_outputs(problem, timed, truth, w.tolerance, magnitudes).passed)
     fail("baseline (bf16) disagrees with the reference");
 
-  for (const DegenerateOutput& d : outputs_to_reject(instance, oracle, base_seed, 1)) {
+  for (const DegenerateOutput& d : degenerate_outputs(problem, oracle, base_seed)) {
     const double fraction = bound_fraction(d.outputs, oracle, w.tolerance, magnitudes);
     if (fraction < v.closest_degenerate) {
       v.closest_degenerate = fraction;
@@ -84,8 +86,28 @@ Validation validate(const Workload& w, Size size, int seeds, std::uint64_t base_
     if (!check.passed)
       fail("bf16 program fails on seed " + std::to_string(base_seed + s) + ": " + check.detail);
   }
+
+  // The bf16 program's last draw first, then seeds it did not use.
+  v.draw_dependent =
+      draw_dependent_rates(instance, draws, base_seed + static_cast<std::uint64_t>(seeds), 1);
+  for (const DrawDependentRate& rate : v.draw_dependent) {
+    if (passes_too_often(rate))
+      fail("the output '" + rate.name + "' passes on " + std::to_string(rate.passed) + " of " +
+           std::to_string(rate.draws) + " draws");
+  }
   v.seconds = now_seconds() - start;
   return v;
+}
+
+// "2/24 without scale (at 0.7)": the draw-dependent output the rule passed most often; "0/24" where
+// it passed none, "-" where the workload has none.
+std::string most_passed_text(const Validation& v) {
+  const auto most = std::max_element(
+      v.draw_dependent.begin(), v.draw_dependent.end(),
+      [](const DrawDependentRate& a, const DrawDependentRate& b) { return a.passed < b.passed; });
+  if (most == v.draw_dependent.end()) return "-";
+  const std::string share = std::to_string(most->passed) + "/" + std::to_string(most->draws);
+  return most->passed == 0 ? share : share + " " + most->name;
 }
 
 std::string fraction_text(double f) {
@@ -98,6 +120,8 @@ std::string fraction_text(double f) {
 int validate_command(const ValidateOptions& options) {
   const Size size = size_or_usage_error(options.size);
   if (options.seeds < 1) throw UsageError("--seeds must be at least 1");
+  const int draws = options.draws.value_or(size == Size::kSmoke ? 24 : 8);
+  if (draws < 1) throw UsageError("--draws must be at least 1");
   std::vector<const Workload*> workloads;
   for (const std::string& id : options.workloads) workloads.push_back(&workload_or_usage_error(id));
   if (workloads.empty()) workloads.assign(all_workloads().begin(), all_workloads().end());
@@ -107,26 +131,33 @@ int validate_command(const ValidateOptions& options) {
   if (!options.json) {
     std::printf("kbench validate --size %s, seeds from %llu; bound fractions (< 1 passes)\n",
                 size_name(size), static_cast<unsigned long long>(base_seed));
-    std::printf("%-5s %9s %9s %9s %10s  %-24s %7s  %s\n", "id", "base/f32", "base/bf16",
-                "bf16 prog", "degenerate", "(closest)", "s", "verdict");
+    std::printf("%-5s %9s %9s %9s %10s  %-24s %-32s %7s  %s\n", "id", "base/f32", "base/bf16",
+                "bf16 prog", "degenerate", "(closest)", "skip passed (most often)", "s", "verdict");
   }
   int failed = 0;
   for (const Workload* w : workloads) {
-    results.push_back(validate(*w, size, options.seeds, base_seed));
+    results.push_back(validate(*w, size, options.seeds, draws, base_seed));
     const Validation& v = results.back();
     failed += v.failures.empty() ? 0 : 1;
     if (options.json) continue;
-    std::printf("%-5s %9s %9s %9s %10s  %-24s %7.2f  %s\n", std::string(w->id()).c_str(),
+    std::printf("%-5s %9s %9s %9s %10s  %-24s %-32s %7.2f  %s\n", std::string(w->id()).c_str(),
                 fraction_text(v.baseline_f32).c_str(), fraction_text(v.baseline_bf16).c_str(),
                 v.has_bf16_program ? fraction_text(v.bf16_program).c_str() : "-",
                 fraction_text(v.closest_degenerate).c_str(), v.closest_degenerate_name.c_str(),
-                v.seconds, v.failures.empty() ? "ok" : v.failures.front().c_str());
+                most_passed_text(v).c_str(), v.seconds,
+                v.failures.empty() ? "ok" : v.failures.front().c_str());
     std::fflush(stdout);
   }
   if (options.json) {
     nlohmann::json all = nlohmann::json::array();
     for (const Validation& v : results) {
       const Tolerance& tol = v.workload->tolerance;
+      nlohmann::json draw_dependent = nlohmann::json::array();
+      for (const DrawDependentRate& rate : v.draw_dependent)
+        draw_dependent.push_back({{"output", rate.name},
+                                  {"draws", rate.draws},
+                                  {"passed", rate.passed},
+                                  {"closest_fraction", rate.closest}});
       all.push_back({{"workload", v.workload->name},
                      {"size", size_name(size)},
                      {"tolerance",
@@ -140,6 +171,7 @@ int validate_command(const ValidateOptions& options) {
                                                                    : nlohmann::json(nullptr)},
                      {"closest_degenerate", v.closest_degenerate_name},
                      {"closest_degenerate_fraction", v.closest_degenerate},
+                     {"draw_dependent", draw_dependent},
                      {"failures", v.failures},
                      {"seconds", v.seconds}});
     }
@@ -164,13 +196,19 @@ Subcommand add_validate_command(CLI::App& app) {
   add_size_option(validate_cmd, validate->size);
   validate_cmd->add_option("--seeds", validate->seeds, "Input sets for the bf16 program")
       ->capture_default_str();
+  validate_cmd->add_option(
+      "--draws", validate->draws,
+      "Input sets for the outputs of skipped inputs and token subsamples (default: "
+      "24 at smoke size, 8 above)");
   add_seed_option(validate_cmd, validate->seed, "First seed (default: drawn fresh)");
   add_json_flag(validate_cmd, validate->json, "a JSON array");
   validate_cmd->footer(
       "Columns are fractions of the workload's tolerance used (below 1 passes): the baseline "
       "against the\nreference (f32 and bf16 outputs), the bf16 program against the oracle (worst "
-      "seed), and the\ndegenerate output that came closest to passing (it must be above 1). Exit "
-      "1 when any workload fails.");
+      "seed), and the\ndegenerate output that came closest to passing (it must be above 1). Then "
+      "the output computed\nwithout one input (or from a token subsample) that the rule passed on "
+      "most draws: a draw can\nhide it, but not more than half of them. Exit 1 when any "
+      "workload fails.");
   return {validate_cmd, [validate] { return validate_command(*validate); }};
 }
 

@@ -14,6 +14,7 @@
 #include "core/bf16.h"
 #include "core/input_gen.h"
 #include "core/tensor.h"
+#include "harness/checker.h"
 
 namespace kbench {
 namespace {
@@ -124,16 +125,35 @@ std::vector<DegenerateOutput> skipped_input_outputs(ProblemInstance& instance, i
   return all;
 }
 
-std::vector<DegenerateOutput> outputs_to_reject(ProblemInstance& instance,
-                                                const std::vector<std::vector<float>>& oracle,
-                                                std::uint64_t seed, int threads) {
+bool passes_too_often(const DrawDependentRate& rate) {
+  return rate.passed > kMaxDrawDependentPassShare * rate.draws;
+}
+
+std::vector<DrawDependentRate> draw_dependent_rates(ProblemInstance& instance, int draws,
+                                                    std::uint64_t next_seed, int threads) {
   const Workload& w = instance.workload();
-  std::vector<DegenerateOutput> all = degenerate_outputs(instance.problem(), oracle, seed);
-  if (w.subsample_estimate)
-    all.push_back({"token-subsample estimate",
-                   to_f32(instance.run_trusted(w.subsample_estimate, threads, KB_BF16))});
-  for (DegenerateOutput& d : skipped_input_outputs(instance, threads)) all.push_back(std::move(d));
-  return all;
+  const Problem& problem = instance.problem();
+  std::vector<DrawDependentRate> rates;
+  for (int draw = 0; draw < draws; ++draw) {
+    if (draw > 0) instance.generate(next_seed + static_cast<std::uint64_t>(draw - 1));
+    const auto oracle = to_f32(instance.run_trusted(w.baseline, threads, KB_F32));
+    const auto magnitudes = to_f32(instance.term_magnitudes(threads));
+    std::vector<DegenerateOutput> outputs = skipped_input_outputs(instance, threads);
+    if (w.subsample_estimate)
+      outputs.push_back({"token-subsample estimate",
+                         to_f32(instance.run_trusted(w.subsample_estimate, threads, KB_BF16))});
+    rates.resize(outputs.size());
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      DrawDependentRate& rate = rates[i];
+      rate.name = outputs[i].name;
+      ++rate.draws;
+      if (check_outputs(problem, outputs[i].outputs, oracle, w.tolerance, magnitudes).passed)
+        ++rate.passed;
+      rate.closest = std::min(rate.closest,
+                              bound_fraction(outputs[i].outputs, oracle, w.tolerance, magnitudes));
+    }
+  }
+  return rates;
 }
 
 double bound_fraction(const std::vector<std::vector<float>>& outputs,

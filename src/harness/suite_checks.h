@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -37,12 +38,33 @@ std::vector<DegenerateOutput> degenerate_outputs(const Problem& problem,
 std::vector<DegenerateOutput> skipped_input_outputs(ProblemInstance& instance, int threads,
                                                     bool only_cancelled = false);
 
-// Every output the rule must reject for the inputs `instance` drew last, whose baseline in f32 gave
-// `oracle`: degenerate_outputs, the workload's token-subsample estimate where it has one, and
-// skipped_input_outputs. What suite_test and `kbench validate` check alike.
-std::vector<DegenerateOutput> outputs_to_reject(ProblemInstance& instance,
-                                                const std::vector<std::vector<float>>& oracle,
-                                                std::uint64_t seed, int threads);
+// How often the rule passes an output whose distance from the oracle is a matter of the draw:
+// each of skipped_input_outputs and the workload's token-subsample estimate. Such an output can
+// sit inside the rule on a draw that happens to hide it (25k's beta acts only through mean(beta),
+// a mean of 24 normals that is sometimes near zero), so whether the rule rejects it on one draw is
+// the wrong question; an evaluation checks every call on fresh inputs, at least 8 draws at the
+// defaults (3 correctness trials and 5 timed pairs), and a kernel that writes it escapes only if
+// every one of them hides it.
+struct DrawDependentRate {
+  std::string name;  // as DegenerateOutput names it
+  int draws = 0;
+  int passed = 0;                                            // draws on which the rule accepted it
+  double closest = std::numeric_limits<double>::infinity();  // least bound fraction over the draws
+};
+
+// The share of draws the rule may pass such an output on: at half, a kernel writing it escapes 8
+// checked draws with probability 1/256 at most (the rates measured are far lower: 43k's output
+// without its scale passes on 12% of smoke draws and 17% of cpu draws, 0.17^8 = 7e-7; a kernel
+// that skips real work, as 32k's did before its draws changed, passes on every draw). A lower
+// share would make `kbench validate`, whose draws are fresh, fail on an honest rule by chance.
+constexpr double kMaxDrawDependentPassShare = 0.5;
+bool passes_too_often(const DrawDependentRate& rate);
+
+// Each draw-dependent output's rate over `draws` input sets, each compared with its own oracle:
+// the inputs `instance` holds, then sets drawn from next_seed, next_seed + 1, ... Leaves
+// `instance` holding the last.
+std::vector<DrawDependentRate> draw_dependent_rates(ProblemInstance& instance, int draws,
+                                                    std::uint64_t next_seed, int threads);
 
 // The fraction of the tolerance an output uses, over all outputs: the larger of the worst
 // |out - oracle| / (atol + rtol * |oracle| + term_rtol * magnitude) and rel_l2 / max_rel_l2. Below

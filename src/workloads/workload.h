@@ -139,12 +139,14 @@ struct Workload {
   KernelFn term_magnitude = nullptr;
   // For workloads whose output reduces over tokens (a mean loss): the output estimated from a
   // subsample of the tokens, as a shortcut kernel would compute it. The suite test requires
-  // `tolerance` to reject it. Null where no output reduces over tokens.
+  // `tolerance` to reject it on more than half of the draws (harness/suite_checks.h,
+  // draw_dependent_rates). Null where no output reduces over tokens.
   KernelFn subsample_estimate = nullptr;
   // Inputs the operator cancels exactly, such as a bias added before a norm that subtracts each
   // channel's mean: the output does not depend on them (but for rounding), so a kernel may skip
   // them, and the suite does not ask the rule to notice their absence (it asks it to notice every
-  // other random input's; harness/suite_checks.h). The file's header says why each is cancelled.
+  // other random input's on most draws; harness/suite_checks.h). The file's header says why each is
+  // cancelled.
   std::span<const std::string_view> cancelled_inputs;
   // Inputs the operator does not cancel but whose whole effect on the output stays within the
   // rule, with no distribution of the input that a faithful program's error leaves room for (46k's
