@@ -35,11 +35,6 @@ namespace {
 
 constexpr int kSmokeSeeds = 20;
 constexpr int kCpuSeeds = 3;
-// Draws for the outputs of skipped inputs and token subsamples: as many as `kbench validate` takes
-// at smoke size; at cpu size, where each costs an oracle per input, enough to fail one that passes
-// on two of three.
-constexpr int kSmokeDraws = 24;
-constexpr int kCpuDraws = 3;
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
@@ -52,6 +47,12 @@ constexpr bool kSanitized = false;
 #else
 constexpr bool kSanitized = false;
 #endif
+
+// Draws for the outputs of skipped inputs and token subsamples: as many as `kbench validate` takes
+// at smoke size (a few under the sanitizers, whose pass is about memory, not rates); at cpu size,
+// where each costs an oracle per input, enough to fail one that passes on two of three.
+constexpr int kSmokeDraws = kSanitized ? 6 : 24;
+constexpr int kCpuDraws = 3;
 
 std::filesystem::path spec_path() {
   return std::filesystem::path(KBENCH_SOURCE_DIR) / ".." / "shared" / "spec" / "workloads.json";

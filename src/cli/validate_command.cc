@@ -206,9 +206,9 @@ Subcommand add_validate_command(CLI::App& app) {
       "Columns are fractions of the workload's tolerance used (below 1 passes): the baseline "
       "against the\nreference (f32 and bf16 outputs), the bf16 program against the oracle (worst "
       "seed), and the\ndegenerate output that came closest to passing (it must be above 1). Then "
-      "the output computed\nwithout one input (or from a token subsample) that the rule passed on "
-      "most draws: a draw can\nhide it, but not more than half of them. Exit 1 when any "
-      "workload fails.");
+      "the output computed\nwithout one input (or from a token subsample) that the rule passed "
+      "most often, as passes/draws:\na draw can hide it, but it must fail on more than half of "
+      "them. Exit 1 when any workload fails.");
   return {validate_cmd, [validate] { return validate_command(*validate); }};
 }
 
