@@ -134,6 +134,23 @@ TEST(Cli, ATimedCallTheBaselineDoesNotVouchForIsHeldToTheOracle) {
   EXPECT_EQ(result["status"], "correct") << result["error"];
 }
 
+// Fewer trials and timed pairs do not thin out the input sets a verdict of correct rests on:
+// gate 2 makes up what the timed pairs' minimum leaves short of kMinCheckedDraws.
+TEST(Cli, ACorrectVerdictRestsOnEightCheckedDrawsWhateverTheOptions) {
+  const std::string few = " --size smoke --trials 1 --warmup 0 --iters 2 --max-iters 2 --json";
+  const CliRun run = run_kbench("eval -w 12p -c " + source_path("examples/12p_RMSNorm_fast.cpp") +
+                                few + " --db " + temp_db("few-draws"));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto result = nlohmann::json::parse(run.out);
+  ASSERT_EQ(result["status"], "correct") << result["error"];
+  EXPECT_EQ(result["correctness"]["trials"], 6);
+  EXPECT_EQ(result["candidate"]["samples_ms"].size(), 2u);
+  // The A/A check's candidate is the baseline: its trials stay as asked.
+  const CliRun aa = run_kbench("eval -w 12p --aa" + few + " --db " + temp_db("few-draws-aa"));
+  ASSERT_EQ(aa.exit_code, 0) << aa.out;
+  EXPECT_EQ(nlohmann::json::parse(aa.out)["correctness"]["trials"], 1);
+}
+
 TEST(Cli, RunChecksAndTimesBaselinesAndResultsShowsThem) {
   const std::string db = temp_db("run");
   const CliRun run = run_kbench(

@@ -51,7 +51,7 @@ constexpr bool kSanitized = false;
 // Draws for the outputs of skipped inputs and token subsamples: as many as `kbench validate` takes
 // at smoke size (a few under the sanitizers, whose pass is about memory, not rates); at cpu size,
 // where each costs an oracle per input, enough to fail one that passes on two of three.
-constexpr int kSmokeDraws = kSanitized ? 6 : 24;
+constexpr int kSmokeDraws = kSanitized ? 6 : kRateDrawsAtSmoke;
 constexpr int kCpuDraws = 3;
 
 std::filesystem::path spec_path() {

@@ -13,6 +13,7 @@
 #include "core/environment.h"
 #include "experts/expert.h"
 #include "experts/tuner.h"
+#include "harness/checker.h"
 #include "harness/compiler.h"
 #include "harness/evaluator.h"
 
@@ -89,7 +90,12 @@ Subcommand add_eval_command(CLI::App& app) {
       "Also report the candidate's loops as `kbench analyze` does (docs/analyze.md), "
       "recorded with the result");
   add_timing_options(eval_cmd, eval->timing, "pairs", "");
-  eval_cmd->add_option("--trials", eval->trials, "Correctness input sets (fresh seeds)")
+  eval_cmd
+      ->add_option("--trials", eval->trials,
+                   "Correctness input sets (fresh seeds); more where --iters would leave fewer "
+                   "than " +
+                       std::to_string(kMinCheckedDraws) +
+                       " input sets checked in all (each timed pair's are checked too)")
       ->capture_default_str();
   eval_cmd->add_option("--timeout-s", eval->timeout_s, "Wall-time limit per kb_run call")
       ->capture_default_str();

@@ -120,7 +120,8 @@ std::string fraction_text(double f) {
 int validate_command(const ValidateOptions& options) {
   const Size size = size_or_usage_error(options.size);
   if (options.seeds < 1) throw UsageError("--seeds must be at least 1");
-  const int draws = options.draws.value_or(size == Size::kSmoke ? 24 : 8);
+  const int draws =
+      options.draws.value_or(size == Size::kSmoke ? kRateDrawsAtSmoke : kRateDrawsAboveSmoke);
   if (draws < 1) throw UsageError("--draws must be at least 1");
   std::vector<const Workload*> workloads;
   for (const std::string& id : options.workloads) workloads.push_back(&workload_or_usage_error(id));
@@ -198,8 +199,9 @@ Subcommand add_validate_command(CLI::App& app) {
       ->capture_default_str();
   validate_cmd->add_option(
       "--draws", validate->draws,
-      "Input sets for the outputs of skipped inputs and token subsamples (default: "
-      "24 at smoke size, 8 above)");
+      "Input sets for the outputs of skipped inputs and token subsamples (default: " +
+          std::to_string(kRateDrawsAtSmoke) + " at smoke size, " +
+          std::to_string(kRateDrawsAboveSmoke) + " above)");
   add_seed_option(validate_cmd, validate->seed, "First seed (default: drawn fresh)");
   add_json_flag(validate_cmd, validate->json, "a JSON array");
   validate_cmd->footer(

@@ -15,6 +15,13 @@
 
 namespace kbench {
 
+// The fewest fresh input sets a candidate's outputs are compared on before it is called correct
+// (correctness trials and timed calls together), whatever the options: some wrong outputs pass
+// the rule on a draw that hides them (a dropped input that acts through a mean), on at most half
+// of the draws by the suite's own check (kMaxDrawDependentPassShare, harness/suite_checks.h), so
+// a kernel writing one escapes 8 draws with probability 1/256 at most.
+constexpr int kMinCheckedDraws = 8;
+
 struct CheckResult {
   bool passed = false;
   double max_abs_err = 0;

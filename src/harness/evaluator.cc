@@ -215,14 +215,15 @@ bool channel_broken(const EvalOptions& options, Side& side, EvalResult& r) {
   return true;
 }
 
-// Gate 2: the candidate alone on `options.trials` fresh input sets against the in-process fp32
-// oracle.
+// Gate 2: the candidate alone on correctness_trials(options) fresh input sets against the
+// in-process fp32 oracle.
 bool check_correctness(const EvalOptions& options, ProblemInstance& instance, Side& candidate,
                        std::uint64_t base_seed, EvalResult& r) {
   const Workload& w = *options.workload;
-  for (int trial = 0; trial < options.trials; ++trial) {
+  const int trials = correctness_trials(options);
+  for (int trial = 0; trial < trials; ++trial) {
     report_progress(options, "checking correctness " + std::to_string(trial + 1) + "/" +
-                                 std::to_string(options.trials));
+                                 std::to_string(trials));
     const std::uint64_t seed = base_seed + static_cast<std::uint64_t>(trial);
     instance.generate(seed);
     std::vector<HostTensor> oracle_tensors = instance.oracle(options.threads);
@@ -330,8 +331,8 @@ SeatConditions seat_conditions(const EvalOptions& options, int inputs_fd, std::v
   // A backstop behind the per-call deadlines (the worker is frozen between calls): every call at
   // its deadline, on every thread, twice over. A side makes at most two calls per pair: its timed
   // call and a bridge.
-  const double calls =
-      options.trials + 2.0 * (options.warmup + std::max(options.iters, options.max_iters));
+  const double calls = correctness_trials(options) +
+                       2.0 * (options.warmup + std::max(options.iters, options.max_iters));
   seat.cpu_limit_s =
       2 * options.threads * (options.time_budget_s + calls * options.call_timeout_s) + 10;
   seat.library_plan = options.library_plan;
@@ -348,6 +349,11 @@ std::vector<int> worker_cpus(int threads) {
   for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < threads; ++cpu)
     if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
   return cpus;
+}
+
+int correctness_trials(const EvalOptions& options) {
+  if (options.baseline_as_candidate) return options.trials;
+  return std::max(options.trials, kMinCheckedDraws - std::max(options.iters, 0));
 }
 
 EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>& peaks) {

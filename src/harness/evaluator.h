@@ -37,7 +37,7 @@ struct EvalOptions {
   int iters = 5;  // the minimum of timed pairs (calls, for run_baseline)
   int max_iters = 500;
   double time_budget_s = 10;   // of the timing phase, warmup included
-  int trials = 3;              // correctness input sets
+  int trials = 3;              // correctness input sets (at least; correctness_trials)
   double call_timeout_s = 10;  // per kb_run call
   // Address-space limit of each worker (both seats), raised where the workload's tensors need more
   // (seat_conditions); 0: none.
@@ -68,6 +68,12 @@ struct EvalOptions {
   std::vector<int> check_cpus;
   std::function<std::shared_ptr<void>()> acquire_timing;
 };
+
+// The correctness trials gate 2 runs: options.trials, raised where the timed pairs' minimum
+// (iters) would leave a candidate compared on fewer than kMinCheckedDraws input sets
+// (harness/checker.h), so that options cannot thin out the draws a verdict rests on. The A/A
+// check's candidate is the baseline itself and runs options.trials.
+int correctness_trials(const EvalOptions& options);
 
 // Never throws for anything a candidate does; throws HarnessError when kbench itself fails.
 EvalResult evaluate(const EvalOptions& options, const std::optional<PeakReport>& peaks);

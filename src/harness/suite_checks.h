@@ -42,9 +42,8 @@ std::vector<DegenerateOutput> skipped_input_outputs(ProblemInstance& instance, i
 // each of skipped_input_outputs and the workload's token-subsample estimate. Such an output can
 // sit inside the rule on a draw that happens to hide it (25k's beta acts only through mean(beta),
 // a mean of 24 normals that is sometimes near zero), so whether the rule rejects it on one draw is
-// the wrong question; an evaluation checks every call on fresh inputs, at least 8 draws at the
-// defaults (3 correctness trials and 5 timed pairs), and a kernel that writes it escapes only if
-// every one of them hides it.
+// the wrong question; an evaluation checks every call on fresh inputs, at least kMinCheckedDraws
+// of them (harness/checker.h), and a kernel that writes it escapes only if every one hides it.
 struct DrawDependentRate {
   std::string name;  // as DegenerateOutput names it
   int draws = 0;
@@ -59,6 +58,12 @@ struct DrawDependentRate {
 // share would make `kbench validate`, whose draws are fresh, fail on an honest rule by chance.
 constexpr double kMaxDrawDependentPassShare = 0.5;
 bool passes_too_often(const DrawDependentRate& rate);
+
+// The draws `kbench validate` and suite_test take to measure those rates: at the smoke size the
+// suite's 24 draws take about 2 s; above it each draw costs every workload's oracle again (~30 s
+// of CPU over the suite at the cpu size), so validate takes 8 there.
+constexpr int kRateDrawsAtSmoke = 24;
+constexpr int kRateDrawsAboveSmoke = 8;
 
 // Each draw-dependent output's rate over `draws` input sets, each compared with its own oracle:
 // the inputs `instance` holds, then sets drawn from next_seed, next_seed + 1, ... Leaves
