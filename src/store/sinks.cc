@@ -473,7 +473,11 @@ void write_verdict(std::ostream& out, const EvalResult& r) {
         << format_err(c.max_rel_err) << ", rel_l2_err " << format_err(c.rel_l2_err);
     // Every timed call ran on fresh inputs and was checked too; the errors above are the trials'
     // (a timed call the baseline's output vouches for has no error against the oracle measured).
-    if (c.passed && r.candidate) out << "; the " << r.candidate->iters << " timed calls passed too";
+    if (c.passed && r.candidate) {
+      const int timed = r.candidate->iters;
+      out << (timed == 1 ? "; the timed call passed too"
+                         : "; the " + std::to_string(timed) + " timed calls passed too");
+    }
     out << '\n';
   }
   if (!c.detail.empty()) out << "  " << label("detail") << terminal_safe(c.detail) << '\n';
