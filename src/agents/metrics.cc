@@ -23,7 +23,8 @@ std::optional<double> usable_speedup(const AgentSample& sample) {
 
 struct WorkloadOutcome {
   bool solved = false;
-  std::optional<double> best;  // over correct samples with a usable speedup
+  std::optional<double> best;   // over correct samples with a usable speedup
+  bool claimed_faster = false;  // a correct sample's verdict says so
 };
 
 // Each workload of `samples` (all of them, so that one with no sample below `index_limit` still
@@ -35,6 +36,7 @@ std::map<std::string, WorkloadOutcome> outcomes(const std::vector<const AgentSam
     WorkloadOutcome& outcome = by_workload[sample->workload];
     if (sample->index >= index_limit || !is_correct(*sample)) continue;
     outcome.solved = true;
+    if (sample->speedup_verdict == "faster") outcome.claimed_faster = true;
     if (const auto speedup = usable_speedup(*sample))
       outcome.best = outcome.best ? std::max(*outcome.best, *speedup) : *speedup;
   }
@@ -87,13 +89,17 @@ MethodMetrics metrics_of(const std::vector<const AgentSample*>& samples) {
   const auto full = outcomes(samples, std::numeric_limits<int>::max());
   m.workloads = static_cast<int>(full.size());
   double log_sum = 0;
+  int claimed_faster = 0;
   for (const auto& [workload, outcome] : full) {
     if (outcome.solved) ++m.solved;
+    if (outcome.claimed_faster) ++claimed_faster;
     m.best_speedup[workload] = outcome.best;
     if (outcome.best) log_sum += std::log(std::max(1.0, *outcome.best));
   }
   m.geomean_speedup = full.empty() ? 1.0 : std::exp(log_sum / static_cast<double>(full.size()));
   m.fast_p = fast_p_map(full);
+  if (!full.empty())
+    m.significantly_faster = static_cast<double>(claimed_faster) / static_cast<double>(full.size());
 
   int largest_budget = 0;
   for (const auto& [key, count] : per_budget) largest_budget = std::max(largest_budget, count);

@@ -29,6 +29,11 @@ namespace kbench::agents {
 // - fast_p, p in {0, 1, 1.5, 2}: the fraction of workloads whose best speedup is > p; for p = 0
 //   every solved workload counts, timed or not, so fast_0 = solved / workloads (KernelBench's
 //   fast_0 is correctness). 0 with no workloads.
+// - significantly_faster: the share of workloads with a correct sample whose own verdict is
+//   "faster" (its speedup's 95% CI above 1 by the claim margin, docs/evaluation.md). fast_1 takes
+//   the largest of a workload's point estimates, and a kernel that only matches the baseline lands
+//   above 1 on about half of its evaluations, so n such samples make fast_1 count the workload with
+//   probability 1 - 2^-n; here each one makes a false claim only as often as an A/A check does.
 // - fast_p_at[N]: fast_p computed from each workload's samples with index < N only (the first N of
 //   the budget), for every N of kFastPBudgets up to the largest number of samples any workload has.
 // - failures: the number of samples of each non-correct status ("compile_error", "runtime_error",
@@ -53,6 +58,7 @@ struct MethodMetrics {
   int solved = 0;
   double geomean_speedup = 1;
   std::map<std::string, double> fast_p;  // "0", "1", "1.5", "2" at the full budget
+  double significantly_faster = 0;
   std::map<int, std::map<std::string, double>> fast_p_at;     // N -> p -> value
   std::map<std::string, int> failures;                        // status (or "slower") -> count
   std::map<std::string, std::optional<double>> best_speedup;  // workload -> best correct speedup

@@ -46,13 +46,18 @@ Table summary_table(const AgentMetrics& metrics) {
           "correct %: per-sample correctness. solved: workloads with a correct sample. "
           "geomean speedup: over the workloads, of each one's best correct speedup floored at "
           "1x (an unsolved workload counts 1x). fast_p: the share of workloads whose best "
-          "correct sample is more than p times faster than the baseline (fast_0: correct).",
+          "correct sample is more than p times faster than the baseline (fast_0: correct). "
+          "faster (CI): the share of workloads with a correct sample whose own 95% CI lies above "
+          "1; fast_1 takes the best of noisy point estimates and counts a kernel that only "
+          "matches the baseline once it has a few samples.",
       .columns = fast_p_columns({"method", "samples", "correct %", "solved", "geomean speedup"})};
+  table.columns.push_back("faster (CI)");
   add_method_rows(table, metrics, [](const std::string& name, const MethodMetrics& m) {
     std::vector<std::string> cells{
         name, std::to_string(m.samples), percent(m.per_sample_correctness),
         std::to_string(m.solved) + "/" + std::to_string(m.workloads), speedup(m.geomean_speedup)};
     for (const auto& t : kFastPThresholds) cells.push_back(percent(value_or_zero(m.fast_p, t.key)));
+    cells.push_back(percent(m.significantly_faster));
     return cells;
   });
   return table;

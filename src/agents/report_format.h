@@ -35,9 +35,9 @@ struct Table {
 };
 
 // The paper-style summary (method | samples | correct % | solved | geomean speedup | fast_0 |
-// fast_1 | fast_1.5 | fast_2), fast_p@N, the failure breakdown, best speedup per workload per
-// method (with each workload's machines when the samples come from several), the machines that
-// evaluated the samples and the LLM cost, in that order.
+// fast_1 | fast_1.5 | fast_2 | faster (CI)), fast_p@N, the failure breakdown, best speedup per
+// workload per method (with each workload's machines when the samples come from several), the
+// machines that evaluated the samples and the LLM cost, in that order.
 std::vector<Table> tables(const AgentMetrics& metrics);
 
 }  // namespace kbench::agents::report

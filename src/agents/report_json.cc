@@ -27,6 +27,7 @@ nlohmann::json method_metrics_json(const MethodMetrics& m) {
           {"solved", m.solved},
           {"geomean_speedup", m.geomean_speedup},
           {"fast_p", m.fast_p},
+          {"significantly_faster", m.significantly_faster},
           {"fast_p_at", fast_p_at},
           {"failures", m.failures},
           {"best_speedup", best},

@@ -133,6 +133,7 @@ TEST_F(AgentEndToEnd, BestOfNEvaluatesEverySampleAndTheSummaryAgreesWithTheStore
                 {"compile_error", 1}, {"correct", 1}, {"incorrect", 1}, {"no_code", 1}}));
   std::set<int> indices;
   double best = 0;
+  std::string best_verdict;
   for (const AgentSample& s : samples) {
     indices.insert(s.index);
     EXPECT_EQ(s.method, "best-of-n");
@@ -144,6 +145,8 @@ TEST_F(AgentEndToEnd, BestOfNEvaluatesEverySampleAndTheSummaryAgreesWithTheStore
     if (s.status == "correct") {
       ASSERT_TRUE(s.speedup.has_value());
       best = *s.speedup;
+      best_verdict = s.speedup_verdict;
+      EXPECT_FALSE(best_verdict.empty());
     }
     if (s.status == "no_code") {
       EXPECT_EQ(s.error, "the reply holds no code block");
@@ -167,6 +170,7 @@ TEST_F(AgentEndToEnd, BestOfNEvaluatesEverySampleAndTheSummaryAgreesWithTheStore
   EXPECT_NEAR(m["geomean_speedup"].get<double>(), std::max(1.0, best), 1e-9);
   EXPECT_DOUBLE_EQ(m["fast_p"]["0"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(m["fast_p"]["1"].get<double>(), best > 1 ? 1.0 : 0.0);
+  EXPECT_DOUBLE_EQ(m["significantly_faster"].get<double>(), best_verdict == "faster" ? 1.0 : 0.0);
   EXPECT_EQ(m["failures"]["compile_error"], 1);
   EXPECT_EQ(m["failures"]["incorrect"], 1);
   EXPECT_EQ(m["failures"]["no_code"], 1);

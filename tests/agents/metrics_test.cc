@@ -163,6 +163,34 @@ TEST(AgentMetrics, NonFiniteSpeedupCountsAsUntimed) {
   EXPECT_EQ(m.failures.at("slower"), 3);
 }
 
+// Eight samples that each match the baseline: their point estimates scatter about 1, and the best
+// is above it, so fast_1 counts the workload; no sample's own interval excludes 1, so
+// significantly_faster does not. A workload counts there only through a correct sample whose
+// verdict is "faster".
+TEST(AgentMetrics, SignificantlyFasterNeedsASampleWhoseIntervalLiesAbove1) {
+  auto sample = [](const std::string& workload, int index, const std::string& status,
+                   double speedup, const std::string& verdict) {
+    AgentSample s = make_sample("best-of-n", workload, index, 0, status, speedup);
+    s.speedup_verdict = verdict;
+    return s;
+  };
+  std::vector<AgentSample> samples;
+  const double matching[] = {0.991, 1.004, 0.998, 1.012, 0.995, 1.007, 0.989, 1.001};
+  for (int i = 0; i < 8; ++i)
+    samples.push_back(sample("1p_X", i, "correct", matching[i], "no significant difference"));
+  samples.push_back(sample("2p_Y", 0, "correct", 1.31, "faster"));
+  samples.push_back(sample("3p_Z", 0, "correct", 1.02, "unstable"));
+  const MethodMetrics m = compute_metrics(samples).methods.at("best-of-n");
+  expect_fast_p(m.fast_p, 1, 1, 0, 0);
+  EXPECT_DOUBLE_EQ(m.significantly_faster, 1.0 / 3);
+  // The fixture: best-of-n's 1p_X and iterative's 2p_Y have a "faster" sample; iterative's 1p_X
+  // at 1.6x does not, and 3p_Z has none.
+  const AgentMetrics fixture = compute_metrics(two_method_samples());
+  EXPECT_DOUBLE_EQ(fixture.methods.at("best-of-n").significantly_faster, 0.5);
+  EXPECT_DOUBLE_EQ(fixture.methods.at("iterative").significantly_faster, 1.0 / 3);
+  EXPECT_DOUBLE_EQ(fixture.overall.significantly_faster, 2.0 / 3);
+}
+
 TEST(AgentMetrics, FastPAtNReachesThePapersBudget) {
   // 144 samples of one workload, only the last one correct (2.5x): fast_p@N is 0 for every N up
   // to 64 and 1 at 144, which is the largest budget, so no N beyond it is reported.
