@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -119,6 +120,30 @@ TEST_F(Compiler, ASourceOverTheLimitIsRefusedUnread) {
   EXPECT_FALSE(over.ok);
   EXPECT_TRUE(over.source.empty());
   EXPECT_TRUE(over.hash.empty());
+}
+
+// `kbench analyze` reads the assembly of any file `kbench eval` compiles: compile_candidate copies
+// the source to candidate.cpp, while the assembly's copy keeps the user's name for its debug lines.
+// A name without .cpp, one that reads as an option or a response file, and the assembly's own
+// name each compiled as C++ source, and the diagnostics name the user's file.
+TEST_F(Compiler, TheAssemblyIsOfAnyNameEvalTakes) {
+  const std::string kernel = [&] {
+    std::ifstream in(source_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  for (const std::string name : {"kernel.txt", "kernel", "-O0", "@flags", "kernel.s"}) {
+    const fs::path path = root() / name;
+    std::ofstream(path) << kernel;
+    const AssemblyOutcome built = candidate_assembly(path.string(), 60);
+    ASSERT_TRUE(built.ok) << name << ": " << built.diagnostics;
+    EXPECT_NE(built.assembly.find("kb_run"), std::string::npos) << name;
+    EXPECT_NE(built.assembly.find(name + "\""), std::string::npos) << name << ": debug lines";
+    std::ofstream(path) << "#include \"kbench/kernel.h\"\nint broken = ;\n";
+    const AssemblyOutcome broken = candidate_assembly(path.string(), 60);
+    ASSERT_FALSE(broken.ok) << name;
+    EXPECT_NE(broken.diagnostics.find(path.string() + ":2:"), std::string::npos)
+        << name << ": " << broken.diagnostics;
+  }
 }
 
 TEST_F(Compiler, RemovesWhatKilledBuildsLeftAndKeepsLiveOnes) {

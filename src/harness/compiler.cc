@@ -156,6 +156,16 @@ std::optional<std::string> read_candidate_source(const std::string& path, std::s
   return bytes;
 }
 
+// Points diagnostics ("candidate.cpp:3:5: error: ...") at the user's file rather than at the
+// compiler's private copy of it, named `copy` on the compiler's command line.
+void name_the_users_file(std::string& diagnostics, const std::string& copy,
+                         const std::string& source_path) {
+  const std::string copy_at = copy + ":", source_at = source_path + ":";
+  for (std::size_t at = diagnostics.find(copy_at); at != std::string::npos;
+       at = diagnostics.find(copy_at, at + source_at.size()))
+    diagnostics.replace(at, copy_at.size(), source_at);
+}
+
 }  // namespace
 
 CompileOutcome compile_candidate(const std::string& source_path, const CompileOptions& options) {
@@ -203,12 +213,7 @@ CompileOutcome compile_candidate(const std::string& source_path, const CompileOp
   out.build_layers = r.layers;
   out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
-  // Point diagnostics ("candidate.cpp:3:5: error: ...") at the user's file rather than the
-  // private copy of it.
-  const std::string copy_at = src_copy + ":", source_at = source_path + ":";
-  for (std::size_t at = out.diagnostics.find(copy_at); at != std::string::npos;
-       at = out.diagnostics.find(copy_at, at + source_at.size()))
-    out.diagnostics.replace(at, copy_at.size(), source_at);
+  name_the_users_file(out.diagnostics, src_copy, source_path);
   if (r.ok) {
     // Atomic: a concurrent kbench sees the whole object or none.
     fs::rename(build->path() / so_tmp, so, ec);
@@ -222,23 +227,27 @@ AssemblyOutcome candidate_assembly(const std::string& source_path, double timeou
   AssemblyOutcome out;
   const std::optional<std::string> source = read_candidate_source(source_path, out.diagnostics);
   if (!source) return out;
-  // The compiler reads a private copy, as compile_candidate's does, named for the user's file.
+  // The compiler reads a private copy, as compile_candidate's does, named for the user's file so
+  // that the debug lines name it. As C++ whatever the name's extension (eval takes any), and as
+  // "./NAME", so that a name starting with '-' or '@' is not read as an option.
   const std::optional<ScratchDir> scratch =
       build_dir(fs::temp_directory_path(), "kbench-asm", out.diagnostics);
   if (!scratch) return out;
   const ScratchDir& dir = *scratch;
-  const fs::path copy = dir.path() / fs::path(source_path).filename(),
-                 assembly = dir.path() / "kernel.s";
+  const std::string name = fs::path(source_path).filename().string();
+  const fs::path copy = dir.path() / name,
+                 assembly = dir.path() / (name == "kernel.s" ? "kernel.out.s" : "kernel.s");
   {
     std::ofstream out_copy(copy, std::ios::binary);
     out_copy << *source;
   }
   const CompilerRun r = run_candidate_compiler(
-      {"-g", "-S", "-o", assembly.filename().string(), copy.filename().string()}, false, dir.path(),
+      {"-g", "-S", "-o", assembly.filename().string(), "-x", "c++", "./" + name}, false, dir.path(),
       timeout_s);
   out.build_layers = r.layers;
   out.build_missing = r.missing;
   out.diagnostics = r.diagnostics;
+  name_the_users_file(out.diagnostics, "./" + name, source_path);
   if (r.ok) {
     std::ifstream text(assembly);
     std::ostringstream buffer;
