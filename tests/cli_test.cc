@@ -171,7 +171,10 @@ TEST(Cli, RunChecksAndTimesBaselinesAndResultsShowsThem) {
   EXPECT_NE(csv.out.find("8p_GEMM"), std::string::npos);
   const CliRun json = run_kbench("results --json --workload 8p --db " + db);
   ASSERT_EQ(json.exit_code, 0);
-  EXPECT_EQ(nlohmann::json::parse(json.out).size(), 1u);
+  const auto stored = nlohmann::json::parse(json.out);
+  ASSERT_EQ(stored.size(), 1u);
+  // The run's printout names each result by the id `kbench results --id` takes.
+  EXPECT_EQ(results[1]["id"], stored[0]["id"]) << run.out;
 }
 
 // The GEMM timings a library ceiling sums are cached machine facts. Cached a thousand times too

@@ -219,8 +219,9 @@ int run_command(const RunCommandOptions& options) {
                                            breakdown_seed(results.back()), kBreakdownRuns));
     }
     if (run_id) {
-      write_or_explain(*run_id, results.back().workload + " not recorded",
-                       [&] { store.record(results.back(), current_environment(), run_id); });
+      write_or_explain(*run_id, results.back().workload + " not recorded", [&] {
+        results.back().id = store.record(results.back(), current_environment(), run_id);
+      });
     }
   }
   if (run_id) {
