@@ -168,18 +168,13 @@ TEST(AgentMetrics, NonFiniteSpeedupCountsAsUntimed) {
 // significantly_faster does not. A workload counts there only through a correct sample whose
 // verdict is "faster".
 TEST(AgentMetrics, SignificantlyFasterNeedsASampleWhoseIntervalLiesAbove1) {
-  auto sample = [](const std::string& workload, int index, const std::string& status,
-                   double speedup, const std::string& verdict) {
-    AgentSample s = make_sample("best-of-n", workload, index, 0, status, speedup);
-    s.speedup_verdict = verdict;
-    return s;
-  };
   std::vector<AgentSample> samples;
   const double matching[] = {0.991, 1.004, 0.998, 1.012, 0.995, 1.007, 0.989, 1.001};
   for (int i = 0; i < 8; ++i)
-    samples.push_back(sample("1p_X", i, "correct", matching[i], "no significant difference"));
-  samples.push_back(sample("2p_Y", 0, "correct", 1.31, "faster"));
-  samples.push_back(sample("3p_Z", 0, "correct", 1.02, "unstable"));
+    samples.push_back(make_sample("best-of-n", "1p_X", i, 0, "correct", matching[i],
+                                  "no significant difference"));
+  samples.push_back(make_sample("best-of-n", "2p_Y", 0, 0, "correct", 1.31, "faster"));
+  samples.push_back(make_sample("best-of-n", "3p_Z", 0, 0, "correct", 1.02, "unstable"));
   const MethodMetrics m = compute_metrics(samples).methods.at("best-of-n");
   expect_fast_p(m.fast_p, 1, 1, 0, 0);
   EXPECT_DOUBLE_EQ(m.significantly_faster, 1.0 / 3);
