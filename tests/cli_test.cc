@@ -771,5 +771,19 @@ TEST(Cli, MachineFactsAreMeasuredOnceSayingSoAndSharedByEveryDatabase) {
   std::filesystem::remove_all(cache);
 }
 
+// An agent's samples are timed at the size `kbench eval` times at: a smoke-size speedup mostly
+// measures per-call overheads (docs/agents.md), and the two defaults once differed.
+TEST(Cli, AgentSamplesAreTimedAtTheSizeEvalDefaultsTo) {
+  const auto default_size = [](const std::string& command) {
+    const std::string help = run_kbench(command + " --help").out;
+    const std::size_t at = help.find("--size TEXT=");
+    if (at == std::string::npos) return std::string("(no --size in " + command + " --help)");
+    const std::size_t begin = at + std::string("--size TEXT=").size();
+    return help.substr(begin, help.find_first_of(" \n", begin) - begin);
+  };
+  EXPECT_EQ(default_size("eval"), "cpu");
+  EXPECT_EQ(default_size("agent"), default_size("eval"));
+}
+
 }  // namespace
 }  // namespace kbench::testing

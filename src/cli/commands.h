@@ -139,7 +139,10 @@ struct AgentOptions {
   // --api-key-env, --max-concurrency, --request-timeout-s, --max-retries); the request log's path
   // is decided when the run starts.
   agents::ProviderOptions llm;
-  std::string size = "smoke";
+  // The size `kbench eval` times at: at the smoke size a call takes microseconds, and a speedup
+  // there says more about per-call overheads (kbench's round trip, a library's dispatch) than about
+  // the kernel (docs/agents.md, "Metrics").
+  std::string size = "cpu";
   int samples = 8;  // budget per workload
   // beam: width, plans per parent, implementations per plan; menu entries dropped with this chance
   int beam_width = 2;
