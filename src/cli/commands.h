@@ -141,7 +141,7 @@ struct AgentOptions {
   agents::ProviderOptions llm;
   // The size `kbench eval` times at: at the smoke size a call takes microseconds, and a speedup
   // there says more about per-call overheads (kbench's round trip, a library's dispatch) than about
-  // the kernel (docs/agents.md, "Metrics").
+  // the kernel (docs/agents.md, "The metrics").
   std::string size = "cpu";
   int samples = 8;  // budget per workload
   // beam: width, plans per parent, implementations per plan; menu entries dropped with this chance
